@@ -1,0 +1,402 @@
+"""Calibration: choose (sigma, mu, eta, N, u) from a target (epsilon, delta) and public constants.
+
+Two methods:
+
+- ``corollary413``: Corollary 4.13 of Watkins & Arora (2026) exactly as stated
+  (0 < epsilon <= 1), certified by Theorem 4.1.
+- ``tight``: numerical optimisation of the Theorem 4.7 bound over (mu, sigma, N and
+  the split of delta between truncation and divergence) subject to the Theorem C.13
+  certificate, with the exact chi-tail truncation mass, holding at the target.
+
+Both return a :class:`Plan` whose certificate is recomputed from the plan's public
+constants by the certificate functions; a plan that does not certify the target is
+never returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from objpert.certify import exact, theorem41, utility
+from objpert.certify.certificate import Certificate
+from objpert.certify.constants import ProblemConstants, problem
+from objpert.certify.search import min_iterations
+from objpert.certify.sequences import rho_power
+from objpert.certify.truncation import radius_for_mass, u_from_radius
+from objpert.errors import (
+    ParameterError,
+    UnreachableTargetError,
+    check_int,
+    check_open_unit,
+    check_positive,
+)
+from objpert.losses import get_loss, require_bounded_gradient
+from objpert.special import chi_radius, q1
+
+METHODS = ("tight", "corollary413")
+DEFAULT_MAX_ITERATIONS = 100_000
+_SAFETY = 1.0 - 1e-9  # tight plans aim at delta (1 - 1e-9): room for floating-point rounding
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a release needs, chosen from public constants before touching data."""
+
+    method: str
+    loss: str
+    n: int
+    d: int
+    zeta: float
+    epsilon: float
+    delta: float
+    sigma: float
+    mu: float
+    eta: float
+    iterations: int
+    u: float
+    radius: float
+    radius_outer: float
+    truncation: str
+    delta_truncation: float
+    delta_divergence: float
+    comparator_radius: float
+    delta_sample: float
+    utility_bound: float  # Theorem 4.7 at the plan's values, comparators of norm <= W
+    theorem410_bound: float  # d sigma^2/(2 mu) + E_opt(N)
+    certificate: Certificate
+
+    @property
+    def constants(self) -> ProblemConstants:
+        c = self.certificate.constants
+        return ProblemConstants(**c)
+
+    def recertify(self) -> Certificate:
+        """Recompute the certificate from the plan's public constants."""
+        return certify_plan(
+            self.constants,
+            self.sigma,
+            self.iterations,
+            self.epsilon,
+            self.certificate.form,
+            self.u,
+            self.radius,
+            self.radius_outer,
+            self.truncation,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "certificate"}
+        out["certificate"] = self.certificate.to_dict()
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+def certify_plan(
+    pc: ProblemConstants,
+    sigma: float,
+    N: int,
+    epsilon: float,
+    form: str,
+    u: float,
+    r: float,
+    r_outer: float,
+    truncation: str,
+) -> Certificate:
+    if form == "theorem41":
+        return theorem41.certify(pc, sigma, u, N, epsilon, truncation=truncation)
+    return exact.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
+
+
+def _check_targets(epsilon, delta, radius, delta_sample):
+    return (
+        check_positive("epsilon", epsilon),
+        check_open_unit("delta", delta),
+        check_positive("radius", radius),
+        check_open_unit("delta_sample", delta_sample),
+    )
+
+
+def _finish(method, pc, sigma, N, epsilon, delta, cert, radius, delta_sample) -> Plan:
+    if not (cert.certified and cert.delta <= delta):
+        raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
+            f"internal error: the {method} plan does not certify (epsilon={epsilon}, "
+            f"delta={delta}): {cert.reasons or cert.delta}"
+        )
+    d = cert.details
+    return Plan(
+        method=method,
+        loss=pc.loss,
+        n=pc.n,
+        d=pc.d,
+        zeta=pc.zeta,
+        epsilon=epsilon,
+        delta=delta,
+        sigma=sigma,
+        mu=pc.mu,
+        eta=pc.eta,
+        iterations=int(N),
+        u=float(d["u"]),
+        radius=float(d.get("radius", sigma * (math.sqrt(pc.d_star) + d["u"]))),
+        radius_outer=float(d.get("radius_outer", theorem41.radii(pc, sigma, d["u"])[1])),
+        truncation=cert.truncation,
+        delta_truncation=cert.truncation_mass,
+        delta_divergence=cert.divergence_term,
+        comparator_radius=radius,
+        delta_sample=delta_sample,
+        utility_bound=float(utility.theorem_47(pc, sigma, N, radius, delta_sample)),
+        theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
+        certificate=cert,
+    )
+
+
+# ---------------------------------------------------------------- Corollary 4.13
+
+
+def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
+    """c_N of Corollary 4.13: (G/s) rho^(N/2) + G^2/(2 s^2)(2 rho^(N/2) + rho^N)
+    + min{1, MG/L} (e eta mu / 2) N rho^(N/2)."""
+    N = np.asarray(N, dtype=float)
+    half = rho_power(pc, N / 2.0)
+    g_s = pc.G / sigma
+    return (
+        g_s * half
+        + 0.5 * g_s**2 * (2.0 * half + half * half)
+        + pc.min_mg_l * (math.e * pc.eta * pc.mu / 2.0) * N * half
+    )
+
+
+def corollary_413(
+    loss: str,
+    *,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    radius: float = 1.0,
+    delta_sample: float = 0.01,
+    **loss_params: float,
+) -> Plan:
+    """Corollary 4.13 exactly as stated: u = sqrt(2 log(2/delta)), sigma = 4 G u / epsilon,
+    mu = max{sqrt(2A)/W, L2 zeta^2 / (n (e^(epsilon/4) - 1))}, eta = 1/L, and the smallest N
+    satisfying eq. (7) and c_N <= epsilon / 4. Requires 0 < epsilon <= 1."""
+    epsilon, delta, radius, delta_sample = _check_targets(epsilon, delta, radius, delta_sample)
+    if epsilon > 1:
+        raise ParameterError(
+            f"epsilon must be in (0, 1] for Corollary 4.13; got {epsilon!r} "
+            "(use method='tight' for larger epsilon)"
+        )
+    loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "Corollary 4.13")
+    n = check_int("n", n, 2)
+    l_ell = loss_obj.L1 * zeta
+    G = 2.0 * l_ell / n
+    u = math.sqrt(2.0 * math.log(2.0 / delta))
+    sigma = 4.0 * G * u / epsilon
+    mu_priv = loss_obj.L2 * zeta**2 / (n * math.expm1(epsilon / 4.0))
+    A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + math.log(1.0 / delta_sample)) / n
+    mu_util = math.sqrt(2.0 * A) / radius
+    pc = problem(loss_obj, n=n, d=d, zeta=zeta, mu=max(mu_util, mu_priv))
+    start = theorem41.threshold_iterations(pc, sigma, u)
+    N = start
+    while True:  # c_N decreases past the threshold (Section 4.1); scan in blocks
+        block = np.arange(N, N + 4096, dtype=float)
+        ok = np.nonzero(corollary_413_c_n(pc, sigma, block) <= epsilon / 4.0)[0]
+        if ok.size:
+            N = int(block[ok[0]])
+            break
+        N += 4096
+    cert = theorem41.certify(pc, sigma, u, N, epsilon)
+    return _finish("corollary413", pc, sigma, N, epsilon, delta, cert, radius, delta_sample)
+
+
+def corollary_413_bound(plan: Plan) -> float:
+    """The utility bound stated in Corollary 4.13: W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N)."""
+    pc = plan.constants
+    W = plan.comparator_radius
+    A = pc.d * plan.sigma**2 + 16.0 * pc.L_ell**2 * (32 + math.log(1 / plan.delta_sample)) / pc.n
+    mu_priv = pc.L2 * pc.zeta**2 / (pc.n * math.expm1(plan.epsilon / 4.0))
+    extra = 0.0 if math.sqrt(2 * A) / W >= mu_priv else mu_priv * W**2 / 2
+    return W * math.sqrt(2 * A) + extra + 2 * float(utility.e_opt(pc, plan.sigma, plan.iterations))
+
+
+# ---------------------------------------------------------------- tight
+
+
+_SPLITS = np.geomspace(1e-4, 0.9, 28)  # candidate truncation shares of delta
+_SIGMA_GRID = np.geomspace(1e-2, 1e7, 226)  # sigma / G candidates (10 per decade)
+
+
+def _passes(pc, epsilon, delta, N, sigma, share, rfac):
+    """Vectorised: does C.13 with exact truncation mass share*delta certify at sigma?
+
+    ``rfac = chi_radius(share * delta, d_star)``, so r = sigma * rfac has that mass.
+    """
+    r = sigma * rfac
+    r_outer = r + 2.0 * pc.L * pc.G / pc.mu
+    with np.errstate(invalid="ignore", over="ignore"):
+        s_n = exact.c13_terms(pc, sigma, r, r_outer, N).s_n
+        slack = epsilon - s_n
+        div = 2.0 * pc.G / sigma * q1(np.where(slack > 0, sigma / pc.G * slack, 0.0))
+    return (slack >= 0) & (div <= (1.0 - share) * delta * _SAFETY)
+
+
+def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
+    """Smallest certifying sigma at N over the truncation shares: (sigma, share) or (inf, nan)."""
+    shares = _SPLITS[:, None]
+    rfac = chi_radius(shares * delta, pc.d_star)
+    grid = pc.G * _SIGMA_GRID[None, :]
+    ok = _passes(pc, epsilon, delta, N, grid, shares, rfac)
+    has = ok.any(axis=1)
+    if not has.any():
+        return math.inf, math.nan
+    first = np.argmax(ok, axis=1)
+    rows = np.nonzero(has)[0]
+    hi = grid[0, first[rows]]
+    lo = np.where(first[rows] > 0, grid[0, np.maximum(first[rows] - 1, 0)], hi * 1e-3)
+    sh, rf = _SPLITS[rows], rfac[rows, 0]
+    for _ in range(45):  # bisection in log sigma, all shares at once
+        mid = np.sqrt(lo * hi)
+        good = _passes(pc, epsilon, delta, N, mid, sh, rf)
+        hi = np.where(good, mid, hi)
+        lo = np.where(good, lo, mid)
+    k = int(np.argmin(hi))
+    return float(hi[k]), float(sh[k])
+
+
+def _bound(pc, sigma, N, radius, delta_sample) -> float:
+    if not math.isfinite(sigma):
+        return math.inf
+    return float(utility.theorem_47(pc, sigma, N, radius, delta_sample))
+
+
+def tight(
+    loss: str,
+    *,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    radius: float = 1.0,
+    delta_sample: float = 0.01,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    rtol: float = 0.01,
+    **loss_params: float,
+) -> Plan:
+    """Minimise the Theorem 4.7 bound subject to the Theorem C.13 certificate at the target.
+
+    Over mu (a log grid refined by golden-section search), the truncation share of
+    delta (exact chi tail) and sigma (bisection), at eta = 1/L and the paper's outer
+    radius r' = r + 2LG/mu. The bounds only improve with N, so N is the smallest count
+    whose Theorem 4.10 bound (d sigma^2/(2 mu) + E_opt, at the optimised sigma) is within
+    ``rtol`` of its value at ``max_iterations``: a public compute budget, never a
+    data-dependent stop. The Theorem 4.7 bound is then within ``rtol`` of its optimum too.
+    """
+    epsilon, delta, radius, delta_sample = _check_targets(epsilon, delta, radius, delta_sample)
+    max_iterations = check_int("max_iterations", max_iterations, 1)
+    rtol = check_positive("rtol", rtol)
+    loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
+
+    def pc_for(mu: float) -> ProblemConstants:
+        return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
+
+    def objective(mu: float, N: int) -> float:
+        pc = pc_for(mu)
+        sigma, _ = _best_sigma(pc, epsilon, delta, N)
+        return _bound(pc, sigma, N, radius, delta_sample)
+
+    def perturbation(mu: float, N: int) -> float:
+        pc = pc_for(mu)
+        sigma, _ = _best_sigma(pc, epsilon, delta, N)
+        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
+
+    # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
+    scale = loss_obj.L2 * zeta**2
+    mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 41))
+    if epsilon <= 1:
+        with contextlib.suppress(ParameterError):
+            mus.append(
+                corollary_413(
+                    loss_obj,
+                    n=n,
+                    d=d,
+                    zeta=zeta,
+                    epsilon=epsilon,
+                    delta=delta,
+                    radius=radius,
+                    delta_sample=delta_sample,
+                ).mu
+            )
+    mus.sort()
+    values = [objective(m, max_iterations) for m in mus]
+    k = int(np.argmin(values))
+    if not math.isfinite(values[k]):
+        raise UnreachableTargetError(
+            f"no plan with at most {max_iterations} iterations certifies (epsilon={epsilon:g}, "
+            f"delta={delta:g}); allow more iterations or a larger epsilon"
+        )
+    # 2. golden-section refinement of log mu between the grid neighbours
+    a = math.log(mus[max(k - 1, 0)])
+    b = math.log(mus[min(k + 1, len(mus) - 1)])
+    best_mu, best_val = mus[k], values[k]
+    phi = (math.sqrt(5) - 1) / 2
+    x1, x2 = b - phi * (b - a), a + phi * (b - a)
+    f1, f2 = objective(math.exp(x1), max_iterations), objective(math.exp(x2), max_iterations)
+    for _ in range(30):
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - phi * (b - a)
+            f1 = objective(math.exp(x1), max_iterations)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + phi * (b - a)
+            f2 = objective(math.exp(x2), max_iterations)
+    for x, f in ((x1, f1), (x2, f2)):
+        if f < best_val:
+            best_mu, best_val = math.exp(x), f
+    # 3. the smallest N whose Theorem 4.10 bound is within rtol of the full-budget one
+    goal = perturbation(best_mu, max_iterations) * (1.0 + rtol)
+    lo, hi = 0, max_iterations  # perturbation(hi) <= goal; find the smallest such N
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if perturbation(best_mu, mid) <= goal:
+            hi = mid
+        else:
+            lo = mid
+    pc = pc_for(best_mu)
+    sigma, share = _best_sigma(pc, epsilon, delta, hi)
+    r = sigma * float(chi_radius(share * delta, pc.d_star))
+    r_outer = r + 2.0 * pc.L * pc.G / pc.mu
+    cert = exact.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
+    return _finish("tight", pc, sigma, hi, epsilon, delta, cert, radius, delta_sample)
+
+
+def calibrate(loss: str, *, method: str = "tight", **kwargs: Any) -> Plan:
+    """Dispatch to :func:`tight` or :func:`corollary_413`."""
+    if method == "tight":
+        return tight(loss, **kwargs)
+    if method == "corollary413":
+        kwargs.pop("max_iterations", None)
+        kwargs.pop("rtol", None)
+        return corollary_413(loss, **kwargs)
+    raise ParameterError(f"method must be one of {METHODS}; got {method!r}")
+
+
+__all__ = [
+    "Plan",
+    "calibrate",
+    "corollary_413",
+    "corollary_413_bound",
+    "min_iterations",
+    "radius_for_mass",
+    "tight",
+    "u_from_radius",
+]

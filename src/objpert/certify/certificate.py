@@ -1,0 +1,55 @@
+"""The certificate value: what a release's (epsilon, delta) is and why."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FORMS = ("theorem41", "c13", "limit")
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe scalars: numpy to Python, inf/nan to None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """An (epsilon, delta) guarantee computed from public constants alone.
+
+    ``delta = truncation_mass + divergence_term`` when ``certified``; otherwise
+    ``delta`` is 1.0 (the trivial bound) and ``reasons`` says which condition
+    of the theorem failed. ``details`` holds form-specific quantities (e.g.
+    ``epsilon0`` for Theorem 4.1; ``alpha_bar``, ``s_n``, ``tau``, ``radius_ok``
+    for Theorem C.13).
+    """
+
+    form: str
+    epsilon: float
+    delta: float
+    certified: bool
+    iterations: int | None
+    threshold_iterations: int | None
+    truncation_mass: float
+    divergence_term: float
+    sigma: float
+    truncation: str
+    constants: dict
+    details: dict = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """Flat snake_case dictionary (details merged in), JSON-serialisable."""
+        out = {k: _clean(v) for k, v in asdict(self).items() if k not in ("details", "reasons")}
+        out.update({k: _clean(v) for k, v in self.details.items()})
+        out["reasons"] = list(self.reasons)
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
