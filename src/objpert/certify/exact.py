@@ -26,7 +26,12 @@ from objpert.certify.sequences import (
     log_rho_power,
     nu_tilde_from_powers,
 )
-from objpert.certify.theorem41 import divergence, radii, threshold_iterations
+from objpert.certify.theorem41 import (
+    divergence,
+    radii,
+    slack_for_divergence,
+    threshold_iterations,
+)
 from objpert.certify.truncation import truncation_mass, u_from_radius
 from objpert.errors import ParameterError, check_positive
 
@@ -227,3 +232,22 @@ def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> Certifi
         details={"s_n": s_inf, "tau": pc.log_det_term},
         reasons=tuple(reasons),
     )
+
+
+def epsilon_for_delta(
+    pc: ProblemConstants,
+    sigma: float,
+    r: float,
+    r_outer: float,
+    N: ArrayLike,
+    target_delta: float,
+    truncation: str = "paper",
+) -> np.ndarray:
+    """Inverse of delta_N: the smallest epsilon with delta_N(epsilon) <= target_delta.
+
+    s_N + (G/sigma) Q1^{-1}((target - truncation mass) sigma / (2G)); +inf where the
+    conditions of Theorem C.13 fail or the truncation mass alone exceeds the target.
+    """
+    trunc = truncation_mass(sigma, pc.d_star, r, truncation)
+    slack = slack_for_divergence(pc, sigma, target_delta - trunc)
+    return c13_terms(pc, sigma, r, r_outer, N).s_n + slack

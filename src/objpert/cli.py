@@ -1,0 +1,279 @@
+"""The ``objpert`` command line: thin parsing and printing around the library.
+
+Errors are one line on stderr with exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.table import Table
+
+from objpert.certify import exact, theorem41
+from objpert.certify.calibration import METHODS, Plan, calibrate
+from objpert.certify.certificate import FORMS, Certificate
+from objpert.certify.constants import problem
+from objpert.certify.search import MAX_ITERATIONS, min_iterations
+from objpert.certify.truncation import TRUNCATIONS
+from objpert.errors import ObjpertError
+from objpert.losses import LOSSES
+
+
+class CliError(Exception):
+    """A usage error to report in one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(message)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        if value == 0 or not math.isfinite(value):
+            return str(value)
+        return f"{value:.10g}" if 1e-4 <= abs(value) < 1e6 else f"{value:.6e}"
+    return str(value)
+
+
+def _kv_table(title: str, rows: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for k, v in rows.items():
+        if isinstance(v, dict | list | tuple):
+            continue
+        table.add_row(k, _fmt(v))
+    return table
+
+
+def _emit(args: argparse.Namespace, payload: dict, tables: list[Table]) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=2))
+    else:
+        console = Console()
+        for t in tables:
+            console.print(t)
+
+
+def _add_problem_args(p: argparse.ArgumentParser, mu: bool = True) -> None:
+    p.add_argument("--loss", default="logistic", help=f"one of {', '.join(LOSSES)}")
+    p.add_argument("--scale", type=float, default=None, help="pseudo-Huber scale c (robust)")
+    p.add_argument("--n", type=float, required=True, help="number of rows (public)")
+    p.add_argument("--d", type=float, required=True, help="number of features")
+    p.add_argument("--zeta", type=float, default=1.0, help="row-norm bound (Assumption 1)")
+    if mu:
+        p.add_argument("--mu", type=float, required=True, help="ridge regularisation")
+        p.add_argument("--eta", type=float, default=None, help="step size (default 1/L)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _loss_params(args: argparse.Namespace) -> dict:
+    return {} if args.scale is None else {"scale": args.scale}
+
+
+def _certificate_payload(cert: Certificate) -> dict:
+    out = cert.to_dict()
+    out.pop("constants", None)
+    return out
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    pc = problem(args.loss, n=args.n, d=args.d, zeta=args.zeta, mu=args.mu, eta=args.eta,
+                 **_loss_params(args))
+    form, sigma, u = args.form, args.sigma, args.u
+    if args.min_iterations:
+        if form == "limit":
+            raise CliError("--min-iterations needs --form theorem41 or c13")
+        if args.target_delta is None or args.epsilon is None:
+            raise CliError("--min-iterations needs --epsilon and --target-delta")
+        cert = min_iterations(pc, sigma, args.epsilon, args.target_delta, u=u, form=form,
+                              truncation=args.truncation, n_max=args.max_iterations)
+    else:
+        if form != "limit" and args.iterations is None:
+            raise CliError("--iterations is required (or use --min-iterations)")
+        epsilon = args.epsilon
+        if epsilon is None:
+            if args.target_delta is None:
+                raise CliError("give --epsilon, or --target-delta to compute epsilon")
+            epsilon = _epsilon_for(pc, args, args.target_delta)
+            if not math.isfinite(epsilon):
+                raise CliError(f"no epsilon reaches delta = {args.target_delta:g} "
+                               f"with the {form} form at these constants")
+        if form == "theorem41":
+            cert = theorem41.certify(pc, sigma, u, args.iterations, epsilon, args.truncation)
+        elif form == "c13":
+            cert = exact.certify(pc, sigma, args.iterations, epsilon, u=u,
+                                 truncation=args.truncation)
+        else:
+            cert = exact.certify_limit(pc, sigma, epsilon)
+    payload = _certificate_payload(cert)
+    if args.target_delta is not None:
+        payload["target_delta"] = args.target_delta
+        payload["certified"] = bool(cert.certified and cert.delta <= args.target_delta)
+    if args.plot:
+        from objpert.plots import plot_privacy_profiles
+
+        payload["plot"] = plot_privacy_profiles(
+            pc, sigma, u, cert.iterations or args.iterations or 1000, args.plot,
+            epsilon=cert.epsilon, truncation=args.truncation,
+        )
+    title = f"Certificate ({form}) for {pc.loss}, n={pc.n}, d={pc.d}"
+    _emit(args, payload, [_kv_table(title, payload)])
+    return 0
+
+
+def _epsilon_for(pc, args, target: float) -> float:
+    if args.form == "theorem41":
+        return float(theorem41.epsilon_for_delta(pc, args.sigma, args.u, args.iterations, target,
+                                                 args.truncation))
+    if args.form == "c13":
+        r, r_outer = exact.paper_radii(pc, args.sigma, args.u)
+        return float(exact.epsilon_for_delta(pc, args.sigma, r, r_outer, args.iterations,
+                                             target, args.truncation))
+    return exact.limit_s(pc, args.sigma) + theorem41.slack_for_divergence(pc, args.sigma, target)
+
+
+def plan_payload(plan: Plan) -> dict:
+    out = plan.to_dict()
+    out["certificate"].pop("constants", None)
+    return out
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    kwargs = dict(n=args.n, d=args.d, zeta=args.zeta, epsilon=args.epsilon, delta=args.delta,
+                  radius=args.radius, delta_sample=args.delta_sample, **_loss_params(args))
+    if args.method == "tight":
+        kwargs["max_iterations"] = args.max_iterations
+    plan = calibrate(args.loss, method=args.method, **kwargs)
+    payload = plan_payload(plan)
+    _emit(args, payload, [_kv_table(f"Plan ({plan.method})", payload)])
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from objpert import reproduce
+
+    entries = reproduce.all_entries()
+    rows = reproduce.mu_comparison()
+    payload = {
+        "entries": [e.to_dict() for e in entries],
+        "mu_comparison": [r.__dict__ for r in rows],
+    }
+    table = Table(title="Watkins & Arora (2026): printed against computed")
+    for col in ("section", "quantity", "printed", "computed", "agrees"):
+        table.add_column(col, justify="right" if col in ("printed", "computed") else "left")
+    for e in entries:
+        mark = "yes" if e.matches else "[bold red]NO[/] " + e.note
+        table.add_row(e.section, e.quantity, e.printed, _fmt(e.computed), mark)
+    mu_table = Table(title="Section C.4 across mu: n=1e6, d=1e4, sigma/G=5, u=6, target (1, 1e-7)")
+    for col in ("mu", "kappa", "Thm 4.1 threshold (7)", "first N, Thm 4.1", "first N, Thm C.13"):
+        mu_table.add_column(col, justify="right")
+    for r in rows:
+        mu_table.add_row(_fmt(r.mu), _fmt(r.kappa), str(r.threshold_theorem41),
+                         str(r.first_theorem41), str(r.first_c13))
+    _emit(args, payload, [table, mu_table])
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from objpert import reproduce
+    from objpert.report import calibration_markdown, calibration_table
+
+    pc = reproduce.example_constants()
+    sigma = reproduce.SIGMA_OVER_G * pc.G
+    certs = [
+        theorem41.certify(pc, sigma, reproduce.U, reproduce.N_RUN, 1.0),
+        exact.certify(pc, sigma, reproduce.N_RUN, 1.0, u=reproduce.U),
+        min_iterations(pc, sigma, *reproduce.TARGET, u=reproduce.U),
+        exact.certify_limit(pc, sigma, 1.0),
+    ]
+    cert_table = Table(title="Example 4.8 (logistic, n=1e6, d=1e4, mu=0.01, sigma=1e-5, u=6): "
+                       "certificates at epsilon = 1")
+    for col in ("form", "N", "delta", "truncation", "divergence", "certified"):
+        cert_table.add_column(col, justify="right")
+    for c in certs:
+        cert_table.add_row(c.form, str(c.iterations or "inf"), _fmt(c.delta),
+                           _fmt(c.truncation_mass), _fmt(c.divergence_term), str(c.certified))
+    console = Console(stderr=True)
+    with console.status("calibrating (Corollary 4.13 against tight) ..."):
+        rows = reproduce.calibration_comparison()
+    payload = {
+        "certificates": [_certificate_payload(c) for c in certs],
+        "calibration": [
+            {"n": r.n, "epsilon": r.epsilon, "tight": plan_payload(r.tight),
+             "corollary413": plan_payload(r.corollary) if r.corollary else None}
+            for r in rows
+        ],
+    }
+    if args.markdown:
+        print(calibration_markdown(rows))
+        return 0
+    _emit(args, payload, [cert_table, calibration_table(rows)])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="objpert", description="Differential privacy by objective "
+                     "perturbation: certificates, calibration, reproduction.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("certify", help="certify (epsilon, delta) for given public constants")
+    _add_problem_args(p)
+    p.add_argument("--sigma", type=float, required=True, help="noise scale of z")
+    p.add_argument("--u", type=float, default=6.0, help="truncation parameter u >= 0")
+    p.add_argument("--iterations", type=int, default=None, help="number of GD steps N")
+    p.add_argument("--epsilon", type=float, default=None)
+    p.add_argument("--form", choices=FORMS, default="theorem41")
+    p.add_argument("--truncation", choices=TRUNCATIONS, default="paper")
+    p.add_argument("--target-delta", type=float, default=None)
+    p.add_argument("--min-iterations", action="store_true",
+                   help="find the first N certifying (--epsilon, --target-delta)")
+    p.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS)
+    p.add_argument("--plot", default=None, metavar="FILE.png")
+    p.set_defaults(func=cmd_certify)
+
+    p = sub.add_parser("calibrate", help="choose sigma, mu, eta, N, u for a target budget")
+    _add_problem_args(p, mu=False)
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--radius", type=float, default=1.0, help="comparator norm bound W")
+    p.add_argument("--delta-sample", type=float, default=0.01, help="delta_S of Theorem 4.7")
+    p.add_argument("--method", choices=METHODS, default="tight")
+    p.add_argument("--max-iterations", type=int, default=100_000)
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("reproduce", help="print the paper's numbers beside the computed ones")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("demo", help="certificates of Example 4.8 and the calibration table")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="print the README calibration table")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (CliError, ObjpertError, OSError) as err:
+        msg = " ".join(str(err).split())
+        print(f"objpert: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("objpert: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
