@@ -87,16 +87,31 @@ def _certificate_payload(cert: Certificate) -> dict:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    pc = problem(args.loss, n=args.n, d=args.d, zeta=args.zeta, mu=args.mu, eta=args.eta,
-                 **_loss_params(args))
+    pc = problem(
+        args.loss,
+        n=args.n,
+        d=args.d,
+        zeta=args.zeta,
+        mu=args.mu,
+        eta=args.eta,
+        **_loss_params(args),
+    )
     form, sigma, u = args.form, args.sigma, args.u
     if args.min_iterations:
         if form == "limit":
             raise CliError("--min-iterations needs --form theorem41 or c13")
         if args.target_delta is None or args.epsilon is None:
             raise CliError("--min-iterations needs --epsilon and --target-delta")
-        cert = min_iterations(pc, sigma, args.epsilon, args.target_delta, u=u, form=form,
-                              truncation=args.truncation, n_max=args.max_iterations)
+        cert = min_iterations(
+            pc,
+            sigma,
+            args.epsilon,
+            args.target_delta,
+            u=u,
+            form=form,
+            truncation=args.truncation,
+            n_max=args.max_iterations,
+        )
     else:
         if form != "limit" and args.iterations is None:
             raise CliError("--iterations is required (or use --min-iterations)")
@@ -106,13 +121,16 @@ def cmd_certify(args: argparse.Namespace) -> int:
                 raise CliError("give --epsilon, or --target-delta to compute epsilon")
             epsilon = _epsilon_for(pc, args, args.target_delta)
             if not math.isfinite(epsilon):
-                raise CliError(f"no epsilon reaches delta = {args.target_delta:g} "
-                               f"with the {form} form at these constants")
+                raise CliError(
+                    f"no epsilon reaches delta = {args.target_delta:g} "
+                    f"with the {form} form at these constants"
+                )
         if form == "theorem41":
             cert = theorem41.certify(pc, sigma, u, args.iterations, epsilon, args.truncation)
         elif form == "c13":
-            cert = exact.certify(pc, sigma, args.iterations, epsilon, u=u,
-                                 truncation=args.truncation)
+            cert = exact.certify(
+                pc, sigma, args.iterations, epsilon, u=u, truncation=args.truncation
+            )
         else:
             cert = exact.certify_limit(pc, sigma, epsilon)
     payload = _certificate_payload(cert)
@@ -123,8 +141,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
         from objpert.plots import plot_privacy_profiles
 
         payload["plot"] = plot_privacy_profiles(
-            pc, sigma, u, cert.iterations or args.iterations or 1000, args.plot,
-            epsilon=cert.epsilon, truncation=args.truncation,
+            pc,
+            sigma,
+            u,
+            cert.iterations or args.iterations or 1000,
+            args.plot,
+            epsilon=cert.epsilon,
+            truncation=args.truncation,
         )
     title = f"Certificate ({form}) for {pc.loss}, n={pc.n}, d={pc.d}"
     _emit(args, payload, [_kv_table(title, payload)])
@@ -133,12 +156,18 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def _epsilon_for(pc, args, target: float) -> float:
     if args.form == "theorem41":
-        return float(theorem41.epsilon_for_delta(pc, args.sigma, args.u, args.iterations, target,
-                                                 args.truncation))
+        return float(
+            theorem41.epsilon_for_delta(
+                pc, args.sigma, args.u, args.iterations, target, args.truncation
+            )
+        )
     if args.form == "c13":
         r, r_outer = exact.paper_radii(pc, args.sigma, args.u)
-        return float(exact.epsilon_for_delta(pc, args.sigma, r, r_outer, args.iterations,
-                                             target, args.truncation))
+        return float(
+            exact.epsilon_for_delta(
+                pc, args.sigma, r, r_outer, args.iterations, target, args.truncation
+            )
+        )
     return exact.limit_s(pc, args.sigma) + theorem41.slack_for_divergence(pc, args.sigma, target)
 
 
@@ -149,8 +178,16 @@ def plan_payload(plan: Plan) -> dict:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    kwargs = dict(n=args.n, d=args.d, zeta=args.zeta, epsilon=args.epsilon, delta=args.delta,
-                  radius=args.radius, delta_sample=args.delta_sample, **_loss_params(args))
+    kwargs = dict(
+        n=args.n,
+        d=args.d,
+        zeta=args.zeta,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        radius=args.radius,
+        delta_sample=args.delta_sample,
+        **_loss_params(args),
+    )
     if args.method == "tight":
         kwargs["max_iterations"] = args.max_iterations
     plan = calibrate(args.loss, method=args.method, **kwargs)
@@ -178,8 +215,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for col in ("mu", "kappa", "Thm 4.1 threshold (7)", "first N, Thm 4.1", "first N, Thm C.13"):
         mu_table.add_column(col, justify="right")
     for r in rows:
-        mu_table.add_row(_fmt(r.mu), _fmt(r.kappa), str(r.threshold_theorem41),
-                         str(r.first_theorem41), str(r.first_c13))
+        mu_table.add_row(
+            _fmt(r.mu),
+            _fmt(r.kappa),
+            str(r.threshold_theorem41),
+            str(r.first_theorem41),
+            str(r.first_c13),
+        )
     _emit(args, payload, [table, mu_table])
     return 0
 
@@ -196,21 +238,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
         min_iterations(pc, sigma, *reproduce.TARGET, u=reproduce.U),
         exact.certify_limit(pc, sigma, 1.0),
     ]
-    cert_table = Table(title="Example 4.8 (logistic, n=1e6, d=1e4, mu=0.01, sigma=1e-5, u=6): "
-                       "certificates at epsilon = 1")
+    cert_table = Table(
+        title="Example 4.8 (logistic, n=1e6, d=1e4, mu=0.01, sigma=1e-5, u=6): "
+        "certificates at epsilon = 1"
+    )
     for col in ("form", "N", "delta", "truncation", "divergence", "certified"):
         cert_table.add_column(col, justify="right")
     for c in certs:
-        cert_table.add_row(c.form, str(c.iterations or "inf"), _fmt(c.delta),
-                           _fmt(c.truncation_mass), _fmt(c.divergence_term), str(c.certified))
+        cert_table.add_row(
+            c.form,
+            str(c.iterations or "inf"),
+            _fmt(c.delta),
+            _fmt(c.truncation_mass),
+            _fmt(c.divergence_term),
+            str(c.certified),
+        )
     console = Console(stderr=True)
     with console.status("calibrating (Corollary 4.13 against tight) ..."):
         rows = reproduce.calibration_comparison()
     payload = {
         "certificates": [_certificate_payload(c) for c in certs],
         "calibration": [
-            {"n": r.n, "epsilon": r.epsilon, "tight": plan_payload(r.tight),
-             "corollary413": plan_payload(r.corollary) if r.corollary else None}
+            {
+                "n": r.n,
+                "epsilon": r.epsilon,
+                "tight": plan_payload(r.tight),
+                "corollary413": plan_payload(r.corollary) if r.corollary else None,
+            }
             for r in rows
         ],
     }
@@ -222,8 +276,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="objpert", description="Differential privacy by objective "
-                     "perturbation: certificates, calibration, reproduction.")
+    parser = _Parser(
+        prog="objpert",
+        description="Differential privacy by objective "
+        "perturbation: certificates, calibration, reproduction.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("certify", help="certify (epsilon, delta) for given public constants")
@@ -235,8 +292,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--form", choices=FORMS, default="theorem41")
     p.add_argument("--truncation", choices=TRUNCATIONS, default="paper")
     p.add_argument("--target-delta", type=float, default=None)
-    p.add_argument("--min-iterations", action="store_true",
-                   help="find the first N certifying (--epsilon, --target-delta)")
+    p.add_argument(
+        "--min-iterations",
+        action="store_true",
+        help="find the first N certifying (--epsilon, --target-delta)",
+    )
     p.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS)
     p.add_argument("--plot", default=None, metavar="FILE.png")
     p.set_defaults(func=cmd_certify)

@@ -30,7 +30,9 @@ def plot_privacy_profiles(
     eps = np.linspace(0.0, max(2.0 * epsilon, 4.0 * s_inf), 400)[1:]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     curves = {
-        f"Theorem 4.1, N = {iterations}": theorem41.delta(pc, sigma, u, iterations, eps, truncation),
+        f"Theorem 4.1, N = {iterations}": theorem41.delta(
+            pc, sigma, u, iterations, eps, truncation
+        ),
         f"Theorem C.13, N = {iterations}": exact.delta_n(
             pc, sigma, r, r_outer, iterations, eps, truncation
         ),
@@ -48,8 +50,9 @@ def plot_privacy_profiles(
     n_max = max(2 * iterations, 2 * theorem41.threshold_iterations(pc, sigma, u))
     Ns = np.unique(np.geomspace(1, n_max, 400).astype(int))
     ax2.semilogy(Ns, theorem41.delta(pc, sigma, u, Ns, epsilon, truncation), label="Theorem 4.1")
-    ax2.semilogy(Ns, exact.delta_n(pc, sigma, r, r_outer, Ns, epsilon, truncation),
-                 label="Theorem C.13")
+    ax2.semilogy(
+        Ns, exact.delta_n(pc, sigma, r, r_outer, Ns, epsilon, truncation), label="Theorem C.13"
+    )
     ax2.axhline(float(exact.limit_delta(pc, sigma, epsilon)), ls="--", c="k", label="limit")
     ax2.axvline(iterations, ls=":", c="grey")
     ax2.set_xscale("log")

@@ -6,16 +6,33 @@ from rich.table import Table
 
 from objpert.certify.calibration import Plan
 
-_COLUMNS = ("n", "epsilon", "method", "sigma", "mu", "N", "Thm 4.10 bound", "Thm 4.7 bound",
-            "delta certified")
+_COLUMNS = (
+    "n",
+    "epsilon",
+    "method",
+    "sigma",
+    "mu",
+    "N",
+    "Thm 4.10 bound",
+    "Thm 4.7 bound",
+    "delta certified",
+)
 
 
 def _cells(n: int, eps: float, plan: Plan | None, method: str) -> list[str]:
     if plan is None:
         return [f"{n:.0e}", f"{eps:g}", method, "n/a (needs epsilon <= 1)", "", "", "", "", ""]
-    return [f"{n:.0e}", f"{eps:g}", method, f"{plan.sigma:.3e}", f"{plan.mu:.4g}",
-            str(plan.iterations), f"{plan.theorem410_bound:.3e}", f"{plan.utility_bound:.5f}",
-            f"{plan.certificate.delta:.3e}"]
+    return [
+        f"{n:.0e}",
+        f"{eps:g}",
+        method,
+        f"{plan.sigma:.3e}",
+        f"{plan.mu:.4g}",
+        str(plan.iterations),
+        f"{plan.theorem410_bound:.3e}",
+        f"{plan.utility_bound:.5f}",
+        f"{plan.certificate.delta:.3e}",
+    ]
 
 
 def _ratio(rows) -> list[str]:
@@ -33,8 +50,10 @@ def _ratio(rows) -> list[str]:
 
 
 def calibration_table(rows) -> Table:
-    table = Table(title="Corollary 4.13 against tight calibration (logistic, d=100, zeta=1, "
-                  "delta=1e-6, W=1, delta_S=0.01)")
+    table = Table(
+        title="Corollary 4.13 against tight calibration (logistic, d=100, zeta=1, "
+        "delta=1e-6, W=1, delta_S=0.01)"
+    )
     for col in _COLUMNS:
         table.add_column(col, justify="right")
     for r in rows:

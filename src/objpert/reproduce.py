@@ -44,7 +44,7 @@ def agrees(printed: str, value: float, mode: str = "round") -> bool:
     """
     target = float(printed)
     if mode == "int":
-        return int(round(value)) == int(target) and float(value) == int(value)
+        return float(value) == target and float(value).is_integer()
     if mode == "upper":
         return value <= target
     _, last = _mantissa_digits(printed)
@@ -93,8 +93,12 @@ def example_48() -> list[Entry]:
         Entry(sec, "Delta_H = 2 L2 zeta^2", "0.5", pc.delta_H),
         Entry(sec, "threshold N of eq. (7)", "1319", cert.threshold_iterations, "int"),
         Entry(sec, "rho^(N/2) at N = 1500", "1.7e-13", cert.details["rho_half_n"]),
-        Entry(sec, "epsilon_0 - tau* (Gaussian part of eq. 9)", "0.0200",
-              cert.details["epsilon0"] - tau),
+        Entry(
+            sec,
+            "epsilon_0 - tau* (Gaussian part of eq. 9)",
+            "0.0200",
+            cert.details["epsilon0"] - tau,
+        ),
         Entry(sec, "tau* (eq. 8)", "2.5e-5", tau),
         Entry(sec, "delta(1) of eq. (10)", "5.16e-8", cert.delta),
         Entry(sec, "truncation mass e^{-18}", "1.52e-8", cert.truncation_mass),
@@ -102,15 +106,27 @@ def example_48() -> list[Entry]:
         Entry(sec, "E_opt(1500) (eq. 12), bound", "3e-27", e_opt, "upper"),
         Entry(sec, "perturbation cost d sigma^2 / mu", "1e-4", pert),
         Entry(sec, "sample term 16 L^2 (32 + log 100)/(mu n)", "0.0586", sample),
-        Entry(sec, "Theorem 4.9 bound at N = 1500", "0.059",
-              float(utility.theorem_49(pc, sigma, N_RUN, 0.01))),
-        Entry(sec, "Theorem 4.7 bound, ||w|| <= 1", "0.064",
-              float(utility.theorem_47(pc, sigma, N_RUN, 1.0, 0.01))),
+        Entry(
+            sec,
+            "Theorem 4.9 bound at N = 1500",
+            "0.059",
+            float(utility.theorem_49(pc, sigma, N_RUN, 0.01)),
+        ),
+        Entry(
+            sec,
+            "Theorem 4.7 bound, ||w|| <= 1",
+            "0.064",
+            float(utility.theorem_47(pc, sigma, N_RUN, 1.0, 0.01)),
+        ),
         Entry(sec, "first N certifying (1, 1e-7) by Theorem C.13", "519", first, "int"),
-        Entry(sec, "Theorem 4.9 bound at N = 519", "0.0586",
-              float(utility.theorem_49(pc, sigma, 519, 0.01)),
-              note="slip in the paper: the bound is 0.05867 (0.0586 only truncated, or the "
-              "sample term alone)"),
+        Entry(
+            sec,
+            "Theorem 4.9 bound at N = 519",
+            "0.0586",
+            float(utility.theorem_49(pc, sigma, 519, 0.01)),
+            note="slip in the paper: the bound is 0.05867 (0.0586 only truncated, or the "
+            "sample term alone)",
+        ),
     ]
 
 
@@ -129,8 +145,9 @@ def section_c4() -> list[Entry]:
         Entry(sec, "r' - r", "1.04e-4", d["radius_outer"] - d["radius"]),
         Entry(sec, "delta_519(1), rounded upward", "9.89505873e-8", c519.delta, "ceil"),
         Entry(sec, "delta_518(1)", "1.01736108e-7", c518.delta),
-        Entry(sec, "first passing N", "519",
-              min_iterations(pc, sigma, *TARGET, u=U).iterations, "int"),
+        Entry(
+            sec, "first passing N", "519", min_iterations(pc, sigma, *TARGET, u=U).iterations, "int"
+        ),
     ]
 
 
@@ -139,10 +156,18 @@ def section_c5() -> list[Entry]:
     sigma = SIGMA_OVER_G * g
     sec = "Section C.5"
     return [
-        Entry(sec, "delta_G(1), exact Gaussian profile", "1.75463333e-8",
-              float(gaussian.gaussian_profile(1.0, g, sigma))),
-        Entry(sec, "(2G/sigma) Q1((sigma/G)(1 - G^2/(2 sigma^2)))", "3.63850762e-8",
-              float(gaussian.gaussian_integrated_tail_bound(1.0, g, sigma))),
+        Entry(
+            sec,
+            "delta_G(1), exact Gaussian profile",
+            "1.75463333e-8",
+            float(gaussian.gaussian_profile(1.0, g, sigma)),
+        ),
+        Entry(
+            sec,
+            "(2G/sigma) Q1((sigma/G)(1 - G^2/(2 sigma^2)))",
+            "3.63850762e-8",
+            float(gaussian.gaussian_integrated_tail_bound(1.0, g, sigma)),
+        ),
     ]
 
 

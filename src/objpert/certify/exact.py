@@ -196,8 +196,7 @@ def resolve_radii(
 
 
 def limit_s(pc: ProblemConstants, sigma: float) -> float:
-    """s_inf = G^2/(2 sigma^2) + log(1 + Delta_H/(2 n mu)): the N -> infinity floor (Remark C.16).
-    """
+    """The N -> infinity floor (Remark C.16): s_inf = G^2/(2 sigma^2) + log1p(Delta_H/(2 n mu))."""
     return pc.G**2 / (2.0 * sigma**2) + pc.log_det_term
 
 

@@ -1,0 +1,3 @@
+from objpert.cli import main
+
+raise SystemExit(main())
