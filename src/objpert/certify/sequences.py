@@ -7,6 +7,9 @@ small.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -47,17 +50,74 @@ def gamma_n(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
     return -np.expm1(N * np.log(a)) / pc.L
 
 
+# The closed forms of eqs. (21)-(22) cancel when N eta mu is small (nu_N ~ N^2 eta mu / 2 and
+# nu-tilde_N ~ N^3 (eta mu)^2 / 6 are differences of terms of size N). There they are evaluated
+# from Taylor series of phi2(y) = (e^y - 1 - y)/y^2 and psi(z) = (z - tanh z)/z^3, which are
+# exact rewritings of the same closed forms with the cancelling terms removed analytically.
+_SERIES_BELOW = 0.5  # use the series where N |log rho| / 2 < this (|argument| < 1 resp. 0.5)
+_PHI2 = tuple(1.0 / math.factorial(j + 2) for j in range(20))  # phi2(y) = sum y^j / (j+2)!
+
+
+def _tanh_taylor(n: int) -> list[Fraction]:
+    """Exact Taylor coefficients a_0..a_n of tanh (from tanh' = 1 - tanh^2)."""
+    a = [Fraction(0)] * (n + 1)
+    a[1] = Fraction(1)
+    for m in range(1, n):
+        a[m + 1] = -sum(a[i] * a[m - i] for i in range(m + 1)) / (m + 1)
+    return a
+
+
+_PSI = tuple(float(-c) for c in _tanh_taylor(45)[3::2])  # psi(z) = sum_k _PSI[k] z^(2k)
+
+
+def _horner(coeffs: tuple[float, ...], x: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    for c in reversed(coeffs):
+        out = out * x + c
+    return out
+
+
 def nu_n(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
-    """nu_N = sum_{k<N} (1 - rho^k) = N - (1 - rho^N)/(eta mu) (eq. 21)."""
+    """nu_N = sum_{k<N} (1 - rho^k) = N - (1 - rho^N)/(eta mu) (eq. 21).
+
+    Where N |l| < 1, l = log rho, the equivalent form N l^2 (N phi2(N l) - phi2(l)) / (eta mu)
+    avoids the cancellation of the closed form.
+    """
     N = as_iterations(N)
-    return N - one_minus_rho_power(pc, N) / (pc.eta * pc.mu)
+    x, ell = pc.eta * pc.mu, pc.log_rho
+    n1 = np.atleast_1d(N)
+    val = np.array(n1 - one_minus_rho_power(pc, n1) / x)
+    small = n1 * (-ell) < 2.0 * _SERIES_BELOW
+    if small.any():
+        ns = n1[small]
+        val[small] = ns * ell * ell * (ns * _horner(_PHI2, ns * ell) - _horner(_PHI2, ell)) / x
+    return val.reshape(N.shape)
 
 
 def nu_tilde_from_powers(
     pc: ProblemConstants, N: np.ndarray, rho_n: np.ndarray, one_minus_rho_n: np.ndarray
 ) -> np.ndarray:
-    """nu-tilde_N of eq. (22) from precomputed rho^N and 1 - rho^N (see :func:`nu_tilde_n`)."""
-    val = N - (1.0 + pc.rho) * one_minus_rho_n / (pc.eta * pc.mu) + N * rho_n
+    """nu-tilde_N of eq. (22) from precomputed rho^N and 1 - rho^N (see :func:`nu_tilde_n`).
+
+    Where N b < 1/2, b = -log(rho)/2, the equivalent form
+    (1 + rho)(1 + rho^N) b^3 (N^3 psi(N b) - N psi(b)) / (eta mu) avoids the cancellation
+    of the closed form (it is (1 + rho)(1 + rho^N)(N tanh(b) - tanh(N b)) / (eta mu)).
+    """
+    N = as_iterations(N)
+    x = pc.eta * pc.mu
+    val = N - (1.0 + pc.rho) * one_minus_rho_n / x + N * rho_n
+    b = -0.5 * pc.log_rho
+    small = np.broadcast_to(N * b < _SERIES_BELOW, np.shape(val))
+    if small.any():
+        shape = np.shape(val)
+        val = np.array(val, dtype=float).reshape(-1)
+        small = small.reshape(-1)
+        ns = np.broadcast_to(N, shape).reshape(-1)[small]
+        rs = np.broadcast_to(rho_n, shape).reshape(-1)[small]
+        psi_b = _horner(_PSI, np.array(b * b))
+        bracket = ns**3 * _horner(_PSI, (ns * b) ** 2) - ns * psi_b
+        val[small] = (1.0 + pc.rho) * (1.0 + rs) * b**3 * bracket / x
+        val = val.reshape(shape)
     return np.maximum(val, 0.0)
 
 
