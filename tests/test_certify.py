@@ -1192,3 +1192,12 @@ def test_gaussian_integrated_tail_bound_dominates_profile():
     for bad in (dict(sensitivity=0.0, sigma=1.0), dict(sensitivity=1.0, sigma=-1.0)):
         with pytest.raises(ParameterError):
             gaussian.gaussian_profile(1.0, **bad)
+
+
+@pytest.mark.parametrize("bad_n", [0, -3, 2.5])
+def test_iterations_below_one_or_fractional_are_refused(bad_n):
+    pc = problem("logistic", n=1000, d=5, zeta=1.0, mu=0.1)
+    with pytest.raises(ParameterError, match="iterations"):
+        theorem41.certify(pc, 0.01, 3.0, bad_n, 1.0)
+    with pytest.raises(ParameterError, match="iterations"):
+        exact.certify(pc, 0.01, bad_n, 1.0, u=3.0)

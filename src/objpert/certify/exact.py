@@ -33,7 +33,7 @@ from objpert.certify.theorem41 import (
     threshold_iterations,
 )
 from objpert.certify.truncation import truncation_mass, u_from_radius
-from objpert.errors import ParameterError, check_positive
+from objpert.errors import ParameterError, check_int, check_positive
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,7 @@ def certify(
     """
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
+    N = check_int("iterations", N, 1)
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     terms = c13_terms(pc, sigma, r, r_outer, N)
     t = {k: float(np.asarray(v)) for k, v in terms.__dict__.items()}

@@ -16,7 +16,7 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import as_iterations, rho_power
 from objpert.certify.truncation import radius_from_u, truncation_mass
-from objpert.errors import ParameterError, check_nonnegative, check_positive
+from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
 from objpert.special import q1, q1_inverse
 
 
@@ -131,6 +131,7 @@ def certify(
     sigma = check_positive("sigma", sigma)
     u = check_nonnegative("u", u)
     epsilon = check_positive("epsilon", epsilon)
+    N = check_int("iterations", N, 1)
     threshold = threshold_iterations(pc, sigma, u)
     eps0 = float(epsilon0(pc, sigma, N))
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
