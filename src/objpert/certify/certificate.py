@@ -44,6 +44,37 @@ class Certificate:
     details: dict = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
 
+    @classmethod
+    def conclude(
+        cls,
+        form: str,
+        epsilon: float,
+        truncation_mass: float,
+        divergence_term: float,
+        reasons: list[str],
+        **fields: Any,
+    ) -> Certificate:
+        """The certificate once every condition of the theorem has been checked.
+
+        ``reasons`` lists the failed conditions; a total delta >= 1 is one more.
+        Certified iff none failed; otherwise delta is the trivial 1.0.
+        """
+        total = truncation_mass + divergence_term
+        reasons = list(reasons)
+        if not reasons and not total < 1.0:
+            reasons.append("delta >= 1: nothing to certify")
+        certified = not reasons
+        return cls(
+            form=form,
+            epsilon=epsilon,
+            delta=total if certified else 1.0,
+            certified=certified,
+            truncation_mass=truncation_mass,
+            divergence_term=divergence_term,
+            reasons=tuple(reasons),
+            **fields,
+        )
+
     def to_dict(self) -> dict:
         """Flat snake_case dictionary (details merged in), JSON-serialisable."""
         out = {k: _clean(v) for k, v in asdict(self).items() if k not in ("details", "reasons")}

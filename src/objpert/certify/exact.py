@@ -139,19 +139,14 @@ def certify(
     div = float(divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
     if not reasons and epsilon < t["s_n"]:
         reasons.append(f"epsilon {epsilon:g} < s_N = {t['s_n']:.6g}")
-    total = trunc + div
-    if not reasons and total >= 1.0:
-        reasons.append("delta_N(epsilon) >= 1")
-    certified = not reasons
-    return Certificate(
-        form="c13",
-        epsilon=epsilon,
-        delta=total if certified else 1.0,
-        certified=certified,
+    return Certificate.conclude(
+        "c13",
+        epsilon,
+        trunc,
+        div,
+        reasons,
         iterations=int(N),
         threshold_iterations=threshold_iterations(pc, sigma, max(u, 0.0)),
-        truncation_mass=trunc,
-        divergence_term=div,
         sigma=sigma,
         truncation=truncation,
         constants=pc.to_dict(),
@@ -168,7 +163,6 @@ def certify(
             "g_bar": t["g_bar"],
             "delta_xi": t["delta_xi"],
         },
-        reasons=tuple(reasons),
     )
 
 
@@ -215,22 +209,18 @@ def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> Certifi
     s_inf = limit_s(pc, sigma)
     div = float(divergence(pc, sigma, epsilon - s_inf))
     reasons = [] if epsilon >= s_inf else [f"epsilon {epsilon:g} < s_inf = {s_inf:.6g}"]
-    if not reasons and div >= 1.0:
-        reasons.append("delta_inf(epsilon) >= 1")
-    return Certificate(
-        form="limit",
-        epsilon=epsilon,
-        delta=div if not reasons else 1.0,
-        certified=not reasons,
+    return Certificate.conclude(
+        "limit",
+        epsilon,
+        0.0,
+        div,
+        reasons,
         iterations=None,
         threshold_iterations=None,
-        truncation_mass=0.0,
-        divergence_term=div,
         sigma=sigma,
         truncation="none",
         constants=pc.to_dict(),
         details={"s_n": s_inf, "tau": pc.log_det_term},
-        reasons=tuple(reasons),
     )
 
 

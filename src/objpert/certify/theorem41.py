@@ -141,19 +141,14 @@ def certify(
         reasons.append(f"iterations {N} < threshold {threshold} of eq. (7)")
     if epsilon < eps0:
         reasons.append(f"epsilon {epsilon:g} < epsilon_0 = {eps0:.6g} of eq. (9)")
-    total = trunc + div
-    if not reasons and total >= 1.0:
-        reasons.append("delta(epsilon) >= 1")
-    certified = not reasons
-    return Certificate(
-        form="theorem41",
-        epsilon=epsilon,
-        delta=total if certified else 1.0,
-        certified=certified,
+    return Certificate.conclude(
+        "theorem41",
+        epsilon,
+        trunc,
+        div,
+        reasons,
         iterations=int(N),
         threshold_iterations=threshold,
-        truncation_mass=trunc,
-        divergence_term=div,
         sigma=sigma,
         truncation=truncation,
         constants=pc.to_dict(),
@@ -163,7 +158,6 @@ def certify(
             "tau_star": float(tau_star(pc, N)),
             "rho_half_n": float(rho_power(pc, N / 2.0)),
         },
-        reasons=tuple(reasons),
     )
 
 
