@@ -9,6 +9,7 @@ The paper's printed numbers are checked elsewhere and not repeated here.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -1201,3 +1202,34 @@ def test_iterations_below_one_or_fractional_are_refused(bad_n):
         theorem41.certify(pc, 0.01, 3.0, bad_n, 1.0)
     with pytest.raises(ParameterError, match="iterations"):
         exact.certify(pc, 0.01, bad_n, 1.0, u=3.0)
+
+
+@pytest.mark.parametrize(("mu", "epsilon"), [(3e-5, 1.0), (1e-5, 1.0), (2e-3, 0.5)])
+def test_min_iterations_pruning_matches_dense_scan_to_1e6(mu, epsilon):
+    """The block lower bounds of the search never skip the first certifying N (dense check)."""
+    from objpert.certify.theorem41 import slack_for_divergence
+
+    pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=mu)
+    sigma, delta = 1e-5, 1e-7
+    r, r_outer = exact.paper_radii(pc, sigma, 6.0)
+    Ns = np.arange(1, 10**6 + 1, dtype=float)
+    s_n = exact.c13_terms(pc, sigma, r, r_outer, Ns).s_n
+    slack = slack_for_divergence(pc, sigma, delta - truncation.truncation_mass(sigma, pc.d_star, r))
+    dense = np.nonzero(s_n + slack <= epsilon)[0]
+    if dense.size == 0:
+        with pytest.raises(UnreachableTargetError):
+            min_iterations(pc, sigma, epsilon, delta, u=6.0)
+    else:
+        assert min_iterations(pc, sigma, epsilon, delta, u=6.0).iterations == dense[0] + 1
+
+
+@pytest.mark.parametrize("mu", [1e-5, 3e-5])
+def test_min_iterations_up_to_1e6_is_fast_even_when_the_answer_is_far(mu):
+    pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=mu)
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        with contextlib.suppress(UnreachableTargetError):
+            min_iterations(pc, 1e-5, 1.0, 1e-7, u=6.0, n_max=10**6)
+        best = min(best, time.perf_counter() - t0)
+    assert best < 0.05

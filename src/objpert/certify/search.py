@@ -13,6 +13,7 @@ import numpy as np
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.exact import c13_terms, certify, limit_s, resolve_radii
+from objpert.certify.sequences import g_bar_n, gamma_n, nu_tilde_n, rho_power
 from objpert.certify.theorem41 import (
     certify as certify41,
 )
@@ -22,18 +23,16 @@ from objpert.certify.theorem41 import (
     threshold_iterations,
 )
 from objpert.certify.truncation import truncation_mass
-from objpert.errors import UnreachableTargetError, check_int, check_open_unit, check_positive
+from objpert.errors import (
+    ParameterError,
+    UnreachableTargetError,
+    check_int,
+    check_open_unit,
+    check_positive,
+)
 from objpert.special import q1
 
 MAX_ITERATIONS = 10**6
-
-
-def _blocks(n_max: int, start: int = 1):
-    lo, size = start, 1024
-    while lo <= n_max:
-        hi = min(n_max, lo + size - 1)
-        yield np.arange(lo, hi + 1, dtype=float)
-        lo, size = hi + 1, size * 4
 
 
 def minimal_sigma_limit(pc: ProblemConstants, epsilon: float, delta_div: float) -> float:
@@ -82,6 +81,43 @@ def _c13_first_candidate(
     if n_lo > 1e15:
         return None
     return max(1, math.floor(n_lo) - 2)  # two steps of slack for rounding
+
+
+_BLOCK = 1024
+
+
+def _c13_candidate_blocks(
+    pc: ProblemConstants,
+    sigma: float,
+    r: float,
+    r_outer: float,
+    budget: float,
+    start: int,
+    n_max: int,
+):
+    """Blocks [a, b] of iteration counts, in order, that may contain an N with s_N <= budget.
+
+    A block is skipped only when a lower bound on s_N over it exceeds the budget:
+    Delta_xi and rho^(N-1) decrease in N, nu-tilde_N, g-bar_N and gamma_N increase
+    (eq. 22, Lemma C.5, Lemma A.9), and alpha-bar <= gamma_N, so on [a, b]
+    s_N >= r D_b / s^2 + (G + D_b)^2 / (2 s^2) + g_a log(1 + Delta_H/(2 n mu))
+    + 2 eta M R-bar B nu~_a rho^(b-1) / gamma_b, with D_b = 2 mu rho^b R-bar.
+    """
+    a = np.arange(start, n_max + 1, _BLOCK, dtype=float)
+    b = np.minimum(a + _BLOCK - 1, n_max)
+    r_bar = (r_outer + pc.L_ell) / pc.mu
+    d_b = 2.0 * pc.mu * rho_power(pc, b) * r_bar
+    jac = pc.eta * pc.M * r_bar * pc.B * nu_tilde_n(pc, a) * rho_power(pc, b - 1.0)
+    lower = (
+        r * d_b / sigma**2
+        + (pc.G + d_b) ** 2 / (2.0 * sigma**2)
+        + g_bar_n(pc, a) * pc.log_det_term
+        + 2.0 * jac / gamma_n(pc, b)
+    )
+    for lo, hi in zip(
+        a[lower * (1.0 - 1e-9) <= budget], b[lower * (1.0 - 1e-9) <= budget], strict=True
+    ):
+        yield np.arange(lo, hi + 1.0)
 
 
 def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTargetError:
@@ -144,29 +180,28 @@ def min_iterations(
         start = _c13_first_candidate(pc, sigma, r, r_outer, epsilon - slack)
         if start is None or start > n_max:
             raise _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max)
-
-        def passing(N: np.ndarray) -> np.ndarray:
-            return c13_terms(pc, sigma, r, r_outer, N).s_n + slack <= epsilon
-
-        def cert(N: int) -> Certificate:
-            return certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
-
+        for block in _c13_candidate_blocks(pc, sigma, r, r_outer, epsilon - slack, start, n_max):
+            passing = c13_terms(pc, sigma, r, r_outer, block).s_n + slack <= epsilon
+            for N in block[passing]:
+                c = certify(pc, sigma, int(N), epsilon, r=r, r_outer=r_outer, truncation=truncation)
+                if c.certified and c.delta <= delta:
+                    return c
     elif form == "theorem41":
-        start = threshold_iterations(pc, sigma, u)
-
-        def passing(N: np.ndarray) -> np.ndarray:
-            return epsilon0(pc, sigma, N) + slack <= epsilon
-
-        def cert(N: int) -> Certificate:
-            return certify41(pc, sigma, u, N, epsilon, truncation=truncation)
-
+        # epsilon_0 decreases in N once eq. (7) holds (its third entry, Lemma C.15), so the
+        # passing counts form an interval [N*, inf): bisect for N*.
+        lo = threshold_iterations(pc, sigma, u) - 1
+        hi = n_max
+        if lo < hi and float(epsilon0(pc, sigma, hi)) + slack <= epsilon:
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if float(epsilon0(pc, sigma, mid)) + slack <= epsilon:
+                    hi = mid
+                else:
+                    lo = mid
+            for N in range(hi, min(hi + 3, n_max) + 1):  # guard against rounding at the edge
+                c = certify41(pc, sigma, u, N, epsilon, truncation=truncation)
+                if c.certified and c.delta <= delta:
+                    return c
     else:
-        from objpert.errors import ParameterError
-
         raise ParameterError(f"form must be 'c13' or 'theorem41'; got {form!r}")
-    for block in _blocks(n_max, start):
-        for N in block[passing(block)]:
-            c = cert(int(N))
-            if c.certified and c.delta <= delta:
-                return c
     raise _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max)
