@@ -26,9 +26,7 @@ import numpy as np
 from objpert.certify import exact, theorem41, utility
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants, problem
-from objpert.certify.search import min_iterations
 from objpert.certify.sequences import rho_power
-from objpert.certify.truncation import radius_for_mass, u_from_radius
 from objpert.errors import (
     ParameterError,
     UnreachableTargetError,
@@ -395,8 +393,5 @@ __all__ = [
     "calibrate",
     "corollary_413",
     "corollary_413_bound",
-    "min_iterations",
-    "radius_for_mass",
     "tight",
-    "u_from_radius",
 ]

@@ -16,7 +16,7 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import as_iterations, rho_power
 from objpert.certify.truncation import radius_from_u, truncation_mass
-from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
+from objpert.errors import check_int, check_nonnegative, check_positive
 from objpert.special import q1, q1_inverse
 
 
@@ -161,12 +161,7 @@ def certify(
     )
 
 
-def check_sigma_u(sigma: float, u: float) -> tuple[float, float]:
-    return check_positive("sigma", sigma), check_nonnegative("u", u)
-
-
 __all__ = [
-    "ParameterError",
     "certify",
     "delta",
     "divergence",
