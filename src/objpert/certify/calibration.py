@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -68,11 +68,11 @@ class Plan:
     utility_bound: float  # Theorem 4.7 at the plan's values, comparators of norm <= W
     theorem410_bound: float  # d sigma^2/(2 mu) + E_opt(N)
     certificate: Certificate
+    objective: str = "population"  # what the tight calibration minimised
 
     @property
     def constants(self) -> ProblemConstants:
-        c = self.certificate.constants
-        return ProblemConstants(**c)
+        return ProblemConstants.from_dict(self.certificate.constants)
 
     def recertify(self) -> Certificate:
         """Recompute the certificate from the plan's public constants."""
@@ -269,9 +269,21 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
     return float(hi[k]), float(sh[k])
 
 
-def _bound(pc, sigma, N, radius, delta_sample) -> float:
+OBJECTIVES = ("population", "empirical")
+
+
+def _bound(pc, sigma, N, radius, delta_sample, objective="population") -> float:
+    """The bound the tight calibration minimises.
+
+    ``population``: Theorem 4.7 (unregularised population excess risk against comparators of
+    norm <= W). ``empirical``: the unregularised *empirical* excess risk against the same
+    comparators, F_0(w_N) - F_0(w) <= [F(w_N) - F(w*_S)] + (mu/2) W^2 <= Theorem 4.10 + mu W^2/2,
+    free of the worst-case uniform-convergence term that drives mu up for small n.
+    """
     if not math.isfinite(sigma):
         return math.inf
+    if objective == "empirical":
+        return float(utility.theorem_410(pc, sigma, N)) + 0.5 * pc.mu * radius**2
     return float(utility.theorem_47(pc, sigma, N, radius, delta_sample))
 
 
@@ -287,9 +299,15 @@ def tight(
     delta_sample: float = 0.01,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     rtol: float = 0.01,
+    objective: str = "population",
+    mu: float | None = None,
     **loss_params: float,
 ) -> Plan:
     """Minimise the Theorem 4.7 bound subject to the Theorem C.13 certificate at the target.
+
+    ``objective="empirical"`` minimises the empirical counterpart instead (see ``_bound``):
+    for accuracy rather than for the worst-case population bound. A given ``mu`` (a public
+    hyperparameter) is kept, and only sigma, the split and N are optimised.
 
     Over mu (a log grid refined by golden-section search), the truncation share of
     delta (exact chi tail) and sigma (bisection), at eta = 1/L and the paper's outer
@@ -301,21 +319,42 @@ def tight(
     epsilon, delta, radius, delta_sample = _check_targets(epsilon, delta, radius, delta_sample)
     max_iterations = check_int("max_iterations", max_iterations, 1)
     rtol = check_positive("rtol", rtol)
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
     loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
 
     def pc_for(mu: float) -> ProblemConstants:
         return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
 
-    def objective(mu: float, N: int) -> float:
+    def bound_at(mu: float, N: int) -> float:
         pc = pc_for(mu)
         sigma, _ = _best_sigma(pc, epsilon, delta, N)
-        return _bound(pc, sigma, N, radius, delta_sample)
+        return _bound(pc, sigma, N, radius, delta_sample, objective)
 
     def perturbation(mu: float, N: int) -> float:
         pc = pc_for(mu)
         sigma, _ = _best_sigma(pc, epsilon, delta, N)
         return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
 
+    if mu is not None:
+        best_mu = check_positive("mu", mu)
+        if not math.isfinite(bound_at(best_mu, max_iterations)):
+            raise UnreachableTargetError(
+                f"mu = {best_mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) within "
+                f"{max_iterations} iterations; allow more iterations, a larger mu or epsilon"
+            )
+        return _tight_iterations(
+            pc_for,
+            perturbation,
+            best_mu,
+            epsilon,
+            delta,
+            radius,
+            delta_sample,
+            max_iterations,
+            rtol,
+            objective,
+        )
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
     scale = loss_obj.L2 * zeta**2
     mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 41))
@@ -334,7 +373,7 @@ def tight(
                 ).mu
             )
     mus.sort()
-    values = [objective(m, max_iterations) for m in mus]
+    values = [bound_at(m, max_iterations) for m in mus]
     k = int(np.argmin(values))
     if not math.isfinite(values[k]):
         raise UnreachableTargetError(
@@ -347,34 +386,53 @@ def tight(
     best_mu, best_val = mus[k], values[k]
     phi = (math.sqrt(5) - 1) / 2
     x1, x2 = b - phi * (b - a), a + phi * (b - a)
-    f1, f2 = objective(math.exp(x1), max_iterations), objective(math.exp(x2), max_iterations)
+    f1, f2 = bound_at(math.exp(x1), max_iterations), bound_at(math.exp(x2), max_iterations)
     for _ in range(30):
         if f1 <= f2:
             b, x2, f2 = x2, x1, f1
             x1 = b - phi * (b - a)
-            f1 = objective(math.exp(x1), max_iterations)
+            f1 = bound_at(math.exp(x1), max_iterations)
         else:
             a, x1, f1 = x1, x2, f2
             x2 = a + phi * (b - a)
-            f2 = objective(math.exp(x2), max_iterations)
+            f2 = bound_at(math.exp(x2), max_iterations)
     for x, f in ((x1, f1), (x2, f2)):
         if f < best_val:
             best_mu, best_val = math.exp(x), f
-    # 3. the smallest N whose Theorem 4.10 bound is within rtol of the full-budget one
-    goal = perturbation(best_mu, max_iterations) * (1.0 + rtol)
+    return _tight_iterations(
+        pc_for,
+        perturbation,
+        best_mu,
+        epsilon,
+        delta,
+        radius,
+        delta_sample,
+        max_iterations,
+        rtol,
+        objective,
+    )
+
+
+def _tight_iterations(
+    pc_for, perturbation, mu, epsilon, delta, radius, delta_sample, max_iterations, rtol, objective
+) -> Plan:
+    """Step 3 of :func:`tight`: the smallest N whose Theorem 4.10 bound (at its optimised
+    sigma) is within rtol of the full-budget one, and the plan at that N."""
+    goal = perturbation(mu, max_iterations) * (1.0 + rtol)
     lo, hi = 0, max_iterations  # perturbation(hi) <= goal; find the smallest such N
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if perturbation(best_mu, mid) <= goal:
+        if perturbation(mu, mid) <= goal:
             hi = mid
         else:
             lo = mid
-    pc = pc_for(best_mu)
+    pc = pc_for(mu)
     sigma, share = _best_sigma(pc, epsilon, delta, hi)
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     cert = exact.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
-    return _finish("tight", pc, sigma, hi, epsilon, delta, cert, radius, delta_sample)
+    plan = _finish("tight", pc, sigma, hi, epsilon, delta, cert, radius, delta_sample)
+    return replace(plan, objective=objective)
 
 
 def calibrate(loss: str, *, method: str = "tight", **kwargs: Any) -> Plan:

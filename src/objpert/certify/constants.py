@@ -34,6 +34,18 @@ class ProblemConstants:
     zeta: float
     mu: float
     eta: float
+    loss_params: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ProblemConstants:
+        """Inverse of :meth:`to_dict` (JSON turns the loss parameters into lists)."""
+        fields = dict(data)
+        fields["loss_params"] = tuple(tuple(p) for p in fields.get("loss_params", ()))
+        return cls(**fields)
+
+    def loss_object(self) -> Loss:
+        """The loss these constants were built for (with its parameters, e.g. the scale)."""
+        return get_loss(self.loss, **dict(self.loss_params))
 
     @property
     def L(self) -> float:
@@ -137,4 +149,5 @@ def problem(
         zeta=zeta,
         mu=mu,
         eta=float(eta),
+        loss_params=tuple(sorted(loss_obj.params().items())),
     )

@@ -1,0 +1,203 @@
+"""The data contract: turn user input into what the theorems assume.
+
+Assumption 1 of Watkins & Arora (2026) needs every row to have norm <= zeta, and the
+certificate needs n, d and zeta as *public* values: stated by the caller (zeta, the
+intercept scaling) or public by construction (n and d, the shape of the table — objpert,
+like the paper, treats the number of rows as public). Nothing here feeds a statistic of
+the data into a certificate; the count of clipped rows is reported to the caller only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from objpert.errors import ObjpertError, check_positive
+
+# A row whose computed norm exceeds zeta by at most this relative amount is rounding of a
+# row at the bound (e.g. one just clipped to it), not a violation of Assumption 1.
+NORM_RTOL = 1e-12
+
+
+class DataError(ObjpertError):
+    """The data break the contract (non-finite values, wrong shapes, labels, norms)."""
+
+
+def _is_sparse(X: Any) -> bool:
+    return sparse.issparse(X)
+
+
+def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
+    """Dense float64 (C order) or CSR float64; refuses non-numeric, non-2-D, non-finite input."""
+    if _is_sparse(X):
+        M = sparse.csr_matrix(X, dtype=np.float64)
+        values = M.data
+    else:
+        if hasattr(X, "dtypes"):  # pandas DataFrame: name the offending columns
+            bad = [
+                str(c)
+                for c, t in X.dtypes.items()
+                if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))
+            ]
+            if bad:
+                raise DataError(
+                    f"features must be numeric; columns {bad[:5]} are not: encode them first "
+                    "(e.g. one-hot with public categories)"
+                )
+        try:
+            M = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataError("features must be numeric: encode non-numeric columns first") from None
+        if M.ndim != 2:
+            raise DataError(f"X must be 2-D (n_samples, n_features); got shape {M.shape}")
+        M = np.ascontiguousarray(M)
+        values = M
+    if M.shape[0] == 0 or M.shape[1] == 0:
+        raise DataError(f"X must have at least one row and one column; got shape {M.shape}")
+    bad = int(np.count_nonzero(~np.isfinite(values)))
+    if bad:
+        raise DataError(f"X has {bad} non-finite values (NaN or inf); impute or drop them first")
+    return M
+
+
+def row_norms(X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
+    if _is_sparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
+
+
+def bound_rows(
+    X: np.ndarray | sparse.csr_matrix, zeta: float, *, clip: bool
+) -> tuple[np.ndarray | sparse.csr_matrix, int]:
+    """Rows scaled to norm <= zeta (Assumption 1): clipped when ``clip``, else refused.
+
+    Returns the matrix (a copy when rows were clipped) and the number of clipped rows.
+    """
+    zeta = check_positive("data_norm", zeta)
+    norms = row_norms(X)
+    over = norms > zeta * (1.0 + NORM_RTOL)
+    count = int(np.count_nonzero(over))
+    if count == 0:
+        return X, 0
+    if not clip:
+        raise DataError(
+            f"{count} rows have norm above data_norm = {zeta:g} (Assumption 1); pass clip=True "
+            "to scale them down to data_norm, or state a larger public data_norm"
+        )
+    scale = np.ones_like(norms)
+    scale[over] = zeta / norms[over]
+    if _is_sparse(X):
+        return sparse.csr_matrix(sparse.diags(scale) @ X), count
+    return X * scale[:, None], count
+
+
+def add_intercept(
+    X: np.ndarray | sparse.csr_matrix, scaling: float
+) -> np.ndarray | sparse.csr_matrix:
+    """Append the constant feature ``scaling`` (the intercept column)."""
+    col = np.full((X.shape[0], 1), scaling)
+    if _is_sparse(X):
+        return sparse.hstack([X, sparse.csr_matrix(col)], format="csr")
+    return np.hstack([X, col])
+
+
+def total_norm(data_norm: float, intercept_scaling: float) -> float:
+    """zeta of the certificate when an intercept column of value c is appended:
+    sqrt(data_norm^2 + c^2)."""
+    return math.hypot(data_norm, intercept_scaling)
+
+
+def encode_binary(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Labels of two classes ({0,1}, {-1,1}, booleans, two strings) to -1/+1.
+
+    Returns (y in {-1.0, +1.0}, classes) with classes[1] mapped to +1 (sorted order, as
+    scikit-learn does).
+    """
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise DataError(f"y must be 1-D; got shape {np.asarray(y).shape}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise DataError("y has non-finite values (NaN or inf)")
+    classes, codes = np.unique(arr, return_inverse=True)
+    if len(classes) != 2:
+        raise DataError(
+            f"binary labels need exactly two classes; got {len(classes)}: {classes[:5].tolist()}"
+        )
+    return np.where(codes == 1, 1.0, -1.0), classes
+
+
+def as_targets(y: Any) -> np.ndarray:
+    """Real regression targets: 1-D, finite."""
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError("regression targets must be numeric") from None
+    arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise DataError(f"y must be 1-D; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise DataError("y has non-finite values (NaN or inf)")
+    return arr
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """Data meeting the contract: rows of norm <= zeta, labels encoded for the loss."""
+
+    X: np.ndarray | sparse.csr_matrix
+    y: np.ndarray
+    zeta: float  # the certificate's row-norm bound (intercept column included)
+    data_norm: float  # the stated bound on the feature rows
+    intercept_scaling: float  # 0.0 without an intercept column
+    n_clipped: int
+    classes: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+
+def prepare(
+    X: Any,
+    y: Any,
+    *,
+    data_norm: float,
+    labels: str = "binary",
+    fit_intercept: bool = True,
+    intercept_scaling: float | None = None,
+    clip: bool = True,
+) -> PreparedData:
+    """Validate and shape (X, y) for a mechanism.
+
+    ``labels``: ``"binary"`` (to -1/+1) or ``"real"``. With ``fit_intercept`` a constant
+    column of value ``intercept_scaling`` (default ``data_norm``) is appended *after* the
+    feature rows are bounded, so the certificate uses zeta = sqrt(data_norm^2 + c^2):
+    a larger c regularises the intercept less but enlarges zeta (more noise, larger L).
+    """
+    M = as_feature_matrix(X)
+    if labels == "binary":
+        yy, classes = encode_binary(y)
+    elif labels == "real":
+        yy, classes = as_targets(y), None
+    else:
+        raise DataError(f"labels must be 'binary' or 'real'; got {labels!r}")
+    if yy.shape[0] != M.shape[0]:
+        raise DataError(f"X has {M.shape[0]} rows but y has {yy.shape[0]} labels")
+    M, clipped = bound_rows(M, data_norm, clip=clip)
+    c = 0.0
+    if fit_intercept:
+        c = check_positive(
+            "intercept_scaling", data_norm if intercept_scaling is None else intercept_scaling
+        )
+        M = add_intercept(M, c)
+    return PreparedData(M, yy, total_norm(data_norm, c), float(data_norm), c, clipped, classes)

@@ -1,0 +1,52 @@
+"""The regularised GLM objective of eq. (1), on any engine.
+
+F(w) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2, its gradient
+(1/n) X^T l'(Xw, y) + mu w and Hessian-vector product (1/n) X^T (l''(Xw, y) * Xv) + mu v.
+Every mechanism computes its gradients here. W may be a vector (d,) or a matrix (d, B)
+of B points evaluated in one sweep over X.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from objpert.engines.array import Engine, make_engine
+from objpert.losses import Loss, get_loss
+
+
+class GLMObjective:
+    """F(.; S) for data held by an engine, a loss and a ridge coefficient mu."""
+
+    def __init__(self, X: Any, y: np.ndarray, loss: str | Loss, mu: float):
+        self.engine: Engine = make_engine(X)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.loss = get_loss(loss)
+        self.mu = float(mu)
+        self.n, self.d = self.engine.n, self.engine.d
+
+    def _y(self, margins: np.ndarray) -> np.ndarray:
+        return self.y if margins.ndim == 1 else self.y[:, None]
+
+    def value(self, W: np.ndarray) -> np.ndarray:
+        m = self.engine.matvec(W)
+        data = self.loss.value(m, self._y(m)).sum(axis=0) / self.n
+        return data + 0.5 * self.mu * np.sum(W * W, axis=0)
+
+    def gradient(self, W: np.ndarray) -> np.ndarray:
+        m = self.engine.matvec(W)
+        r = self.loss.d1(m, self._y(m))
+        r /= self.n
+        g = self.engine.rmatvec(r)
+        g += self.mu * W
+        return g
+
+    def hvp(self, W: np.ndarray, V: np.ndarray) -> np.ndarray:
+        m = self.engine.matvec(W)
+        curv = self.loss.d2(m, self._y(m)) / self.n
+        return self.engine.rmatvec(curv * self.engine.matvec(V)) + self.mu * V
+
+    def hessian(self, w: np.ndarray) -> np.ndarray:
+        """The dense d x d Hessian (for small d: tests and audits)."""
+        return np.column_stack([self.hvp(w, e) for e in np.eye(self.d)])
