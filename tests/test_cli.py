@@ -227,8 +227,8 @@ def test_console_script_error_subprocess():
     assert "sigma must be > 0" in proc.stderr
 
 
-def test_demo_prints_certificates_and_calibration(capsys):
-    out = run_json(capsys, ["demo"])
+def test_tables_prints_certificates_and_calibration(capsys):
+    out = run_json(capsys, ["tables"])
     forms = [c["form"] for c in out["certificates"]]
     assert forms == ["theorem41", "c13", "c13", "limit"]
     assert all(c["certified"] for c in out["certificates"])

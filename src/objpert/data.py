@@ -31,6 +31,16 @@ def _is_sparse(X: Any) -> bool:
     return sparse.issparse(X)
 
 
+def _is_numeric_dtype(t: Any) -> bool:
+    """numpy numeric or bool dtypes, and pandas extension dtypes of kind b/i/u/f (nullable
+    boolean, Int64, Float64). Dtypes numpy cannot interpret (pandas' string dtype, the default
+    for text columns from pandas 3 on; categoricals) are not numeric."""
+    try:
+        return bool(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))
+    except TypeError:
+        return getattr(t, "kind", None) in ("b", "i", "u", "f")
+
+
 def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
     """Dense float64 (C order) or CSR float64; refuses non-numeric, non-2-D, non-finite input."""
     if _is_sparse(X):
@@ -38,11 +48,7 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
         values = M.data
     else:
         if hasattr(X, "dtypes"):  # pandas DataFrame: name the offending columns
-            bad = [
-                str(c)
-                for c, t in X.dtypes.items()
-                if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))
-            ]
+            bad = [str(c) for c, t in X.dtypes.items() if not _is_numeric_dtype(t)]
             if bad:
                 raise DataError(
                     f"features must be numeric; columns {bad[:5]} are not: encode them first "

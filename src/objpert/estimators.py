@@ -1,0 +1,545 @@
+"""scikit-learn estimators releasing differentially private GLMs (Watkins & Arora 2026).
+
+:class:`PrivateLogisticRegression` and :class:`PrivateRobustRegression` follow the
+scikit-learn estimator API (``fit``/``predict``/``score``, ``get_params``/``set_params``,
+``clone``, pipelines, ``GridSearchCV``). Each ``fit`` is one private release (K releases
+for a K-class one-vs-rest classifier) by gradient descent on a perturbed objective:
+
+1. the data are brought under the contract of :mod:`objpert.data` (rows of norm
+   <= ``data_norm``, an intercept column of public value c appended);
+2. a :class:`~objpert.certify.calibration.Plan` (noise sigma, ridge mu, step eta,
+   iterations N) is computed from public constants only: n (the number of rows, treated as
+   public, as in the paper), d, zeta, the loss and the target (epsilon, delta);
+3. :func:`~objpert.mechanisms.perturbed_gd.perturbed_gradient_descent` draws the noise
+   once and runs exactly N steps; the plan's certificate is recomputed before any data
+   are touched.
+
+Plans are pure functions of public constants, so they are cached (:func:`plan_for`):
+repeated fits of the same shape (cross-validation folds, ``GridSearchCV``) calibrate once.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from objpert.certify.calibration import Plan, corollary_413, tight
+from objpert.certify.composition import ComposedCertificate, compose, split_budget
+from objpert.data import DataError, PreparedData, as_feature_matrix, prepare
+from objpert.errors import (
+    ParameterError,
+    check_int,
+    check_open_unit,
+    check_positive,
+)
+from objpert.mechanisms.perturbed_gd import Release, perturbed_gradient_descent
+
+__all__ = ["PrivateLogisticRegression", "PrivateRobustRegression", "plan_for"]
+
+CALIBRATIONS = ("tight", "corollary413")
+
+_COMMON_DOC = """
+    Notes
+    -----
+    Privacy:
+
+    - **n is public.** The number of training rows enters the certificate (the
+      sensitivity is G = 2 L1 zeta / n) and is treated as public, as in Watkins & Arora
+      (2026); the neighbouring relation is the replacement of one row.
+    - **Rows are bounded by data_norm.** Rows of norm above ``data_norm`` are scaled down
+      to it (their count is in ``n_clipped_``, a statistic of the data that is *not*
+      covered by the certificate: do not publish it) unless ``clip=False``, in which case
+      ``fit`` raises :class:`objpert.data.DataError`. Choose ``data_norm`` (and scale the
+      features) from public knowledge, never from the private data.
+    - **Each fit is a release.** Model selection on private data (``GridSearchCV``,
+      ``cross_val_score``, refitting with other hyperparameters) spends privacy budget: every
+      fit is a separate release on (part of) the same data, and the selection itself is not
+      covered by the certificate of any one fit. Budget for all fits, or select on public data.
+    - ``random_state=None`` (the default) draws the noise from OS entropy. A seed (int,
+      ``Generator``, ``RandomState``) makes the release reproducible by anyone who knows it
+      and warns :class:`objpert.randomness.TestingSeedWarning`: for tests only.
+"""
+
+_ALPHA_DOC = """alpha : "auto" or float > 0, default="auto"
+        The ridge coefficient mu of the objective (a public hyperparameter). ``"auto"``
+        chooses mu, jointly with the noise scale sigma and the iteration count N, to
+        minimise the empirical excess-risk bound d sigma^2/(2 mu) + E_opt(N) + mu W^2/2
+        against comparators of norm <= W = ``comparator_norm``, subject to the Theorem C.13
+        certificate at (epsilon, delta) within ``max_iterations`` steps. It uses public
+        constants only. It targets accuracy, not the worst-case population bound of
+        Theorem 4.7, whose 1/(mu n) sample term over-regularises. With
+        ``calibration="corollary413"`` alpha must be "auto" (Corollary 4.13 chooses mu)."""
+
+
+@functools.lru_cache(maxsize=512)
+def plan_for(
+    loss: str,
+    scale: float | None,
+    calibration: str,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    radius: float,
+    max_iterations: int,
+    mu: float | None,
+) -> Plan:
+    """The plan of one release: a pure (cached) function of public constants.
+
+    ``calibration="tight"``: :func:`~objpert.certify.calibration.tight` with the empirical
+    objective (``mu=None`` chooses mu); ``"corollary413"``: Corollary 4.13 (which chooses mu
+    and N itself; needs epsilon <= 1). ``radius`` is the comparator norm W.
+    """
+    params = {} if scale is None else {"scale": scale}
+    if calibration == "tight":
+        return tight(
+            loss,
+            n=n,
+            d=d,
+            zeta=zeta,
+            epsilon=epsilon,
+            delta=delta,
+            radius=radius,
+            max_iterations=max_iterations,
+            objective="empirical",
+            mu=mu,
+            **params,
+        )
+    if calibration == "corollary413":
+        if mu is not None:
+            raise ParameterError("Corollary 4.13 chooses mu itself: use alpha='auto'")
+        return corollary_413(
+            loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, radius=radius, **params
+        )
+    raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise ParameterError(f"{name} must be True or False; got {value!r}")
+
+
+def _check_random_state(value: Any) -> Any:
+    ok = (
+        value is None
+        or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_))
+        or isinstance(value, np.random.Generator | np.random.RandomState | np.random.SeedSequence)
+    )
+    if not ok:
+        raise ParameterError(
+            "random_state must be None (OS entropy), an int, a SeedSequence, a Generator or a "
+            f"RandomState; got {value!r}"
+        )
+    if isinstance(value, numbers.Integral) and value < 0:
+        raise ParameterError(f"random_state must be a non-negative integer; got {value!r}")
+    return value
+
+
+def _release_rngs(random_state: Any, k: int) -> list[Any]:
+    """One generator argument per release. None: OS entropy for each (independent).
+
+    An int seeds K independent children ``SeedSequence(seed).spawn(K)``; a Generator or
+    RandomState is consumed release after release (independent successive draws).
+    """
+    if k == 1:
+        return [random_state]
+    if random_state is None:
+        return [None] * k
+    if isinstance(random_state, numbers.Integral):
+        return list(np.random.SeedSequence(int(random_state)).spawn(k))
+    if isinstance(random_state, np.random.SeedSequence):
+        fresh = np.random.SeedSequence(
+            random_state.entropy,
+            spawn_key=random_state.spawn_key,
+            pool_size=random_state.pool_size,
+        )
+        return list(fresh.spawn(k))
+    return [random_state] * k
+
+
+class _PrivateGLM(BaseEstimator):
+    """Shared machinery: parameter checks, data contract, plans and releases."""
+
+    _loss: str = ""
+
+    def _public_constants(self) -> dict[str, Any]:
+        """Validate the constructor arguments (scikit-learn validates in fit, not __init__)."""
+        p: dict[str, Any] = {
+            "epsilon": check_positive("epsilon", self.epsilon),
+            "delta": check_open_unit("delta", self.delta),
+            "data_norm": check_positive("data_norm", self.data_norm),
+            "fit_intercept": _check_bool("fit_intercept", self.fit_intercept),
+            "clip": _check_bool("clip", self.clip),
+            "radius": check_positive("comparator_norm", self.comparator_norm),
+            "max_iterations": check_int("max_iterations", self.max_iterations, 1),
+        }
+        scaling = self.intercept_scaling
+        p["intercept_scaling"] = (
+            None if scaling is None else check_positive("intercept_scaling", scaling)
+        )
+        if self.calibration not in CALIBRATIONS:
+            raise ParameterError(
+                f"calibration must be one of {CALIBRATIONS}; got {self.calibration!r}"
+            )
+        p["calibration"] = self.calibration
+        alpha = self.alpha
+        if isinstance(alpha, str):
+            if alpha != "auto":
+                raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
+            p["mu"] = None
+        elif isinstance(alpha, bool | np.bool_):
+            raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
+        else:
+            p["mu"] = check_positive("alpha", alpha)
+        if p["calibration"] == "corollary413" and p["mu"] is not None:
+            raise ParameterError(
+                "calibration='corollary413' chooses mu itself (Corollary 4.13): use "
+                f"alpha='auto'; got alpha={alpha!r}"
+            )
+        p["scale"] = None
+        _check_random_state(self.random_state)
+        return p
+
+    def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
+        if hasattr(X, "dtypes") and hasattr(X, "columns"):
+            as_feature_matrix(X)  # objpert's messages for non-numeric or non-finite columns
+        # Non-finite values pass here so that objpert.data refuses them (DataError).
+        return validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=np.float64,
+            ensure_all_finite=False,
+            ensure_min_samples=2,
+            y_numeric=y_numeric,
+        )
+
+    def _release(
+        self, prepared: PreparedData, targets: list[np.ndarray], p: dict[str, Any]
+    ) -> None:
+        """Calibrate (cached), release once per target, and store the fitted attributes."""
+        split = split_budget(p["epsilon"], p["delta"], len(targets))
+        plan = plan_for(
+            self._loss,
+            p["scale"],
+            p["calibration"],
+            prepared.n,
+            prepared.d,
+            prepared.zeta,
+            split.epsilon_i,
+            split.delta_i,
+            p["radius"],
+            p["max_iterations"],
+            p["mu"],
+        )
+        rngs = _release_rngs(self.random_state, len(targets))
+        releases: list[Release] = [
+            perturbed_gradient_descent(
+                prepared.X, t, plan, rng, clip=False, verbose=bool(self.verbose)
+            )
+            for t, rng in zip(targets, rngs, strict=True)
+        ]
+        W = np.vstack([r.weights for r in releases])  # (releases, d)
+        c = prepared.intercept_scaling
+        if p["fit_intercept"]:
+            coef, intercept = W[:, :-1], W[:, -1] * c  # intercept column of value c
+        else:
+            coef, intercept = W, np.zeros(W.shape[0])
+        self._set_release_attributes(coef, intercept)
+        self.n_iter_ = np.array([r.iterations for r in releases], dtype=np.int64)
+        self.n_clipped_ = int(prepared.n_clipped)
+        self.releases_ = releases
+        if split.method == "single":
+            self.plan_ = plan
+            self.certificate_ = releases[0].certificate
+        else:
+            self.plan_ = [r.plan for r in releases]
+            self.certificate_ = compose(
+                [r.certificate for r in releases], split.method, delta_slack=split.delta_slack
+            )
+
+    def _set_release_attributes(self, coef: np.ndarray, intercept: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _decision(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        coef = np.atleast_2d(self.coef_)
+        return safe_sparse_dot(X, coef.T, dense_output=True) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
+    """Differentially private logistic regression (Watkins & Arora 2026).
+
+    Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
+    objective, certified (epsilon, delta)-DP. K > 2 classes: one-vs-rest, K releases on the
+    same data; the budget is split by :func:`objpert.certify.composition.split_budget` so
+    that their composition (basic or advanced, whichever allows more per release) is
+    (epsilon, delta)-DP, reported in ``certificate_``.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        Target epsilon of the whole fit (all releases together).
+    delta : float in (0, 1), default=1e-6
+        Target delta of the whole fit.
+    data_norm : float > 0, default=1.0
+        Public bound on the Euclidean norm of each feature row (Assumption 1).
+    fit_intercept : bool, default=True
+        Append a constant column of value c = ``intercept_scaling`` (after clipping); the
+        certificate then uses zeta = sqrt(data_norm^2 + c^2).
+    intercept_scaling : float > 0 or None, default=None
+        The value c of the intercept column (None: ``data_norm``). A larger c regularises
+        the intercept less but enlarges zeta (more noise).
+    clip : bool, default=True
+        Scale rows with norm above ``data_norm`` down to it (True) or refuse them (False).
+    calibration : {"tight", "corollary413"}, default="tight"
+        ``"tight"``: numerical calibration certified by Theorem C.13 (any epsilon).
+        ``"corollary413"``: Corollary 4.13 as stated (per-release epsilon <= 1).
+    %(alpha)s
+    comparator_norm : float > 0, default=10.0
+        W, the norm of the comparators the "auto" mu is tuned against (public).
+    max_iterations : int >= 1, default=5000
+        Public compute budget: the most gradient steps the tight calibration may plan.
+    random_state : None, int, Generator or RandomState, default=None
+        Source of the noise (see Privacy).
+    verbose : bool, default=False
+        Show a progress bar during gradient descent.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released weights without the intercept column.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        w_last * c, the weight of the intercept column times its value c (0 without it).
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : ndarray of shape (n_releases,)
+        Gradient steps of each release (fixed by the plan, never data-dependent).
+    certificate_ : Certificate or ComposedCertificate
+        The release's certificate (binary) or the composition of the K releases.
+    plan_ : Plan or list of Plan
+    releases_ : list of Release
+    n_clipped_ : int
+        Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names (pandas).
+
+    %(privacy)s
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        fit_intercept=True,
+        intercept_scaling=None,
+        clip=True,
+        calibration="tight",
+        alpha="auto",
+        comparator_norm=10.0,
+        max_iterations=5000,
+        random_state=None,
+        verbose=False,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.clip = clip
+        self.calibration = calibration
+        self.alpha = alpha
+        self.comparator_norm = comparator_norm
+        self.max_iterations = max_iterations
+        self.random_state = random_state
+        self.verbose = verbose
+
+    _loss = "logistic"
+
+    def fit(self, X, y):
+        """Release the model for (X, y): one release (binary) or one per class (OvR).
+
+        Raises ParameterError for invalid hyperparameters, DataError (a ValueError) for
+        data breaking the contract (non-finite values, one class, oversized rows with
+        ``clip=False``), UnreachableTargetError when no plan certifies the target.
+        """
+        p = self._public_constants()
+        X, y = self._validate_training(X, y, y_numeric=False)
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise DataError(
+                f"the training labels hold only one class ({classes.tolist()!r}); a "
+                "classifier needs at least two"
+            )
+        common = dict(
+            data_norm=p["data_norm"],
+            fit_intercept=p["fit_intercept"],
+            intercept_scaling=p["intercept_scaling"],
+            clip=p["clip"],
+        )
+        if len(classes) == 2:
+            prepared = prepare(X, y, labels="binary", **common)
+            targets = [prepared.y]
+        else:  # one-vs-rest: prepare X once, then +1 for class k and -1 for the rest
+            prepared = prepare(X, codes.astype(np.float64), labels="real", **common)
+            targets = [np.where(codes == k, 1.0, -1.0) for k in range(len(classes))]
+        self.classes_ = classes
+        self._release(prepared, targets, p)
+        return self
+
+    def _set_release_attributes(self, coef, intercept):
+        self.coef_ = np.ascontiguousarray(coef)
+        self.intercept_ = np.asarray(intercept, dtype=np.float64)
+
+    def decision_function(self, X):
+        """Margins x . coef + intercept: shape (n,) for two classes, (n, K) otherwise."""
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """The class with the largest margin (binary: classes_[1] when the margin > 0)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X):
+        """Sigmoid of the margins; one-vs-rest rows normalised to sum to one (as
+        scikit-learn's LogisticRegression does for OvR)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        p = expit(scores)
+        p /= p.sum(axis=1, keepdims=True)
+        return p
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
+    """Differentially private robust linear regression (pseudo-Huber loss).
+
+    One release of gradient descent on the perturbed, ridge-regularised objective
+    (1/n) sum_i c^2 (sqrt(1 + ((x_i . w - y_i)/c)^2) - 1) + mu/2 ||w||^2 with c = ``scale``
+    (Watkins & Arora 2026). The loss's gradient is bounded by c whatever the targets, so
+    the targets need no bound; residuals beyond c count linearly (robust to outliers).
+
+    Parameters
+    ----------
+    epsilon, delta, data_norm, fit_intercept, intercept_scaling, clip, calibration,
+    comparator_norm, max_iterations, random_state, verbose
+        As in :class:`PrivateLogisticRegression`.
+    %(alpha)s
+    scale : float > 0, default=1.0
+        c, the residual scale where the pseudo-Huber loss turns from quadratic to linear
+        (public; in the units of y). L1 = c: the noise grows with c.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+        w_last * c_int, the weight of the intercept column times its value.
+    n_iter_ : ndarray of shape (1,)
+    certificate_ : Certificate
+    plan_ : Plan
+    releases_ : list of Release
+    n_clipped_ : int
+        Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names (pandas).
+
+    %(privacy)s
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        fit_intercept=True,
+        intercept_scaling=None,
+        clip=True,
+        calibration="tight",
+        alpha="auto",
+        comparator_norm=10.0,
+        max_iterations=5000,
+        scale=1.0,
+        random_state=None,
+        verbose=False,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.clip = clip
+        self.calibration = calibration
+        self.alpha = alpha
+        self.comparator_norm = comparator_norm
+        self.max_iterations = max_iterations
+        self.scale = scale
+        self.random_state = random_state
+        self.verbose = verbose
+
+    _loss = "robust"
+
+    def _public_constants(self) -> dict[str, Any]:
+        p = super()._public_constants()
+        p["scale"] = check_positive("scale", self.scale)
+        return p
+
+    def fit(self, X, y):
+        """Release the model for (X, y) (real targets). Errors as in
+        :meth:`PrivateLogisticRegression.fit`."""
+        p = self._public_constants()
+        X, y = self._validate_training(X, y, y_numeric=True)
+        prepared = prepare(
+            X,
+            y,
+            labels="real",
+            data_norm=p["data_norm"],
+            fit_intercept=p["fit_intercept"],
+            intercept_scaling=p["intercept_scaling"],
+            clip=p["clip"],
+        )
+        self._release(prepared, [prepared.y], p)
+        return self
+
+    def _set_release_attributes(self, coef, intercept):
+        self.coef_ = np.ascontiguousarray(coef[0])
+        self.intercept_ = float(intercept[0])
+
+    def predict(self, X):
+        """x . coef + intercept."""
+        return self._decision(X).ravel()
+
+
+_DOC_PARTS = {"alpha": _ALPHA_DOC, "privacy": _COMMON_DOC.strip("\n").lstrip()}
+for _cls in (PrivateLogisticRegression, PrivateRobustRegression):
+    _cls.__doc__ = _cls.__doc__ % _DOC_PARTS
+del _cls
+
