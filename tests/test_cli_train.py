@@ -21,7 +21,7 @@ def table(tmp_path_factory):
     df["amount"] = X @ w + 0.1 * rng.normal(size=n)
     root = tmp_path_factory.mktemp("data")
     df.to_csv(root / "train.csv", index=False)
-    df.to_parquet(root / "train.parquet")
+    df.drop(columns=["label"]).to_parquet(root / "train.parquet")
     return root, df
 
 
@@ -133,6 +133,8 @@ def test_train_too_few_rows(tmp_path, capsys):
             "0.01",
             "--delta",
             "1e-9",
+            "--alpha",
+            "0.001",
             "--max-iterations",
             "50",
         ],

@@ -279,7 +279,7 @@ def test_rows_at_the_bound_after_rounding_accepted(zeta):
         np.testing.assert_array_equal(_dense(M), X)
     # and a genuine violation, 1e-9 relative, is not rounding
     X[2] *= 1.0 + 1e-9
-    with pytest.raises(DataError, match="^1 rows have norm above"):
+    with pytest.raises(DataError, match=r"^1 rows have norm above"):
         bound_rows(X, zeta, clip=False)
 
 

@@ -117,9 +117,7 @@ def test_gradient_matches_plain_reference_and_finite_differences(name):
         g = f.gradient(w)
         assert g.shape == (d,)
         np.testing.assert_allclose(g, ref_gradient(name, X, y, w, MU), rtol=1e-12, atol=1e-14)
-        fd = np.array(
-            [(f.value(w + h * e) - f.value(w - h * e)) / (2 * h) for e in np.eye(d)]
-        )
+        fd = np.array([(f.value(w + h * e) - f.value(w - h * e)) / (2 * h) for e in np.eye(d)])
         np.testing.assert_allclose(g, fd, rtol=0, atol=1e-8)
 
 

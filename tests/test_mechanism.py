@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import warnings
 
@@ -265,7 +266,7 @@ def test_exactly_plan_iterations_gradient_evaluations(plan_fn, gradient_calls):
     assert len(gradient_calls) == plan.iterations == release.iterations
     assert np.array_equal(gradient_calls[0], np.zeros(DIM))  # w_0 = 0
     # the evaluations are at w_0, ..., w_{N-1}: none skipped, none repeated, no early stop
-    steps = [np.linalg.norm(b - a) for a, b in zip(gradient_calls, gradient_calls[1:])]
+    steps = [np.linalg.norm(b - a) for a, b in itertools.pairwise(gradient_calls)]
     assert all(s > 0 for s in steps)
 
 
@@ -371,7 +372,12 @@ def test_rows_above_zeta_refused_or_clipped(gradient_calls):
     assert release.n_clipped == count
     clipped = X * np.minimum(1.0, plan.zeta / norms)[:, None]
     ref = reference_loop(
-        clipped, pm1(labels), twin_noise(13, plan), plan.eta, plan.mu, plan.iterations,
+        clipped,
+        pm1(labels),
+        twin_noise(13, plan),
+        plan.eta,
+        plan.mu,
+        plan.iterations,
         logistic_d1,
     )
     np.testing.assert_allclose(release.weights, ref, rtol=1e-12, atol=1e-15)
@@ -502,7 +508,12 @@ def test_sparse_input(clip):
     np.testing.assert_allclose(sp.weights, dense.weights, rtol=1e-12, atol=1e-15)
     if not clip:
         ref = reference_loop(
-            X, pm1(labels), twin_noise(22, plan), plan.eta, plan.mu, plan.iterations,
+            X,
+            pm1(labels),
+            twin_noise(22, plan),
+            plan.eta,
+            plan.mu,
+            plan.iterations,
             logistic_d1,
         )
         np.testing.assert_allclose(sp.weights, ref, rtol=1e-12, atol=1e-15)

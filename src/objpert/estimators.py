@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from objpert.certify.calibration import Plan, corollary_413, tight
-from objpert.certify.composition import ComposedCertificate, compose, split_budget
+from objpert.certify.composition import compose, split_budget
 from objpert.data import DataError, PreparedData, as_feature_matrix, prepare
 from objpert.errors import (
     ParameterError,
@@ -399,11 +399,12 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         if len(classes) == 2:
             prepared = prepare(X, y, labels="binary", **common)
             targets = [prepared.y]
-        else:  # one-vs-rest: prepare X once, then +1 for class k and -1 for the rest
+        else:  # one-vs-rest: prepare X once (class codes as placeholder targets), then
+            # the labels of release k are +1 for class k and -1 for the rest
             prepared = prepare(X, codes.astype(np.float64), labels="real", **common)
             targets = [np.where(codes == k, 1.0, -1.0) for k in range(len(classes))]
-        self.classes_ = classes
         self._release(prepared, targets, p)
+        self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         return self
 
     def _set_release_attributes(self, coef, intercept):
@@ -461,7 +462,8 @@ class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-        w_last * c_int, the weight of the intercept column times its value.
+        w_last * c', the weight of the intercept column times its value
+        c' = ``intercept_scaling`` (0.0 without an intercept).
     n_iter_ : ndarray of shape (1,)
     certificate_ : Certificate
     plan_ : Plan
@@ -542,4 +544,3 @@ _DOC_PARTS = {"alpha": _ALPHA_DOC, "privacy": _COMMON_DOC.strip("\n").lstrip()}
 for _cls in (PrivateLogisticRegression, PrivateRobustRegression):
     _cls.__doc__ = _cls.__doc__ % _DOC_PARTS
 del _cls
-

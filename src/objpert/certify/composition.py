@@ -40,10 +40,10 @@ __all__ = [
 
 
 def _check_delta_like(name: str, value: Any) -> float:
-    """A delta of one release: in [0, 1)."""
+    """A delta of one release: in [0, 1] (1 is the trivial bound of an uncertified release)."""
     v = check_nonnegative(name, value)
-    if v >= 1.0:
-        raise ParameterError(f"{name} must be in [0, 1); got {value!r}")
+    if v > 1.0:
+        raise ParameterError(f"{name} must be in [0, 1]; got {value!r}")
     return v
 
 
@@ -121,9 +121,7 @@ def _basic_split(epsilon: float, delta: float, k: int) -> Split:
 def _advanced_split(epsilon: float, delta: float, k: int) -> Split:
     """Half of delta to the slack delta', the rest split evenly; epsilon_i by bisection."""
     slack = delta / 2.0
-    delta_i = _largest_below(
-        (delta - slack) / k, delta, lambda d: advanced(0.0, d, k, slack)[1]
-    )
+    delta_i = _largest_below((delta - slack) / k, delta, lambda d: advanced(0.0, d, k, slack)[1])
 
     def eps_total(e: float) -> float:
         return advanced(e, delta_i, k, slack)[0]

@@ -45,7 +45,10 @@ class GLMObjective:
     def hvp(self, W: np.ndarray, V: np.ndarray) -> np.ndarray:
         m = self.engine.matvec(W)
         curv = self.loss.d2(m, self._y(m)) / self.n
-        return self.engine.rmatvec(curv * self.engine.matvec(V)) + self.mu * V
+        XV = self.engine.matvec(V)
+        if curv.ndim < XV.ndim:  # one point w, a batch of directions V
+            curv = curv[:, None]
+        return self.engine.rmatvec(curv * XV) + self.mu * V
 
     def hessian(self, w: np.ndarray) -> np.ndarray:
         """The dense d x d Hessian (for small d: tests and audits)."""
