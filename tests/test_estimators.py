@@ -346,3 +346,14 @@ def test_robust_regression_without_intercept():
     ).fit(X, y - 0.5)
     assert model.intercept_ == 0.0 and model.plan_.d == 2
     assert model.plan_.zeta == 1.0
+
+
+def test_top_level_exports_are_the_estimators_and_persistence():
+    import objpert
+    from objpert import estimators, persistence
+
+    assert objpert.PrivateLogisticRegression is estimators.PrivateLogisticRegression
+    assert objpert.PrivateRobustRegression is estimators.PrivateRobustRegression
+    assert objpert.save is persistence.save and objpert.load is persistence.load
+    with pytest.raises(AttributeError):
+        objpert.no_such_thing  # noqa: B018

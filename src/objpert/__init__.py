@@ -11,14 +11,38 @@ from objpert.losses import get_loss
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "PrivateLogisticRegression": "objpert.estimators",
+    "PrivateRobustRegression": "objpert.estimators",
+    "save": "objpert.persistence",
+    "load": "objpert.persistence",
+    "perturbed_gradient_descent": "objpert.mechanisms",
+    "Release": "objpert.mechanisms",
+}
+
+
+def __getattr__(name: str):
+    """Estimators and persistence load scikit-learn: import them on first use."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'objpert' has no attribute {name!r}")
+
 __all__ = [
     "Certificate",
     "ObjpertError",
     "ParameterError",
     "Plan",
+    "PrivateLogisticRegression",
+    "PrivateRobustRegression",
+    "Release",
     "UnreachableTargetError",
     "__version__",
     "calibrate",
     "get_loss",
+    "load",
+    "perturbed_gradient_descent",
     "problem",
+    "save",
 ]

@@ -55,11 +55,16 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
     return table
 
 
+def _console() -> Console:
+    """stdout console; wide enough for the tables when output goes to a pipe or file."""
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
 def _emit(args: argparse.Namespace, payload: dict, tables: list[Table]) -> None:
     if args.json:
         print(json.dumps(payload, indent=2))
     else:
-        console = Console()
+        console = _console()
         for t in tables:
             console.print(t)
 
@@ -449,9 +454,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"{r.mu:.3g}",
             f"{r.seconds:.2f}",
         )
-    Console().print(table)
+    _console().print(table)
     if path:
-        Console().print(f"accuracy against epsilon: {path}")
+        _console().print(f"accuracy against epsilon: {path}")
     return 0
 
 
