@@ -343,18 +343,28 @@ def tight(
                 f"mu = {best_mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) within "
                 f"{max_iterations} iterations; allow more iterations, a larger mu or epsilon"
             )
-        return _tight_iterations(
-            pc_for,
-            perturbation,
-            best_mu,
-            epsilon,
-            delta,
-            radius,
-            delta_sample,
-            max_iterations,
-            rtol,
-            objective,
+    else:
+        best_mu = _search_mu(
+            bound_at, loss_obj, n, d, zeta, epsilon, delta, radius, delta_sample, max_iterations
         )
+    return _tight_iterations(
+        pc_for,
+        perturbation,
+        best_mu,
+        epsilon,
+        delta,
+        radius,
+        delta_sample,
+        max_iterations,
+        rtol,
+        objective,
+    )
+
+
+def _search_mu(
+    bound_at, loss_obj, n, d, zeta, epsilon, delta, radius, delta_sample, max_iterations
+) -> float:
+    """Steps 1-2 of :func:`tight`: the mu minimising ``bound_at(mu, max_iterations)``."""
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
     scale = loss_obj.L2 * zeta**2
     mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 41))
@@ -399,18 +409,7 @@ def tight(
     for x, f in ((x1, f1), (x2, f2)):
         if f < best_val:
             best_mu, best_val = math.exp(x), f
-    return _tight_iterations(
-        pc_for,
-        perturbation,
-        best_mu,
-        epsilon,
-        delta,
-        radius,
-        delta_sample,
-        max_iterations,
-        rtol,
-        objective,
-    )
+    return best_mu
 
 
 def _tight_iterations(
