@@ -8,6 +8,7 @@ calibration; nothing is chosen by looking at test data). Each row reports the
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from collections.abc import Callable
@@ -87,8 +88,43 @@ def _fit_nonprivate(P: PreparedData, eps: float, delta: float, seed: int) -> Fit
     return Fit(m.coef_.ravel(), float("inf"), 1.0, time.perf_counter() - t0)
 
 
+LOP_CLIP_SHARE = 0.5  # LOP-Clip's public clip level: half the largest per-sample gradient
+
+
+def _peer_fitter(method: str, release_name: str) -> FitFn:
+    """A peer on public tuning only: the same public ridge mu as the Watkins & Arora plan
+    (raised to the method's own privacy floor where it has one), clip level
+    LOP_CLIP_SHARE * L1 zeta for LOP-Clip, the planners' defaults otherwise."""
+
+    def fit(P: PreparedData, eps: float, delta: float, seed: int) -> Fit:
+        from objpert.mechanisms import peers
+
+        mu = _cached_plan(P.n, P.d, P.zeta, eps, delta).mu
+        opts: dict = {"mu": mu}
+        if method == "lop_clip":
+            opts["clip"] = LOP_CLIP_SHARE * P.zeta
+        plan = _cached_peer_plan(method, P.n, P.d, P.zeta, eps, delta, tuple(opts.items()))
+        release = getattr(peers, release_name)(P.X, P.y, plan, np.random.default_rng(seed))
+        cert = release.certificate
+        return Fit(release.weights, cert.epsilon, cert.delta, release.seconds)
+
+    return fit
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_peer_plan(method, n, d, zeta, eps, delta, opts):
+    from objpert.certify.peers import calibrate_peer
+
+    return calibrate_peer(method, n, d, zeta, "logistic", eps, delta, **dict(opts))
+
+
 FITTERS: dict[str, FitFn] = {
     "watkins_arora": _fit_watkins_arora,
+    "lop": _peer_fitter("lop", "lop_release"),
+    "lop_clip": _peer_fitter("lop_clip", "lop_clip_release"),
+    "amp": _peer_fitter("amp", "amp_release"),
+    "output": _peer_fitter("output_perturbation", "output_perturbation_release"),
+    "noisy_gd": _peer_fitter("noisy_gd", "noisy_gd_release"),
     "nonprivate": _fit_nonprivate,
 }
 NOT_APPLICABLE = {

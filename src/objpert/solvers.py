@@ -10,7 +10,9 @@ splitting (Davis-Yin)"):
     z     = Proj_C(2 theta - x - omega g)
     x     = x + lambda_k (z - theta)
 
-and theta is returned. The iteration count K is fixed by the caller: no stopping rule
+and theta is returned: the prox point of the last iteration, prox(x_{K-1}), the point the
+gradient was last evaluated at (as the authors' code; ``x`` of the result is x_K). The
+iteration count K is fixed by the caller: no stopping rule
 depends on the data (a data-dependent stopping time would leak). With f beta-smooth, a
 step omega in (0, 2/beta) and constant lambda_k in (0, 2 - omega beta / 2), the
 deterministic iteration converges to a minimiser (Davis & Yin 2017, Theorem 1.1); the
@@ -58,7 +60,7 @@ def authors_relaxation(k: int) -> float:
 
 @dataclass(frozen=True)
 class DavisYinResult:
-    """theta (the released point: prox output of the last iteration), the auxiliary x and K."""
+    """theta = prox(x_{K-1}) (the released point; prox(x_0) when K = 0), x = x_K, and K."""
 
     theta: np.ndarray
     x: np.ndarray
@@ -77,8 +79,8 @@ def _operators(
     else:
         t = step * weight
 
-        def prox(x: np.ndarray) -> np.ndarray:
-            return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
+        def prox(x: np.ndarray) -> np.ndarray:  # soft_threshold(x, t), fewer passes
+            return x - np.minimum(np.maximum(x, -t), t)
 
     if box is None:
 
@@ -88,8 +90,8 @@ def _operators(
     else:
         k = check_positive("box", box)
 
-        def proj(x: np.ndarray) -> np.ndarray:
-            return np.clip(x, -k, k)
+        def proj(x: np.ndarray) -> np.ndarray:  # project_box(x, k), without np.clip's overhead
+            return np.minimum(np.maximum(x, -k), k)
 
     return prox, proj
 

@@ -241,7 +241,7 @@ def _interval_inverse(a: float, x0: float, log_y: float) -> float:
 def log_wishart_constant(d: int, m: float) -> float:
     """log D_m (notes, "Calibration of sigma^2"), with log-gamma (flag ii):
 
-        D_m = d Gamma(3/2) Gamma((m+1)/2) / (Gamma(d/2 + 1) Gamma((m-d+1)/2) Gamma((m-d+2)/2)).
+    D_m = d Gamma(3/2) Gamma((m+1)/2) / (Gamma(d/2 + 1) Gamma((m-d+1)/2) Gamma((m-d+2)/2)).
     """
     d, m = _check_dm(d, m)
     return (
@@ -284,9 +284,7 @@ def log_alpha1(
     reading = _check_reading(reading)
     a = _shape(d, m)
     alpha = min_eigenvalue_bound(d, m, delta3)
-    log_y = (
-        math.log(delta1) + math.log1p(-delta3) - log_wishart_constant(d, m) - float(gammaln(a))
-    )
+    log_y = math.log(delta1) + math.log1p(-delta3) - log_wishart_constant(d, m) - float(gammaln(a))
     if reading == "authors":
         return _interval_inverse(a, alpha, log_y)
     # half: gamma^{-1}(...) = alpha/2 + h, so alpha1 = 2 (alpha/2 + h) - alpha = 2 h
@@ -346,7 +344,7 @@ def log_sigma2(
 ) -> float:
     """log sigma^2 (notes, "Calibration of sigma^2"), finite even where sigma^2 overflows:
 
-        sigma^2 = max( (2L/eps) (f2 + 2 (2 rho + 2) / alpha),  2L / alpha1 ).
+    sigma^2 = max( (2L/eps) (f2 + 2 (2 rho + 2) / alpha),  2L / alpha1 ).
     """
     *_, lp, lc = _sigma2_parts(smoothness, epsilon, delta1, delta3, d, m, rank, reading)
     return max(lp, lc)
@@ -410,7 +408,8 @@ def output_noise(
 def utility_exact(sigma2_value: float, m: float, distance: float) -> float:
     """Expected empirical excess risk of the exact-minimiser release: sigma^2 m D^2 / 2
     (notes, "Utility bound"); D = ||theta_ref - common minimiser||."""
-    return 0.5 * float(sigma2_value) * check_positive("m", m) * check_nonnegative("D", distance) ** 2
+    D = check_nonnegative("D", distance)
+    return 0.5 * float(sigma2_value) * check_positive("m", m) * D**2
 
 
 def utility_inexact(

@@ -1,0 +1,415 @@
+"""Releases of the peer mechanisms: LOP, LOP-Clip, AMP, output perturbation, noisy GD.
+
+Each follows :func:`objpert.mechanisms.perturbed_gd.perturbed_gradient_descent`: the
+plan's certificate is recomputed from its public fields before any data is touched (and
+must equal the stored one and meet the plan's target); data that break the contract
+(shape (n, d), rows of norm <= zeta, labels) are refused; the noise is drawn once, after
+every check has passed (noisy GD: once per step, T steps); the solver runs to a public
+gradient-norm tolerance that is checked afterwards (no release otherwise), or for exactly
+T steps (noisy GD). All gradients are computed by
+:class:`objpert.engines.glm.GLMObjective`. The certificates are in
+:mod:`objpert.certify.peers`.
+
+``Release.iterations`` is the solver's iteration count (fixed T for noisy GD); like
+``seconds`` and ``n_clipped`` it is a statistic of the data that no certificate covers.
+A refusal for an unmet tolerance is likewise a data-dependent event outside the
+certificate: choose the public tolerance and iteration budget so that it does not occur,
+and do not retry on the same data with fresh noise.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import optimize
+
+from objpert.certify.certificate import Certificate
+from objpert.certify.peers import PeerPlan
+from objpert.data import (
+    DataError,
+    as_feature_matrix,
+    as_targets,
+    bound_rows,
+    encode_binary,
+    row_norms,
+)
+from objpert.engines.glm import GLMObjective
+from objpert.losses import Loss
+from objpert.mechanisms.perturbed_gd import PrivacyError, Release
+from objpert.randomness import make_rng
+
+__all__ = [
+    "ClippedGLMLoss",
+    "ToleranceError",
+    "amp_release",
+    "check_peer_plan",
+    "lop_clip_release",
+    "lop_release",
+    "noisy_gd_release",
+    "output_perturbation_release",
+    "solve_to_tolerance",
+]
+
+_EPS_REL = 1e-12  # certified epsilon may exceed the target by this relative rounding only
+
+
+class ToleranceError(PrivacyError):
+    """The solver did not reach the plan's gradient-norm tolerance; nothing was released."""
+
+
+def check_peer_plan(plan: Any, method: str) -> Certificate:
+    """Recompute the plan's certificate from its public fields; refuse a plan of another
+    method, one that does not certify, one whose stored certificate differs from the
+    recomputed one, or one whose certificate exceeds its target."""
+    if not isinstance(plan, PeerPlan):
+        raise PrivacyError(
+            f"expected a PeerPlan for {method!r} (objpert.certify.peers.calibrate_peer); "
+            f"got {type(plan).__name__}"
+        )
+    if plan.method != method:
+        raise PrivacyError(f"this release needs a {method!r} plan; got a {plan.method!r} plan")
+    try:
+        cert = plan.recertify()
+    except (ValueError, TypeError) as exc:
+        raise PrivacyError(f"the plan cannot be certified: {exc}") from None
+    if not cert.certified:
+        raise PrivacyError(f"the plan does not certify: {'; '.join(cert.reasons)}")
+    if plan.certificate is None or plan.certificate.to_dict() != cert.to_dict():
+        raise PrivacyError(
+            "the plan's stored certificate differs from the one recomputed from its fields"
+        )
+    if cert.delta > plan.delta:
+        raise PrivacyError(
+            f"the plan certifies delta = {cert.delta:.3g} > its target {plan.delta:.3g}"
+        )
+    if cert.epsilon > plan.epsilon * (1.0 + _EPS_REL):
+        raise PrivacyError(
+            f"the plan certifies epsilon = {cert.epsilon:.6g} > its target {plan.epsilon:.6g}"
+        )
+    return cert
+
+
+def _data(X: Any, y: Any, plan: PeerPlan, clip: bool):
+    """(X, y) checked against the plan's public n, d, zeta and loss: (M, y, n_clipped)."""
+    loss = plan.loss_object()
+    M = as_feature_matrix(X)
+    if M.shape != (plan.n, plan.d):
+        raise DataError(
+            f"the plan is for data of shape ({plan.n}, {plan.d}) (public n and d); got {M.shape}"
+        )
+    yy = encode_binary(y)[0] if loss.label_kind == "binary" else as_targets(y)
+    if yy.shape[0] != plan.n:
+        raise DataError(f"X has {plan.n} rows but y has {yy.shape[0]} labels")
+    M, clipped = bound_rows(M, plan.zeta, clip=clip)
+    return M, yy, clipped
+
+
+# ---------------------------------------------------------------- the clipped loss
+
+
+def _inverse_d1(loss: Loss, y: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """t with l'(t, y) = target, elementwise (l' is nondecreasing as l'' >= 0); -inf where
+    target < inf l' and +inf where target > sup l' (bracket doubling to 2^70, then
+    bisection to adjacent floats)."""
+    lo = np.full(target.shape, -1.0)
+    hi = np.full(target.shape, 1.0)
+    for _ in range(70):
+        low_bad = loss.d1(lo, y) > target
+        high_bad = loss.d1(hi, y) < target
+        if not (low_bad.any() or high_bad.any()):
+            break
+        lo = np.where(low_bad, 2.0 * lo, lo)
+        hi = np.where(high_bad, 2.0 * hi, hi)
+    below = loss.d1(lo, y) > target  # target below the range of l'
+    above = loss.d1(hi, y) < target  # target above the range of l'
+    for _ in range(2100):
+        mid = 0.5 * (lo + hi)
+        if not np.any((mid > lo) & (mid < hi)):
+            break
+        up = loss.d1(mid, y) < target
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    t = 0.5 * (lo + hi)
+    t = np.where(below, -np.inf, t)
+    return np.where(above, np.inf, t)
+
+
+@dataclass(frozen=True, eq=False)
+class ClippedGLMLoss(Loss):
+    """The GLM loss whose per-sample gradient l'(t_i, y_i) x_i is clipped to norm <= c.
+
+    For row i with ||x_i|| > 0 that is l' clipped to [-b_i, b_i], b_i = c / ||x_i||
+    (b_i = inf for zero rows). Its integral, l on [t_lo_i, t_hi_i] (where l' = -b_i, +b_i)
+    continued linearly with slopes -b_i and +b_i outside, is convex; its l'' is l'' inside
+    and 0 outside. Redberg, Koskela & Wang (2023). The per-row thresholds are fixed by the
+    data and the labels, so the arrays align with the rows of the objective.
+    """
+
+    base: Loss
+    bound: np.ndarray
+    labels: np.ndarray
+    t_lo: np.ndarray
+    t_hi: np.ndarray
+
+    name: ClassVar[str] = "clipped"
+    label_kind: ClassVar[str] = "any"
+
+    @classmethod
+    def for_rows(cls, base: Loss, X: Any, y: np.ndarray, clip: float) -> ClippedGLMLoss:
+        norms = row_norms(X)
+        with np.errstate(divide="ignore"):
+            bound = np.where(norms > 0, clip / np.where(norms > 0, norms, 1.0), np.inf)
+        y = np.asarray(y, dtype=float)
+        finite = np.isfinite(bound)
+        if base.L1 is not None:  # |l'| < L1 <= b_i: row i is never clipped
+            finite &= bound < base.L1
+        t_lo = np.full(y.shape, -np.inf)
+        t_hi = np.full(y.shape, np.inf)
+        if finite.any():
+            t_lo[finite] = _inverse_d1(base, y[finite], -bound[finite])
+            t_hi[finite] = _inverse_d1(base, y[finite], bound[finite])
+        return cls(base, bound, y, t_lo, t_hi)
+
+    @property
+    def L1(self) -> float | None:
+        return self.base.L1
+
+    @property
+    def L2(self) -> float:
+        return self.base.L2
+
+    @property
+    def L3(self) -> float:
+        return self.base.L3
+
+    def _rows(self, t: np.ndarray, a: np.ndarray) -> np.ndarray:
+        return a if t.ndim == 1 else a[:, None]
+
+    def value(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        lo, hi, b = (self._rows(t, a) for a in (self.t_lo, self.t_hi, self.bound))
+        inside = self.base.value(np.clip(t, lo, hi), y)
+        over = np.where(t > hi, t - hi, 0.0)
+        under = np.where(t < lo, lo - t, 0.0)
+        return inside + np.where(over > 0, b * over, 0.0) + np.where(under > 0, b * under, 0.0)
+
+    def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        b = self._rows(t, self.bound)
+        return np.clip(self.base.d1(t, y), -b, b)
+
+    def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        lo, hi = self._rows(t, self.t_lo), self._rows(t, self.t_hi)
+        return np.where((t > lo) & (t < hi), self.base.d2(t, y), 0.0)
+
+    def d3(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        lo, hi = self._rows(t, self.t_lo), self._rows(t, self.t_hi)
+        return np.where((t > lo) & (t < hi), self.base.d3(t, y), 0.0)
+
+    def clipped_count(self, t: np.ndarray) -> int:
+        """How many per-sample gradients are clipped at margins t (a data statistic)."""
+        return int(np.count_nonzero(np.abs(self.base.d1(t, self.labels)) > self.bound))
+
+
+# ---------------------------------------------------------------- the solver
+
+
+def _newton_polish(objective, z, w, norm, tolerance, budget):
+    """Damped Newton steps on grad F(w) + z = 0 with the gradient norm as merit function.
+
+    The Newton direction p = -H^{-1} g (conjugate gradients on the objective's
+    Hessian-vector products) is a descent direction for ||g||^2 / 2, which, unlike F, is
+    computed to full relative accuracy near the minimiser; steps are halved until the
+    gradient norm decreases. Returns (w, norm, steps)."""
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    d = w.shape[0]
+    steps = 0
+    while norm > tolerance and steps < budget:
+        g = objective.gradient(w)
+        g += z
+        H = LinearOperator((d, d), matvec=lambda v, w=w: objective.hvp(w, np.ravel(v)))
+        p, _ = cg(H, -g, rtol=1e-12, maxiter=10 * d)
+        t, accepted = 1.0, False
+        while t > 1e-12:
+            w_new = w + t * p
+            g_new = objective.gradient(w_new)
+            g_new += z
+            n_new = float(np.linalg.norm(g_new))
+            if n_new < norm:
+                w, norm, accepted = w_new, n_new, True
+                break
+            t *= 0.5
+        steps += 1
+        if not accepted:
+            break
+    return w, norm, steps
+
+
+def solve_to_tolerance(
+    objective: GLMObjective, z: np.ndarray, tolerance: float, max_iterations: int
+) -> tuple[np.ndarray, float, int]:
+    """Minimise F(w) + <z, w> from w = 0 until ||grad|| <= tolerance (Euclidean norm).
+
+    L-BFGS (scipy.optimize.minimize, method L-BFGS-B, unconstrained) on the objective's
+    value and gradient; it stalls once function values stop resolving progress (gradient
+    norms near sqrt(machine epsilon)), so it is followed, if needed, by damped Newton steps
+    (:func:`_newton_polish`) on the gradient with the objective's Hessian-vector products.
+    Deterministic in (data, z). Returns (w, ||grad F(w) + z||, iterations); the caller
+    checks the tolerance.
+    """
+
+    def fun(w):
+        g = objective.gradient(w)
+        g += z
+        return float(objective.value(w)) + float(z @ w), g
+
+    d = z.shape[0]
+    res = optimize.minimize(
+        fun,
+        np.zeros(d),
+        jac=True,
+        method="L-BFGS-B",
+        options={
+            "maxiter": max_iterations,
+            "gtol": tolerance / (10.0 * np.sqrt(d)),
+            "ftol": 0.0,
+            "maxcor": 20,
+        },
+    )
+    w, used = np.asarray(res.x, dtype=float), int(res.nit)
+    norm = float(np.linalg.norm(fun(w)[1]))
+    if norm > tolerance and used < max_iterations:
+        w, norm, steps = _newton_polish(objective, z, w, norm, tolerance, max_iterations - used)
+        used += steps
+    return w, norm, used
+
+
+def _solve_checked(objective, z, plan: PeerPlan) -> tuple[np.ndarray, int]:
+    w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+    if not norm <= plan.tolerance:
+        raise ToleranceError(
+            f"the solver stopped at gradient norm {norm:.3g} > the plan's tolerance "
+            f"{plan.tolerance:.3g} after {used} iterations; nothing was released. This "
+            "refusal depends on the data: plan a looser public tolerance or a larger "
+            "max_iterations instead of retrying on the same data"
+        )
+    return w, used
+
+
+def _setup(X, y, plan: PeerPlan, rng, clip: bool, method: str):
+    cert = check_peer_plan(plan, method)
+    M, yy, n_clipped = _data(X, y, plan, clip)
+    generator, seeded = make_rng(rng)
+    return cert, M, yy, n_clipped, generator, seeded
+
+
+# ---------------------------------------------------------------- the releases
+
+
+def lop_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
+    """Gaussian LOP (Chaudhuri et al. 2011; Kifer et al. 2012): draw z ~ N(0, sigma^2 I)
+    once, minimise F(w) + <z, w> (mu = plan.mu) to the plan's gradient-norm tolerance,
+    release the minimiser. The certificate covers the exact minimiser; the tolerance is
+    reported in it. Rows above zeta are refused (``clip=True`` scales them down)."""
+    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "lop")
+    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
+    start = time.perf_counter()
+    z = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
+    w, used = _solve_checked(objective, z, plan)
+    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+
+
+def lop_clip_release(
+    X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False
+) -> Release:
+    """LOP-Clip (Redberg et al. 2023): as :func:`lop_release` on the objective whose
+    per-sample gradients are clipped to norm plan.clip (:class:`ClippedGLMLoss`). When no
+    gradient can be clipped (plan.clip >= L1 max ||x_i||) it is LOP's objective exactly."""
+    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "lop_clip")
+    loss = ClippedGLMLoss.for_rows(plan.loss_object(), M, yy, plan.clip)
+    objective = GLMObjective(M, yy, loss, plan.mu)
+    start = time.perf_counter()
+    z = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
+    w, used = _solve_checked(objective, z, plan)
+    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+
+
+def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
+    """Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1): draw
+    b1 ~ N(0, sigma^2 I) and b2 ~ N(0, output_sigma^2 I) once each, minimise
+    F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise), release
+    w + b2."""
+    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "amp")
+    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
+    start = time.perf_counter()
+    b1 = generator.normal(0.0, plan.sigma, size=plan.d)  # objective noise, drawn once
+    b2 = generator.normal(0.0, plan.output_sigma, size=plan.d)  # output noise, drawn once
+    w, used = _solve_checked(objective, b1, plan)
+    w = w + b2
+    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+
+
+def output_perturbation_release(
+    X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False
+) -> Release:
+    """Gaussian output perturbation (Chaudhuri et al. 2011): minimise F to the plan's
+    tolerance (checked; the sensitivity includes it), release w + N(0, sigma^2 I), the
+    noise drawn once."""
+    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "output_perturbation")
+    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
+    start = time.perf_counter()
+    noise = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
+    w, used = _solve_checked(objective, np.zeros(plan.d), plan)
+    w = w + noise
+    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+
+
+def _show_progress(verbose: bool | None, iterations: int) -> bool:
+    if verbose is None:
+        return iterations >= 2000 and sys.stderr.isatty()
+    return bool(verbose)
+
+
+def noisy_gd_release(
+    X: Any,
+    y: Any,
+    plan: PeerPlan,
+    rng: Any = None,
+    *,
+    clip: bool = False,
+    verbose: bool | None = None,
+) -> Release:
+    """Noisy full-batch gradient descent: exactly T = plan.iterations steps of
+    w <- w - eta (grad F(w) + xi_t) from w_0 = 0, xi_t ~ N(0, sigma^2 I) drawn fresh at
+    every step (T draws); release w_T."""
+    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "noisy_gd")
+    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
+    T, eta, d = int(plan.iterations), float(plan.eta), plan.d
+    start = time.perf_counter()
+    w = np.zeros(d)
+    bar = None
+    if _show_progress(verbose, T):
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("noisy gradient descent", total=T)
+    try:
+        for k in range(T):
+            g = objective.gradient(w)
+            g += generator.normal(0.0, plan.sigma, size=d)  # one draw per step
+            w -= eta * g
+            if bar is not None and (k + 1) % max(1, T // 200) == 0:
+                bar.update(task, completed=k + 1)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return Release(w, plan, cert, T, time.perf_counter() - start, n_clipped, seeded)
