@@ -235,3 +235,12 @@ def test_tables_prints_certificates_and_calibration(capsys):
     assert len(out["calibration"]) == 9
     for row in out["calibration"]:
         assert row["tight"]["certificate"]["delta"] <= 1e-6
+
+
+def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
+    assert main(["reproduce", "qop", "--runs", "2", "--out", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    spread = out["figure2"]["spread"]
+    assert spread["QOP"] < spread["LOP-Clip"] < spread["LOP"]  # Figure 2's ordering
+    for name in ("qop_figure1.png", "qop_figure2.png", "qop_figure1.csv", "qop_figure2.csv"):
+        assert (tmp_path / name).stat().st_size > 0

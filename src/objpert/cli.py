@@ -202,6 +202,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.paper == "qop":
+        return _reproduce_qop(args)
     from objpert import reproduce
 
     entries = reproduce.all_entries()
@@ -449,6 +451,31 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_qop(args: argparse.Namespace) -> int:
+    from objpert import reproduce_qop
+
+    with Console(stderr=True).status("reproducing Cortild & Cartis, Figures 1 and 2 ..."):
+        result = reproduce_qop.run(args.out, runs=args.runs)
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    fig2 = result["figure2"]
+    table = Table(
+        title="QOP (Cortild & Cartis 2026), Figure 2: spread of the empirical risk "
+        "across box radii (authors: LOP 3.8e4, LOP-Clip 45, QOP 0.073)"
+    )
+    for col in ("method", "spread (avg std)", "risk range over kappa"):
+        table.add_column(col, justify="right")
+    for method, value in fig2["spread"].items():
+        lo, hi = fig2["risk_range"][method]
+        table.add_row(str(method), _fmt(value), f"{_fmt(lo)} .. {_fmt(hi)}")
+    _console().print(table)
+    for name in ("figure1", "figure2"):
+        _console().print(f"{name}: {result[name]['png']}, {result[name]['table']}")
+    _console().print(f"summary: {result['summary']}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
@@ -546,6 +573,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("reproduce", help="print the paper's numbers beside the computed ones")
+    p.add_argument(
+        "paper",
+        nargs="?",
+        choices=("watkins-arora", "qop"),
+        default="watkins-arora",
+        help="watkins-arora (default) or qop (Cortild & Cartis: Figures 1 and 2)",
+    )
+    p.add_argument(
+        "--out",
+        default="objpert-qop",
+        metavar="DIR",
+        help="where `reproduce qop` writes its PNG and CSV files",
+    )
+    p.add_argument("--runs", type=int, default=10, help="runs per box radius (qop)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 

@@ -1,5 +1,23 @@
 """Mechanisms: draw the noise once, run the solver exactly as the plan says, release."""
 
+from objpert.mechanisms.peers import (
+    amp_release,
+    lop_clip_release,
+    lop_release,
+    noisy_gd_release,
+    output_perturbation_release,
+)
 from objpert.mechanisms.perturbed_gd import PrivacyError, Release, perturbed_gradient_descent
+from objpert.mechanisms.qop import qop_release
 
-__all__ = ["PrivacyError", "Release", "perturbed_gradient_descent"]
+__all__ = [
+    "PrivacyError",
+    "Release",
+    "amp_release",
+    "lop_clip_release",
+    "lop_release",
+    "noisy_gd_release",
+    "output_perturbation_release",
+    "perturbed_gradient_descent",
+    "qop_release",
+]
