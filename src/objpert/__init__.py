@@ -29,6 +29,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'objpert' has no attribute {name!r}")
 
+
 __all__ = [
     "Certificate",
     "ObjpertError",

@@ -207,3 +207,18 @@ def prepare(
         )
         M = add_intercept(M, c)
     return PreparedData(M, yy, total_norm(data_norm, c), float(data_norm), c, clipped, classes)
+
+
+def for_plan(
+    X: Any, y: Any, *, n: int, d: int, zeta: float, label_kind: str, clip: bool
+) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray, int]:
+    """(X, y) checked against a plan's public n, d, zeta and label kind, rows bounded
+    (clipped when ``clip``): (matrix, labels, rows clipped). Used by every mechanism."""
+    M = as_feature_matrix(X)
+    if M.shape != (n, d):
+        raise DataError(f"the plan is for data of shape ({n}, {d}) (public n and d); got {M.shape}")
+    yy = encode_binary(y)[0] if label_kind == "binary" else as_targets(y)
+    if yy.shape[0] != n:
+        raise DataError(f"X has {n} rows but y has {yy.shape[0]} labels")
+    M, clipped = bound_rows(M, zeta, clip=clip)
+    return M, yy, clipped

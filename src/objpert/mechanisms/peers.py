@@ -31,11 +31,7 @@ from scipy import optimize
 from objpert.certify.certificate import Certificate
 from objpert.certify.peers import PeerPlan
 from objpert.data import (
-    DataError,
-    as_feature_matrix,
-    as_targets,
-    bound_rows,
-    encode_binary,
+    for_plan,
     row_norms,
 )
 from objpert.engines.glm import GLMObjective
@@ -96,17 +92,15 @@ def check_peer_plan(plan: Any, method: str) -> Certificate:
 
 def _data(X: Any, y: Any, plan: PeerPlan, clip: bool):
     """(X, y) checked against the plan's public n, d, zeta and loss: (M, y, n_clipped)."""
-    loss = plan.loss_object()
-    M = as_feature_matrix(X)
-    if M.shape != (plan.n, plan.d):
-        raise DataError(
-            f"the plan is for data of shape ({plan.n}, {plan.d}) (public n and d); got {M.shape}"
-        )
-    yy = encode_binary(y)[0] if loss.label_kind == "binary" else as_targets(y)
-    if yy.shape[0] != plan.n:
-        raise DataError(f"X has {plan.n} rows but y has {yy.shape[0]} labels")
-    M, clipped = bound_rows(M, plan.zeta, clip=clip)
-    return M, yy, clipped
+    return for_plan(
+        X,
+        y,
+        n=plan.n,
+        d=plan.d,
+        zeta=plan.zeta,
+        label_kind=plan.loss_object().label_kind,
+        clip=clip,
+    )
 
 
 # ---------------------------------------------------------------- the clipped loss

@@ -17,7 +17,9 @@ import numpy as np
 
 from objpert.certify.calibration import Plan
 from objpert.certify.certificate import Certificate
-from objpert.data import DataError, as_feature_matrix, as_targets, bound_rows, encode_binary
+from objpert.data import (
+    for_plan,
+)
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ObjpertError
 from objpert.randomness import make_rng
@@ -121,15 +123,9 @@ def perturbed_gradient_descent(
     cert = check_plan(plan)
     pc = plan.constants
     loss = pc.loss_object()
-    M = as_feature_matrix(X)
-    if M.shape != (pc.n, pc.d):
-        raise DataError(
-            f"the plan is for data of shape ({pc.n}, {pc.d}) (public n and d); got {M.shape}"
-        )
-    yy = encode_binary(y)[0] if loss.label_kind == "binary" else as_targets(y)
-    if yy.shape[0] != pc.n:
-        raise DataError(f"X has {pc.n} rows but y has {yy.shape[0]} labels")
-    M, clipped = bound_rows(M, pc.zeta, clip=clip)
+    M, yy, clipped = for_plan(
+        X, y, n=pc.n, d=pc.d, zeta=pc.zeta, label_kind=loss.label_kind, clip=clip
+    )
     objective = GLMObjective(M, yy, loss, pc.mu)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()

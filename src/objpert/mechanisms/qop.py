@@ -28,7 +28,7 @@ from objpert.data import DataError, as_feature_matrix, as_targets, bound_rows, e
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
 from objpert.losses import Loss, SquaredLoss, get_loss
-from objpert.mechanisms.perturbed_gd import PrivacyError
+from objpert.mechanisms.perturbed_gd import PrivacyError, Release
 from objpert.randomness import make_rng
 from objpert.solvers import davis_yin, stochastic_davis_yin
 
@@ -39,37 +39,15 @@ SOLVERS: tuple[str, ...] = ("deterministic", "stochastic")
 
 
 @dataclass(frozen=True)
-class QOPRelease:
-    """The released weights and what certifies them (W itself is never kept)."""
+class QOPRelease(Release):
+    """The released weights and what certifies them (W itself is never kept): a
+    :class:`~objpert.mechanisms.perturbed_gd.Release` with a QOP plan and certificate, and
+    the solver used."""
 
-    weights: np.ndarray
-    plan: QOPPlan
-    certificate: QOPCertificate
-    solver: str
-    iterations: int
-    seconds: float
-    n_clipped: int
-    seeded: bool
-
-    @property
-    def epsilon(self) -> float:
-        return self.certificate.epsilon
-
-    @property
-    def delta(self) -> float:
-        return self.certificate.delta
+    solver: str = "deterministic"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "weights": self.weights.tolist(),
-            "plan": self.plan.to_dict(),
-            "certificate": self.certificate.to_dict(),
-            "solver": self.solver,
-            "iterations": self.iterations,
-            "seconds": self.seconds,
-            "n_clipped": self.n_clipped,
-            "seeded": self.seeded,
-        }
+        return {**super().to_dict(), "solver": self.solver}
 
 
 def check_qop_plan(plan: Any) -> QOPCertificate:
@@ -236,12 +214,12 @@ def qop_release(
     if plan.inexact and plan.sigma_tilde > 0.0:
         weights = weights + generator.normal(0.0, plan.sigma_tilde, size=d)
     return QOPRelease(
-        weights,
-        plan,
-        cert,
-        solver,
-        iterations,
-        time.perf_counter() - start,
-        clipped,
-        seeded,
+        weights=weights,
+        plan=plan,
+        certificate=cert,
+        iterations=iterations,
+        seconds=time.perf_counter() - start,
+        n_clipped=clipped,
+        seeded=seeded,
+        solver=solver,
     )
