@@ -74,10 +74,22 @@ def _fit_watkins_arora(P: PreparedData, eps: float, delta: float, seed: int) -> 
 
 
 def _cached_plan(n, d, zeta, eps, delta):
-    """The estimators' default plan (tight, empirical objective, W = 10, 5000 steps)."""
-    from objpert.estimators import plan_for
+    """The estimators' default plan (tight, empirical objective, default W and budget)."""
+    from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS, plan_for
 
-    return plan_for("logistic", None, "tight", n, d, zeta, eps, delta, 10.0, 5000, None)
+    return plan_for(
+        "logistic",
+        None,
+        "tight",
+        n,
+        d,
+        zeta,
+        eps,
+        delta,
+        DEFAULT_COMPARATOR_NORM,
+        DEFAULT_MAX_ITERATIONS,
+        None,
+    )
 
 
 def _fit_nonprivate(P: PreparedData, eps: float, delta: float, seed: int) -> Fit:

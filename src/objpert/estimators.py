@@ -45,6 +45,8 @@ from objpert.mechanisms.perturbed_gd import Release, perturbed_gradient_descent
 __all__ = ["PrivateLogisticRegression", "PrivateRobustRegression", "plan_for"]
 
 CALIBRATIONS = ("tight", "corollary413")
+DEFAULT_COMPARATOR_NORM = 3.0  # W of alpha="auto" (public; see the README's comparison)
+DEFAULT_MAX_ITERATIONS = 5000
 
 _COMMON_DOC = """
     Notes
@@ -313,8 +315,10 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         ``"tight"``: numerical calibration certified by Theorem C.13 (any epsilon).
         ``"corollary413"``: Corollary 4.13 as stated (per-release epsilon <= 1).
     %(alpha)s
-    comparator_norm : float > 0, default=10.0
-        W, the norm of the comparators the "auto" mu is tuned against (public).
+    comparator_norm : float > 0, default=3.0
+        W, the norm of the comparators the "auto" mu is tuned against (public). Smaller W
+        weighs the noise more against the regularisation bias: 3 beat 10 on every real
+        dataset of the README (and matches exact LOP at equal mu; README, compare).
     max_iterations : int >= 1, default=5000
         Public compute budget: the most gradient steps the tight calibration may plan.
     random_state : None, int, Generator or RandomState, default=None
@@ -354,8 +358,8 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         clip=True,
         calibration="tight",
         alpha="auto",
-        comparator_norm=10.0,
-        max_iterations=5000,
+        comparator_norm=DEFAULT_COMPARATOR_NORM,
+        max_iterations=DEFAULT_MAX_ITERATIONS,
         random_state=None,
         verbose=False,
     ):
@@ -487,8 +491,8 @@ class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
         clip=True,
         calibration="tight",
         alpha="auto",
-        comparator_norm=10.0,
-        max_iterations=5000,
+        comparator_norm=DEFAULT_COMPARATOR_NORM,
+        max_iterations=DEFAULT_MAX_ITERATIONS,
         scale=1.0,
         random_state=None,
         verbose=False,
