@@ -614,6 +614,20 @@ def _common(loss, n, d, zeta, epsilon, delta, loss_params, *, bounded: bool = Tr
     )
 
 
+def _public(loss_obj: Loss, n, d, zeta, epsilon, delta) -> dict[str, Any]:
+    """The public fields every :class:`PeerPlan` carries (its certificate comes later)."""
+    return {
+        "loss": loss_obj.name,
+        "loss_params": _params(loss_obj),
+        "n": n,
+        "d": d,
+        "zeta": zeta,
+        "epsilon": epsilon,
+        "delta": delta,
+        "certificate": None,
+    }
+
+
 def _params(loss_obj: Loss) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(loss_obj.params().items()))
 
@@ -654,16 +668,9 @@ def plan_lop(
     mu_min, sigma = lop_mean_form(n, g, smooth, epsilon, delta)
     plan = PeerPlan(
         method="lop",
-        loss=loss_obj.name,
-        loss_params=_params(loss_obj),
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
+        **_public(loss_obj, n, d, zeta, epsilon, delta),
         mu=_mu(mu, mu_min),
         sigma=sigma,
-        certificate=None,
         calibration="kifer",
         tolerance=_tolerance(tolerance, g),
         max_iterations=check_int("max_iterations", max_iterations, 1),
@@ -703,16 +710,9 @@ def plan_lop_clip(
     mu_min, sigma = lop_mean_form(n, c, float(loss_obj.L2) * zeta**2, epsilon, delta)
     plan = PeerPlan(
         method="lop_clip",
-        loss=loss_obj.name,
-        loss_params=_params(loss_obj),
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
+        **_public(loss_obj, n, d, zeta, epsilon, delta),
         mu=_mu(mu, mu_min),
         sigma=sigma,
-        certificate=None,
         calibration="kifer",
         tolerance=_tolerance(tolerance, c),
         max_iterations=check_int("max_iterations", max_iterations, 1),
@@ -778,16 +778,9 @@ def plan_amp(
     sigma2 = _gaussian_sigma(calibration, 2.0 * gamma_val / mu_val, eps2, delta2)
     plan = PeerPlan(
         method="amp",
-        loss=loss_obj.name,
-        loss_params=_params(loss_obj),
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
+        **_public(loss_obj, n, d, zeta, epsilon, delta),
         mu=mu_val,
         sigma=sigma1,
-        certificate=None,
         calibration=calibration,
         tolerance=gamma_val,
         max_iterations=check_int("max_iterations", max_iterations, 1),
@@ -855,16 +848,9 @@ def plan_output_perturbation(
     sigma = _gaussian_sigma(calibration, output_sensitivity(n, g, mu_val, tol), epsilon, delta)
     plan = PeerPlan(
         method="output_perturbation",
-        loss=loss_obj.name,
-        loss_params=_params(loss_obj),
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
+        **_public(loss_obj, n, d, zeta, epsilon, delta),
         mu=mu_val,
         sigma=sigma,
-        certificate=None,
         calibration=calibration,
         tolerance=tol,
         max_iterations=check_int("max_iterations", max_iterations, 1),
@@ -910,16 +896,9 @@ def plan_noisy_gd(
     z = calibrate_noise_multiplier(epsilon, delta, T, accountant)
     plan = PeerPlan(
         method="noisy_gd",
-        loss=loss_obj.name,
-        loss_params=_params(loss_obj),
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
+        **_public(loss_obj, n, d, zeta, epsilon, delta),
         mu=mu_val,
         sigma=z * sens,
-        certificate=None,
         calibration=accountant,
         iterations=T,
         eta=eta_val,
