@@ -1,0 +1,45 @@
+"""Shared pieces of the benchmarks: one result row and a best-of-k timer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark figure: ``ratio = seconds / baseline_seconds`` (lower is faster),
+    compared with ``bar`` by ``bar_kind`` ("max": ratio <= bar, "min": ratio >= bar,
+    None: reported only)."""
+
+    name: str
+    seconds: float
+    baseline: str
+    baseline_seconds: float
+    ratio: float
+    bar: float | None = None
+    bar_kind: str | None = None
+    note: str = ""
+
+    @property
+    def passed(self) -> bool | None:
+        if self.bar is None or self.bar_kind is None:
+            return None
+        return self.ratio <= self.bar if self.bar_kind == "max" else self.ratio >= self.bar
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed}
+
+
+def best_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
+    """Best wall time of ``repeats`` calls after ``warmup`` untimed calls (seconds)."""
+    for _ in range(warmup):
+        fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
