@@ -656,6 +656,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, metavar="PREDICTIONS.csv")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
+
+    from objpert.bench.runner import register as register_bench
+
+    register_bench(sub)
     return parser
 
 

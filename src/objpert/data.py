@@ -41,19 +41,40 @@ def _is_numeric_dtype(t: Any) -> bool:
         return getattr(t, "kind", None) in ("b", "i", "u", "f")
 
 
+def is_dask(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection or a Dask engine (held on a dask cluster)."""
+    return hasattr(obj, "__dask_graph__") or getattr(obj, "is_dask_engine", False)
+
+
+def check_numeric_columns(X: Any) -> None:
+    """Refuse a (pandas or Dask) DataFrame with non-numeric columns, naming them."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        bad = [str(c) for c, t in X.dtypes.items() if not _is_numeric_dtype(t)]
+        if bad:
+            raise DataError(
+                f"features must be numeric; columns {bad[:5]} are not: encode them first "
+                "(e.g. one-hot with public categories)"
+            )
+
+
+def nonfinite_error(count: int) -> DataError:
+    return DataError(f"X has {count} non-finite values (NaN or inf); impute or drop them first")
+
+
+def norm_error(count: int, zeta: float) -> DataError:
+    return DataError(
+        f"{count} rows have norm above data_norm = {zeta:g} (Assumption 1); pass clip=True "
+        "to scale them down to data_norm, or state a larger public data_norm"
+    )
+
+
 def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
     """Dense float64 (C order) or CSR float64; refuses non-numeric, non-2-D, non-finite input."""
     if _is_sparse(X):
         M = sparse.csr_matrix(X, dtype=np.float64)
         values = M.data
     else:
-        if hasattr(X, "dtypes"):  # pandas DataFrame: name the offending columns
-            bad = [str(c) for c, t in X.dtypes.items() if not _is_numeric_dtype(t)]
-            if bad:
-                raise DataError(
-                    f"features must be numeric; columns {bad[:5]} are not: encode them first "
-                    "(e.g. one-hot with public categories)"
-                )
+        check_numeric_columns(X)  # pandas DataFrame: name the offending columns
         try:
             M = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
@@ -66,7 +87,7 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
         raise DataError(f"X must have at least one row and one column; got shape {M.shape}")
     bad = int(np.count_nonzero(~np.isfinite(values)))
     if bad:
-        raise DataError(f"X has {bad} non-finite values (NaN or inf); impute or drop them first")
+        raise nonfinite_error(bad)
     return M
 
 
@@ -90,10 +111,7 @@ def bound_rows(
     if count == 0:
         return X, 0
     if not clip:
-        raise DataError(
-            f"{count} rows have norm above data_norm = {zeta:g} (Assumption 1); pass clip=True "
-            "to scale them down to data_norm, or state a larger public data_norm"
-        )
+        raise norm_error(count, zeta)
     scale = np.ones_like(norms)
     scale[over] = zeta / norms[over]
     if _is_sparse(X):
@@ -189,7 +207,21 @@ def prepare(
     column of value ``intercept_scaling`` (default ``data_norm``) is appended *after* the
     feature rows are bounded, so the certificate uses zeta = sqrt(data_norm^2 + c^2):
     a larger c regularises the intercept less but enlarges zeta (more noise, larger L).
+    Dask input (arrays, DataFrames) is checked and prepared on its workers
+    (:func:`objpert.engines.dask_engine.prepare_dask`; ``X`` of the result is a DaskEngine).
     """
+    if is_dask(X) or is_dask(y):
+        from objpert.engines.dask_engine import prepare_dask
+
+        return prepare_dask(
+            X,
+            y,
+            data_norm=data_norm,
+            labels=labels,
+            fit_intercept=fit_intercept,
+            intercept_scaling=intercept_scaling,
+            clip=clip,
+        )
     M = as_feature_matrix(X)
     if labels == "binary":
         yy, classes = encode_binary(y)
@@ -213,7 +245,12 @@ def for_plan(
     X: Any, y: Any, *, n: int, d: int, zeta: float, label_kind: str, clip: bool
 ) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray, int]:
     """(X, y) checked against a plan's public n, d, zeta and label kind, rows bounded
-    (clipped when ``clip``): (matrix, labels, rows clipped). Used by every mechanism."""
+    (clipped when ``clip``): (matrix, labels, rows clipped). Used by every mechanism.
+    Dask input gives (a DaskEngine holding the labels, None, rows clipped)."""
+    if is_dask(X) or is_dask(y):
+        from objpert.engines.dask_engine import for_plan_dask
+
+        return for_plan_dask(X, y, n=n, d=d, zeta=zeta, label_kind=label_kind, clip=clip)
     M = as_feature_matrix(X)
     if M.shape != (n, d):
         raise DataError(f"the plan is for data of shape ({n}, {d}) (public n and d); got {M.shape}")

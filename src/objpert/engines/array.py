@@ -1,4 +1,4 @@
-"""In-memory engine for dense numpy and scipy.sparse CSR matrices."""
+"""The engine protocol, the plain two-pass engine and :func:`make_engine`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,22 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import sparse
 
+from objpert.engines.dense import DenseEngine
+from objpert.engines.sparse import SparseEngine
+
+#: Dense matrices with fewer entries go to :class:`ArrayEngine`: they sit in cache, so one
+#: sweep saves nothing and threads cost more than they bring.
+MIN_BLOCKED_SIZE = 1 << 15
+
 
 class Engine(Protocol):
+    """What a gradient engine supplies: the shape and the two products with X.
+
+    An engine may also implement ``glm_gradient(W, y, loss) = X.T @ loss.d1(X @ W, y)``
+    (the unscaled sum over rows) in one sweep over X; :class:`~objpert.engines.glm.
+    GLMObjective` then uses it.
+    """
+
     n: int
     d: int
 
@@ -18,7 +32,11 @@ class Engine(Protocol):
 
 
 class ArrayEngine:
-    """X @ W and X.T @ R for a dense ndarray or a CSR matrix (no densification)."""
+    """X @ W and X.T @ R for a dense ndarray or a CSR matrix, in two plain passes.
+
+    It has no fused gradient, so GLMObjective evaluates the documented order
+    r = l'(Xw, y); r /= n; g = X^T r; g += mu w bit for bit.
+    """
 
     def __init__(self, X: np.ndarray | sparse.csr_matrix):
         self.X = X
@@ -34,8 +52,20 @@ class ArrayEngine:
         return self.X.T @ R
 
 
-def make_engine(X: Any) -> Engine:
-    """The engine for X (an engine is returned unchanged)."""
+def make_engine(X: Any, *, threads: int | None = None, block_rows: int | None = None) -> Engine:
+    """The engine for X; an engine (anything with ``matvec`` and ``rmatvec``) is returned
+    unchanged.
+
+    scipy.sparse input: :class:`~objpert.engines.sparse.SparseEngine` (as CSR), never
+    densified. Dense input: :class:`~objpert.engines.dense.DenseEngine` (fused, threaded
+    sweep) from ``MIN_BLOCKED_SIZE`` entries on or when ``threads`` or ``block_rows`` is
+    given, :class:`ArrayEngine` below. ``threads`` defaults to the cores available.
+    """
     if hasattr(X, "matvec") and hasattr(X, "rmatvec"):
         return X
-    return ArrayEngine(X)
+    if sparse.issparse(X):
+        return SparseEngine(X, threads=threads, block_rows=block_rows)
+    X = np.asarray(X)
+    if X.size < MIN_BLOCKED_SIZE and threads is None and block_rows is None:
+        return ArrayEngine(X)
+    return DenseEngine(X, threads=threads, block_rows=block_rows)

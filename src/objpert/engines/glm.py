@@ -3,7 +3,8 @@
 F(w) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2, its gradient
 (1/n) X^T l'(Xw, y) + mu w and Hessian-vector product (1/n) X^T (l''(Xw, y) * Xv) + mu v.
 Every mechanism computes its gradients here. W may be a vector (d,) or a matrix (d, B)
-of B points evaluated in one sweep over X.
+of B points evaluated in one sweep over X. ``threads`` and ``block_rows`` go to
+:func:`~objpert.engines.array.make_engine`.
 """
 
 from __future__ import annotations
@@ -19,14 +20,26 @@ from objpert.losses import Loss, get_loss
 class GLMObjective:
     """F(.; S) for data held by an engine, a loss and a ridge coefficient mu."""
 
-    def __init__(self, X: Any, y: np.ndarray, loss: str | Loss, mu: float):
-        self.engine: Engine = make_engine(X)
-        self.y = np.asarray(y, dtype=np.float64)
+    def __init__(
+        self,
+        X: Any,
+        y: np.ndarray | None,
+        loss: str | Loss,
+        mu: float,
+        *,
+        threads: int | None = None,
+        block_rows: int | None = None,
+    ):
+        self.engine: Engine = make_engine(X, threads=threads, block_rows=block_rows)
+        # y=None: the engine holds the labels (a Dask engine); value/hvp fetch them
+        self.y = None if y is None else np.asarray(y, dtype=np.float64)
         self.loss = get_loss(loss)
         self.mu = float(mu)
         self.n, self.d = self.engine.n, self.engine.d
 
     def _y(self, margins: np.ndarray) -> np.ndarray:
+        if self.y is None:
+            self.y = np.asarray(self.engine.labels(), dtype=np.float64)  # type: ignore[attr-defined]
         return self.y if margins.ndim == 1 else self.y[:, None]
 
     def value(self, W: np.ndarray) -> np.ndarray:
@@ -35,10 +48,17 @@ class GLMObjective:
         return data + 0.5 * self.mu * np.sum(W * W, axis=0)
 
     def gradient(self, W: np.ndarray) -> np.ndarray:
-        m = self.engine.matvec(W)
-        r = self.loss.d1(m, self._y(m))
-        r /= self.n
-        g = self.engine.rmatvec(r)
+        """(1/n) X^T l'(XW, y) + mu W: one sweep over X when the engine has a fused
+        ``glm_gradient``, else r = l'(XW, y); r /= n; g = X^T r; g += mu W."""
+        fused = getattr(self.engine, "glm_gradient", None)
+        if fused is not None:
+            g = fused(W, self.y, self.loss)
+            g /= self.n
+        else:
+            m = self.engine.matvec(W)
+            r = self.loss.d1(m, self._y(m))
+            r /= self.n
+            g = self.engine.rmatvec(r)
         g += self.mu * W
         return g
 

@@ -1,0 +1,60 @@
+"""Dense engine: the fused row-blocked sweep of :mod:`objpert.engines.blocked` on an ndarray."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from objpert.engines.blocked import BlockedEngine
+from objpert.losses import Loss
+
+#: Target bytes of one row block of X plus its margins: small enough to stay in a core's
+#: cache between the two products (1297 rows at d = 100; 1k-2k rows were best here).
+BLOCK_BYTES = 1 << 20
+
+
+class DenseEngine(BlockedEngine):
+    """A C-ordered float64 matrix X swept in cache-sized row blocks by ``threads`` workers.
+
+    ``block_rows`` fixes the rows per block (default: about ``BLOCK_BYTES`` of X and
+    margins per block).
+    """
+
+    def __init__(
+        self, X: np.ndarray, *, threads: int | None = None, block_rows: int | None = None
+    ) -> None:
+        super().__init__(threads)
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        if self.X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got shape {self.X.shape}")
+        self.n, self.d = (int(s) for s in self.X.shape)
+        self.block_rows = None if block_rows is None else max(1, int(block_rows))
+
+    def rmatvec(self, R: np.ndarray) -> np.ndarray:
+        return self.X.T @ R
+
+    def work(self, B: int) -> int:
+        return self.n * B * (2 * self.d + 16)
+
+    def _block_bounds(self, B: int) -> np.ndarray:
+        rows = self.block_rows or max(16, BLOCK_BYTES // (8 * (self.d + B)))
+        return np.append(np.arange(0, self.n, rows), self.n)
+
+    def _sweep(
+        self,
+        bounds: np.ndarray,
+        W: np.ndarray,
+        y: np.ndarray,
+        loss: Loss,
+        out: np.ndarray,
+        margins: np.ndarray,
+        work: np.ndarray,
+    ) -> None:
+        X, d1, matmul = self.X, loss.d1_into, np.matmul
+        for s, e in itertools.pairwise(bounds.tolist()):
+            Xb = X[s:e]
+            m = margins[: e - s]
+            matmul(Xb, W, out=m)
+            matmul(Xb.T, d1(m, y[s:e], m), out=work)
+            out += work
