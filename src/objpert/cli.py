@@ -660,6 +660,10 @@ def build_parser() -> argparse.ArgumentParser:
     from objpert.bench.runner import register as register_bench
 
     register_bench(sub)
+
+    from objpert.audit.cli_audit import add_parser as add_audit_parser
+
+    add_audit_parser(sub)
     return parser
 
 

@@ -10,6 +10,11 @@ T steps (noisy GD). All gradients are computed by
 :class:`objpert.engines.glm.GLMObjective`. The certificates are in
 :mod:`objpert.certify.peers`.
 
+:func:`peer_release_batch` runs many independent releases of a plan on the same data
+(for audits) through the same code path as the single releases (one noise vector per
+release, per step for noisy GD); the minimisers of a batch are found together by damped
+Newton with dense d x d systems (:func:`solve_batch_to_tolerance`, small d).
+
 ``Release.iterations`` is the solver's iteration count (fixed T for noisy GD); like
 ``seconds`` and ``n_clipped`` it is a statistic of the data that no certificate covers.
 A refusal for an unmet tolerance is likewise a data-dependent event outside the
@@ -35,8 +40,9 @@ from objpert.data import (
     row_norms,
 )
 from objpert.engines.glm import GLMObjective
+from objpert.errors import check_int
 from objpert.losses import Loss
-from objpert.mechanisms.perturbed_gd import PrivacyError, Release
+from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
 from objpert.randomness import make_rng
 
 __all__ = [
@@ -48,6 +54,8 @@ __all__ = [
     "lop_release",
     "noisy_gd_release",
     "output_perturbation_release",
+    "peer_release_batch",
+    "solve_batch_to_tolerance",
     "solve_to_tolerance",
 ]
 
@@ -214,37 +222,97 @@ class ClippedGLMLoss(Loss):
 
 # ---------------------------------------------------------------- the solver
 
+#: Batches with d at most this use dense d x d Newton systems (:func:`solve_batch_to_tolerance`).
+DENSE_NEWTON_MAX_D = 64
 
-def _newton_polish(objective, z, w, norm, tolerance, budget):
-    """Damped Newton steps on grad F(w) + z = 0 with the gradient norm as merit function.
 
-    The Newton direction p = -H^{-1} g (conjugate gradients on the objective's
-    Hessian-vector products) is a descent direction for ||g||^2 / 2, which, unlike F, is
-    computed to full relative accuracy near the minimiser; steps are halved until the
-    gradient norm decreases. Returns (w, norm, steps)."""
+def _cg_directions(objective: GLMObjective):
+    """Newton directions -H(w_b)^{-1} g_b column by column, by conjugate gradients on the
+    objective's Hessian-vector products (any d)."""
     from scipy.sparse.linalg import LinearOperator, cg
 
-    d = w.shape[0]
+    def direction(W: np.ndarray, G: np.ndarray) -> np.ndarray:
+        d = W.shape[0]
+        P = np.empty_like(G)
+        for b in range(W.shape[1]):
+            w = W[:, b]
+            H = LinearOperator((d, d), matvec=lambda v, w=w: objective.hvp(w, np.ravel(v)))
+            P[:, b], _ = cg(H, -G[:, b], rtol=1e-12, maxiter=10 * d)
+        return P
+
+    return direction
+
+
+def _dense_directions(objective: GLMObjective):
+    """Newton directions for a (d, B) batch at once: the B Hessians are assembled from d
+    batched Hessian-vector products (column j: H(w_b) e_j for every b) and solved densely
+    (small d)."""
+
+    def direction(W: np.ndarray, G: np.ndarray) -> np.ndarray:
+        d, B = W.shape
+        H = np.empty((B, d, d))
+        for j in range(d):
+            E = np.zeros((d, B))
+            E[j] = 1.0
+            H[:, :, j] = objective.hvp(W, E).T
+        return -np.linalg.solve(H, G.T[:, :, None])[:, :, 0].T
+
+    return direction
+
+
+def _damped_newton(objective, Z, W, norms, tolerance, budget, direction):
+    """Damped Newton steps on grad F(w) + z = 0 for every column of the (d, B) arrays ``Z``
+    (noise) and ``W`` (start; ``norms`` its gradient norms), the gradient norm as merit.
+
+    The Newton direction p = -H^{-1} g is a descent direction for ||g||^2 / 2, which, unlike
+    F, is computed to full relative accuracy near the minimiser. Per column, the step is
+    halved from 1 until the gradient norm decreases (down to 1e-12); a column stops once its
+    norm is <= ``tolerance`` or no step decreases it. At most ``budget`` Newton steps.
+    Returns (W, norms, steps)."""
+    W, norms = W.copy(), norms.copy()
+    active = norms > tolerance
     steps = 0
-    while norm > tolerance and steps < budget:
-        g = objective.gradient(w)
-        g += z
-        H = LinearOperator((d, d), matvec=lambda v, w=w: objective.hvp(w, np.ravel(v)))
-        p, _ = cg(H, -g, rtol=1e-12, maxiter=10 * d)
-        t, accepted = 1.0, False
-        while t > 1e-12:
-            w_new = w + t * p
-            g_new = objective.gradient(w_new)
-            g_new += z
-            n_new = float(np.linalg.norm(g_new))
-            if n_new < norm:
-                w, norm, accepted = w_new, n_new, True
-                break
-            t *= 0.5
+    while active.any() and steps < budget:
+        idx = np.flatnonzero(active)
+        Wa, Za = W[:, idx], Z[:, idx]
+        Ga = objective.gradient(Wa)
+        Ga += Za
+        P = direction(Wa, Ga)
+        t = np.ones(idx.size)
+        accepted = np.zeros(idx.size, dtype=bool)
+        todo = np.ones(idx.size, dtype=bool)
+        while todo.any():
+            j = np.flatnonzero(todo)
+            W_new = Wa[:, j] + t[j] * P[:, j]
+            G_new = objective.gradient(W_new)
+            G_new += Za[:, j]
+            n_new = np.linalg.norm(G_new, axis=0)
+            better = n_new < norms[idx[j]]
+            won = j[better]
+            W[:, idx[won]] = W_new[:, better]
+            norms[idx[won]] = n_new[better]
+            accepted[won] = True
+            todo[won] = False
+            t[j[~better]] *= 0.5
+            todo &= t > 1e-12
         steps += 1
-        if not accepted:
-            break
-    return w, norm, steps
+        active[idx] = accepted & (norms[idx] > tolerance)
+    return W, norms, steps
+
+
+def _newton_polish(objective, z, w, norm, tolerance, budget):
+    """:func:`_damped_newton` for one point, directions by conjugate gradients (any d).
+    Returns (w, norm, steps)."""
+    W, norms, steps = _damped_newton(
+        objective,
+        z[:, None],
+        w[:, None],
+        np.array([norm]),
+        tolerance,
+        budget,
+        _cg_directions(objective),
+    )
+    return W[:, 0], float(norms[0]), steps
 
 
 def solve_to_tolerance(
@@ -286,8 +354,40 @@ def solve_to_tolerance(
     return w, norm, used
 
 
+def solve_batch_to_tolerance(
+    objective: GLMObjective, Z: np.ndarray, tolerance: float, max_iterations: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Minimise F(w) + <z_b, w> for every column z_b of Z (d, B), each until its gradient
+    norm is <= tolerance: the B problems of a batch of releases at once.
+
+    For d <= :data:`DENSE_NEWTON_MAX_D`: :func:`_damped_newton` from w = 0 on the whole
+    batch, with dense Newton systems assembled from batched Hessian-vector products. The
+    minimiser is unique (F is mu-strongly convex), so each column agrees with
+    :func:`solve_to_tolerance` on the same z to within 2 tolerance / mu. Larger d:
+    :func:`solve_to_tolerance` column by column. Returns (W, the gradient norms (B,), the
+    largest iteration count); the caller checks the tolerance.
+    """
+    d, B = Z.shape
+    if d > DENSE_NEWTON_MAX_D:
+        runs = [solve_to_tolerance(objective, Z[:, b], tolerance, max_iterations) for b in range(B)]
+        W = np.column_stack([r[0] for r in runs])
+        return W, np.array([r[1] for r in runs]), max(r[2] for r in runs)
+    W = np.zeros((d, B))
+    G = objective.gradient(W)
+    G += Z
+    norms = np.linalg.norm(G, axis=0)
+    direction = _dense_directions(objective)
+    return _damped_newton(objective, Z, W, norms, tolerance, max_iterations, direction)
+
+
 def _solve_checked(objective, z, plan: PeerPlan) -> tuple[np.ndarray, int]:
-    w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+    """The minimiser of F + <z, w> for z of shape (d,) (one release) or (d, B) (a batch),
+    refused unless every gradient norm meets the plan's tolerance."""
+    if z.ndim == 1:
+        w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+    else:
+        w, norms, used = solve_batch_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+        norm = float(norms.max())
     if not norm <= plan.tolerance:
         raise ToleranceError(
             f"the solver stopped at gradient norm {norm:.3g} > the plan's tolerance "
@@ -298,14 +398,136 @@ def _solve_checked(objective, z, plan: PeerPlan) -> tuple[np.ndarray, int]:
     return w, used
 
 
-def _setup(X, y, plan: PeerPlan, rng, clip: bool, method: str):
+# ---------------------------------------------------------------- the releases
+
+
+def _gaussian(
+    generator: np.random.Generator, sigma: float, d: int, draws: int | None
+) -> np.ndarray:
+    """N(0, sigma^2 I_d) noise: shape (d,) for one release (``draws`` None), else (d, draws),
+    one column per release. A batch of one draws exactly the numbers of one release."""
+    if draws is None:
+        return generator.normal(0.0, sigma, size=d)
+    return generator.normal(0.0, sigma, size=(draws, d)).T
+
+
+def _plus(w: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """w (d,) or (d, B) plus noise (d,) or (d, B): one minimiser is shared by a batch."""
+    return (w[:, None] if w.ndim < noise.ndim else w) + noise
+
+
+def _show_progress(verbose: bool | None, iterations: int) -> bool:
+    if verbose is None:
+        return iterations >= 2000 and sys.stderr.isatty()
+    return bool(verbose)
+
+
+def _lop(
+    objective: GLMObjective,
+    plan: PeerPlan,
+    generator: np.random.Generator,
+    draws: int | None,
+    verbose: bool | None,
+) -> tuple[np.ndarray, int]:
+    z = _gaussian(generator, plan.sigma, plan.d, draws)  # the one and only draw
+    return _solve_checked(objective, z, plan)
+
+
+def _amp(
+    objective: GLMObjective,
+    plan: PeerPlan,
+    generator: np.random.Generator,
+    draws: int | None,
+    verbose: bool | None,
+) -> tuple[np.ndarray, int]:
+    b1 = _gaussian(generator, plan.sigma, plan.d, draws)  # objective noise, drawn once
+    b2 = _gaussian(generator, plan.output_sigma, plan.d, draws)  # output noise, drawn once
+    w, used = _solve_checked(objective, b1, plan)
+    return _plus(w, b2), used
+
+
+def _output_perturbation(
+    objective: GLMObjective,
+    plan: PeerPlan,
+    generator: np.random.Generator,
+    draws: int | None,
+    verbose: bool | None,
+) -> tuple[np.ndarray, int]:
+    noise = _gaussian(generator, plan.sigma, plan.d, draws)  # the one and only draw
+    w, used = _solve_checked(objective, np.zeros(plan.d), plan)  # one solve for a batch
+    return _plus(w, noise), used
+
+
+def _noisy_gd(
+    objective: GLMObjective,
+    plan: PeerPlan,
+    generator: np.random.Generator,
+    draws: int | None,
+    verbose: bool | None,
+) -> tuple[np.ndarray, int]:
+    T, eta, d = int(plan.iterations), float(plan.eta), plan.d
+    w = np.zeros(d if draws is None else (d, draws))
+    bar = None
+    if _show_progress(verbose, T):
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("noisy gradient descent", total=T)
+    try:
+        for k in range(T):
+            g = objective.gradient(w)
+            g += _gaussian(generator, plan.sigma, d, draws)  # one draw per step
+            w -= eta * g
+            if bar is not None and (k + 1) % max(1, T // 200) == 0:
+                bar.update(task, completed=k + 1)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return w, T
+
+
+#: method -> (objective, plan, generator, draws, verbose) -> (weights, iterations).
+_CORES = {
+    "lop": _lop,
+    "lop_clip": _lop,
+    "amp": _amp,
+    "output_perturbation": _output_perturbation,
+    "noisy_gd": _noisy_gd,
+}
+
+
+def _run(
+    method: str,
+    X: Any,
+    y: Any,
+    plan: PeerPlan,
+    rng: Any,
+    clip: bool,
+    draws: int | None,
+    verbose: bool | None = None,
+) -> tuple[np.ndarray, Certificate, int, float, int, bool]:
+    """The one code path of every peer release and batch of releases: check the plan, then
+    the data, build the objective (clipped for LOP-Clip), draw the noise and solve. ``draws``
+    None: one release, weights (d,); an int: that many independent releases at once,
+    weights (d, draws). Returns the fields of a release after the plan."""
     cert = check_peer_plan(plan, method)
     M, yy, n_clipped = _data(X, y, plan, clip)
+    if draws is not None:
+        draws = check_int("draws", draws, 1)
     generator, seeded = make_rng(rng)
-    return cert, M, yy, n_clipped, generator, seeded
+    loss = plan.loss_object()
+    if method == "lop_clip":
+        loss = ClippedGLMLoss.for_rows(loss, M, yy, plan.clip)
+    objective = GLMObjective(M, yy, loss, plan.mu)
+    start = time.perf_counter()
+    w, used = _CORES[method](objective, plan, generator, draws, verbose)
+    return w, cert, used, time.perf_counter() - start, n_clipped, seeded
 
 
-# ---------------------------------------------------------------- the releases
+def _release(method: str, X: Any, y: Any, plan: PeerPlan, rng: Any, clip: bool, **kw) -> Release:
+    w, cert, used, seconds, n_clipped, seeded = _run(method, X, y, plan, rng, clip, None, **kw)
+    return Release(w, plan, cert, used, seconds, n_clipped, seeded)
 
 
 def lop_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
@@ -313,12 +535,7 @@ def lop_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool =
     once, minimise F(w) + <z, w> (mu = plan.mu) to the plan's gradient-norm tolerance,
     release the minimiser. The certificate covers the exact minimiser; the tolerance is
     reported in it. Rows above zeta are refused (``clip=True`` scales them down)."""
-    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "lop")
-    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
-    start = time.perf_counter()
-    z = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
-    w, used = _solve_checked(objective, z, plan)
-    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+    return _release("lop", X, y, plan, rng, clip)
 
 
 def lop_clip_release(
@@ -327,13 +544,7 @@ def lop_clip_release(
     """LOP-Clip (Redberg et al. 2023): as :func:`lop_release` on the objective whose
     per-sample gradients are clipped to norm plan.clip (:class:`ClippedGLMLoss`). When no
     gradient can be clipped (plan.clip >= L1 max ||x_i||) it is LOP's objective exactly."""
-    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "lop_clip")
-    loss = ClippedGLMLoss.for_rows(plan.loss_object(), M, yy, plan.clip)
-    objective = GLMObjective(M, yy, loss, plan.mu)
-    start = time.perf_counter()
-    z = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
-    w, used = _solve_checked(objective, z, plan)
-    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+    return _release("lop_clip", X, y, plan, rng, clip)
 
 
 def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
@@ -341,14 +552,7 @@ def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool =
     b1 ~ N(0, sigma^2 I) and b2 ~ N(0, output_sigma^2 I) once each, minimise
     F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise), release
     w + b2."""
-    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "amp")
-    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
-    start = time.perf_counter()
-    b1 = generator.normal(0.0, plan.sigma, size=plan.d)  # objective noise, drawn once
-    b2 = generator.normal(0.0, plan.output_sigma, size=plan.d)  # output noise, drawn once
-    w, used = _solve_checked(objective, b1, plan)
-    w = w + b2
-    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
+    return _release("amp", X, y, plan, rng, clip)
 
 
 def output_perturbation_release(
@@ -357,19 +561,7 @@ def output_perturbation_release(
     """Gaussian output perturbation (Chaudhuri et al. 2011): minimise F to the plan's
     tolerance (checked; the sensitivity includes it), release w + N(0, sigma^2 I), the
     noise drawn once."""
-    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "output_perturbation")
-    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
-    start = time.perf_counter()
-    noise = generator.normal(0.0, plan.sigma, size=plan.d)  # the one and only draw
-    w, used = _solve_checked(objective, np.zeros(plan.d), plan)
-    w = w + noise
-    return Release(w, plan, cert, used, time.perf_counter() - start, n_clipped, seeded)
-
-
-def _show_progress(verbose: bool | None, iterations: int) -> bool:
-    if verbose is None:
-        return iterations >= 2000 and sys.stderr.isatty()
-    return bool(verbose)
+    return _release("output_perturbation", X, y, plan, rng, clip)
 
 
 def noisy_gd_release(
@@ -384,26 +576,22 @@ def noisy_gd_release(
     """Noisy full-batch gradient descent: exactly T = plan.iterations steps of
     w <- w - eta (grad F(w) + xi_t) from w_0 = 0, xi_t ~ N(0, sigma^2 I) drawn fresh at
     every step (T draws); release w_T."""
-    cert, M, yy, n_clipped, generator, seeded = _setup(X, y, plan, rng, clip, "noisy_gd")
-    objective = GLMObjective(M, yy, plan.loss_object(), plan.mu)
-    T, eta, d = int(plan.iterations), float(plan.eta), plan.d
-    start = time.perf_counter()
-    w = np.zeros(d)
-    bar = None
-    if _show_progress(verbose, T):
-        from rich.progress import Progress
+    return _release("noisy_gd", X, y, plan, rng, clip, verbose=verbose)
 
-        bar = Progress(transient=True)
-        bar.start()
-        task = bar.add_task("noisy gradient descent", total=T)
-    try:
-        for k in range(T):
-            g = objective.gradient(w)
-            g += generator.normal(0.0, plan.sigma, size=d)  # one draw per step
-            w -= eta * g
-            if bar is not None and (k + 1) % max(1, T // 200) == 0:
-                bar.update(task, completed=k + 1)
-    finally:
-        if bar is not None:
-            bar.stop()
-    return Release(w, plan, cert, T, time.perf_counter() - start, n_clipped, seeded)
+
+def peer_release_batch(
+    X: Any, y: Any, plan: PeerPlan, draws: int, rng: Any = None, *, clip: bool = False
+) -> BatchRelease:
+    """``draws`` independent releases of the plan's mechanism (``plan.method``) on the
+    same data, at once: what an audit needs (Jagielski et al. 2020; Nasr et al. 2021 run a
+    mechanism many times on neighbouring datasets). Each row of ``.weights`` (draws, d) is
+    distributed as one release of :func:`lop_release`, :func:`lop_clip_release`,
+    :func:`amp_release`, :func:`output_perturbation_release` or
+    :func:`noisy_gd_release`, through the same code (same checks, same noise, one noise
+    vector per release and per step for noisy GD); the minimisers of a batch come from
+    :func:`solve_batch_to_tolerance` (each within the plan's tolerance, checked for every
+    draw). A batch of one with a seed draws the same noise as one release with that seed.
+    ``iterations`` is the largest solver iteration count of the batch."""
+    method = plan.method if isinstance(plan, PeerPlan) else "peer"
+    w, cert, used, seconds, n_clipped, seeded = _run(method, X, y, plan, rng, clip, draws)
+    return BatchRelease(np.ascontiguousarray(w.T), plan, cert, used, seconds, n_clipped, seeded)

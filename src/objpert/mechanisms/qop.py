@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg, sparse
+from scipy import sparse
 
 from objpert.certify.qop import QOPCertificate, QOPPlan
 from objpert.data import DataError, as_feature_matrix, as_targets, bound_rows, encode_binary
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
 from objpert.losses import Loss, SquaredLoss, get_loss
-from objpert.mechanisms.perturbed_gd import PrivacyError, Release
+from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
 from objpert.randomness import make_rng
 from objpert.solvers import davis_yin, stochastic_davis_yin
 
-__all__ = ["SOLVERS", "QOPRelease", "qop_release"]
+__all__ = ["SOLVERS", "QOPBatchRelease", "QOPRelease", "qop_release", "qop_release_batch"]
 
 #: The solvers :func:`qop_release` accepts.
 SOLVERS: tuple[str, ...] = ("deterministic", "stochastic")
@@ -48,6 +48,14 @@ class QOPRelease(Release):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "solver": self.solver}
+
+
+@dataclass(frozen=True)
+class QOPBatchRelease(BatchRelease):
+    """``draws`` independent QOP releases on the same data (:func:`qop_release_batch`):
+    row b of ``weights`` (draws, d) is a release with its own W_b; the solver used."""
+
+    solver: str = "deterministic"
 
 
 def check_qop_plan(plan: Any) -> QOPCertificate:
@@ -72,10 +80,6 @@ def _same(name: str, given: Any, planned: Any) -> None:
             f"{name} = {given!r} disagrees with the plan ({planned!r}): build the plan with "
             "qop_plan(..., inexact=True, tau=..., eta=...) instead"
         )
-
-
-def _lambda_max(W: np.ndarray) -> float:
-    return float(linalg.eigvalsh(W)[-1])
 
 
 def _sample_gradient(M: Any, y: np.ndarray, loss: Loss, n: int, quad):
@@ -106,6 +110,138 @@ def _sample_gradient(M: Any, y: np.ndarray, loss: Loss, n: int, quad):
         return quad(theta) + (n * float(loss.d1(float(row @ theta), y[i]))) * row
 
     return g
+
+
+def _check_release(
+    X, y, plan, theta_ref, loss, l1, box, solver, iterations, inexact, tau, eta, clip
+):
+    """Every check of a QOP release, before any randomness: (certificate, rows, labels,
+    loss, theta_ref, l1, kappa, iterations, rows clipped)."""
+    cert = check_qop_plan(plan)
+    _same("inexact", inexact, plan.inexact)
+    if plan.inexact:
+        _same("tau", tau, plan.tau)
+        _same("eta", eta, plan.eta)
+    elif tau is not None or eta is not None:
+        _same("inexact", True, plan.inexact)
+    if solver not in SOLVERS:
+        raise ParameterError(f"solver must be one of {SOLVERS}; got {solver!r}")
+    iterations = check_int("iterations", iterations, 1)
+    l1 = check_nonnegative("l1", l1)
+    kappa = None if box is None else check_positive("box", box)
+    loss_obj = get_loss(loss)
+    M = as_feature_matrix(X)
+    n, d = M.shape
+    if d != plan.d:
+        raise DataError(f"the plan is for d = {plan.d} features; X has {d}")
+    yy = encode_binary(y)[0] if loss_obj.label_kind == "binary" else as_targets(y)
+    if yy.shape[0] != n:
+        raise DataError(f"X has {n} rows but y has {yy.shape[0]} labels")
+    ref = np.array(theta_ref, dtype=float)
+    if ref.shape != (d,):
+        raise ParameterError(f"theta_ref must be a vector of length d = {d}; got shape {ref.shape}")
+    if not np.all(np.isfinite(ref)):
+        raise ParameterError("theta_ref must be finite")
+    row_bound = math.sqrt(plan.smoothness / loss_obj.L2)
+    M, clipped = bound_rows(M, row_bound, clip=clip)
+    return cert, M, yy, loss_obj, ref, l1, kappa, iterations, clipped
+
+
+def _davis_yin_batch(M, yy, loss_obj, W, s2, ref, steps, iterations, l1, kappa) -> np.ndarray:
+    """The deterministic solver for B draws at once: theta (d, B), draw b with its own W_b
+    (W: (B, d, d)) and step omega_b. One Davis-Yin run on the stacked vector: with a common
+    step omega (omega_0 for one draw, 1 otherwise) and draw b's gradient scaled by
+    omega_b / omega, each block takes exactly draw b's iteration (the prox of l1 = 0 and the
+    box projection do not depend on the step; for l1 > 0 only one draw at a time)."""
+    B, d, _ = W.shape
+    n = M.shape[0]
+    objective = GLMObjective(M, yy, loss_obj, 0.0)
+    step = float(steps[0]) if B == 1 else 1.0
+    scale = steps / step
+
+    def gradient(flat: np.ndarray) -> np.ndarray:
+        theta = flat.reshape(B, d).T
+        g = objective.gradient(theta)
+        g *= n
+        g += s2 * np.einsum("bij,jb->ib", W, theta - ref[:, None])
+        g *= scale
+        return g.T.ravel()
+
+    result = davis_yin(gradient, np.zeros(B * d), step, iterations, l1=l1, box=kappa)
+    return result.theta.reshape(B, d).T
+
+
+def _stochastic(M, yy, loss_obj, W, s2, ref, step, iterations, l1, kappa, generator):
+    """The stochastic solver for one draw of W."""
+    n, d = M.shape
+
+    def quad(theta: np.ndarray) -> np.ndarray:
+        return s2 * (W @ (theta - ref))
+
+    return stochastic_davis_yin(
+        _sample_gradient(M, yy, loss_obj, n, quad),
+        n,
+        np.zeros(d),
+        step,
+        iterations,
+        l1=l1,
+        box=kappa,
+        rng=generator,
+    ).theta
+
+
+def _run(
+    X, y, plan, theta_ref, draws, *, loss, l1, box, solver, iterations, rng, inexact, tau, eta, clip
+):
+    """The one code path of a QOP release (``draws`` None: weights (d,)) and of a batch of
+    independent releases (weights (draws, d)): checks, then W_b = G_b G_b^T for every draw
+    (G_b d x m iid N(0, 1), drawn first, in draw order), the solves, the output noise."""
+    cert, M, yy, loss_obj, ref, l1, kappa, iterations, clipped = _check_release(
+        X, y, plan, theta_ref, loss, l1, box, solver, iterations, inexact, tau, eta, clip
+    )
+    B = 1 if draws is None else check_int("draws", draws, 1)
+    n, d = M.shape
+    generator, seeded = make_rng(rng)
+    start = time.perf_counter()
+    shape = (d, plan.m) if draws is None else (B, d, plan.m)
+    G = generator.standard_normal(shape).reshape(B, d, plan.m)  # the one draw of each W
+    W = G @ G.transpose(0, 2, 1)
+    del G
+    s2 = plan.sigma2
+    steps = 1.0 / (n * plan.smoothness + s2 * np.linalg.eigvalsh(W)[:, -1])
+    if solver == "deterministic" and (l1 == 0.0 or B == 1):
+        theta = _davis_yin_batch(M, yy, loss_obj, W, s2, ref, steps, iterations, l1, kappa)
+    elif solver == "deterministic":
+        theta = np.column_stack(
+            [
+                _davis_yin_batch(
+                    M, yy, loss_obj, W[b : b + 1], s2, ref, steps[b : b + 1], iterations, l1, kappa
+                )[:, 0]
+                for b in range(B)
+            ]
+        )
+    else:
+        theta = np.column_stack(
+            [
+                _stochastic(
+                    M, yy, loss_obj, W[b], s2, ref, steps[b], iterations, l1, kappa, generator
+                )
+                for b in range(B)
+            ]
+        )
+    weights = theta[:, 0].copy() if draws is None else np.ascontiguousarray(theta.T)
+    if plan.inexact and plan.sigma_tilde > 0.0:
+        weights = weights + generator.normal(0.0, plan.sigma_tilde, size=weights.shape)
+    return dict(
+        weights=weights,
+        plan=plan,
+        certificate=cert,
+        iterations=iterations,
+        seconds=time.perf_counter() - start,
+        n_clipped=clipped,
+        seeded=seeded,
+        solver=solver,
+    )
 
 
 def qop_release(
@@ -149,77 +285,67 @@ def qop_release(
     drawn exactly once, after every check has passed; the sample indices of the
     stochastic solver and the output noise come from the same generator.
     """
-    cert = check_qop_plan(plan)
-    _same("inexact", inexact, plan.inexact)
-    if plan.inexact:
-        _same("tau", tau, plan.tau)
-        _same("eta", eta, plan.eta)
-    elif tau is not None or eta is not None:
-        _same("inexact", True, plan.inexact)
-    if solver not in SOLVERS:
-        raise ParameterError(f"solver must be one of {SOLVERS}; got {solver!r}")
-    iterations = check_int("iterations", iterations, 1)
-    l1 = check_nonnegative("l1", l1)
-    kappa = None if box is None else check_positive("box", box)
-    loss_obj = get_loss(loss)
-    M = as_feature_matrix(X)
-    n, d = M.shape
-    if d != plan.d:
-        raise DataError(f"the plan is for d = {plan.d} features; X has {d}")
-    yy = encode_binary(y)[0] if loss_obj.label_kind == "binary" else as_targets(y)
-    if yy.shape[0] != n:
-        raise DataError(f"X has {n} rows but y has {yy.shape[0]} labels")
-    ref = np.array(theta_ref, dtype=float)
-    if ref.shape != (d,):
-        raise ParameterError(f"theta_ref must be a vector of length d = {d}; got shape {ref.shape}")
-    if not np.all(np.isfinite(ref)):
-        raise ParameterError("theta_ref must be finite")
-    row_bound = math.sqrt(plan.smoothness / loss_obj.L2)
-    M, clipped = bound_rows(M, row_bound, clip=clip)
-
-    generator, seeded = make_rng(rng)
-    start = time.perf_counter()
-    G = generator.standard_normal((d, plan.m))  # the one and only draw of W
-    W = G @ G.T
-    del G
-    s2 = plan.sigma2
-    step = 1.0 / (n * plan.smoothness + s2 * _lambda_max(W))
-
-    def quad(theta: np.ndarray) -> np.ndarray:
-        return s2 * (W @ (theta - ref))
-
-    x0 = np.zeros(d)
-    if solver == "deterministic":
-        objective = GLMObjective(M, yy, loss_obj, 0.0)
-
-        def gradient(theta: np.ndarray) -> np.ndarray:
-            g = objective.gradient(theta)
-            g *= n
-            g += quad(theta)
-            return g
-
-        result = davis_yin(gradient, x0, step, iterations, l1=l1, box=kappa)
-    else:
-        result = stochastic_davis_yin(
-            _sample_gradient(M, yy, loss_obj, n, quad),
-            n,
-            x0,
-            step,
-            iterations,
-            l1=l1,
-            box=kappa,
-            rng=generator,
-        )
-    weights = result.theta
-    if plan.inexact and plan.sigma_tilde > 0.0:
-        weights = weights + generator.normal(0.0, plan.sigma_tilde, size=d)
     return QOPRelease(
-        weights=weights,
-        plan=plan,
-        certificate=cert,
-        iterations=iterations,
-        seconds=time.perf_counter() - start,
-        n_clipped=clipped,
-        seeded=seeded,
-        solver=solver,
+        **_run(
+            X,
+            y,
+            plan,
+            theta_ref,
+            None,
+            loss=loss,
+            l1=l1,
+            box=box,
+            solver=solver,
+            iterations=iterations,
+            rng=rng,
+            inexact=inexact,
+            tau=tau,
+            eta=eta,
+            clip=clip,
+        )
+    )
+
+
+def qop_release_batch(
+    X: Any,
+    y: Any,
+    plan: QOPPlan,
+    theta_ref: Any,
+    draws: int,
+    *,
+    loss: str | Loss = "squared",
+    l1: float = 0.0,
+    box: float | None = None,
+    solver: str = "deterministic",
+    iterations: int = 1000,
+    rng: Any = None,
+    inexact: bool | None = None,
+    tau: float | None = None,
+    eta: float | None = None,
+    clip: bool = False,
+) -> QOPBatchRelease:
+    """``draws`` independent releases of :func:`qop_release` on the same data (same
+    arguments, checks and refusals; for audits: Jagielski et al. 2020, Nasr et al. 2021).
+    Every W_b is drawn first, in draw order, then the solves, then the output noise (draws,
+    d), so a batch of one with a seed equals the single release with that seed. The
+    deterministic solver runs all draws in one stacked Davis-Yin iteration when l1 = 0
+    (one draw at a time otherwise); the stochastic solver one draw at a time."""
+    return QOPBatchRelease(
+        **_run(
+            X,
+            y,
+            plan,
+            theta_ref,
+            draws,
+            loss=loss,
+            l1=l1,
+            box=box,
+            solver=solver,
+            iterations=iterations,
+            rng=rng,
+            inexact=inexact,
+            tau=tau,
+            eta=eta,
+            clip=clip,
+        )
     )

@@ -1,0 +1,96 @@
+"""``objpert audit``: tables, JSON from the library, the figure, one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from objpert.audit import attacks
+from objpert.cli import main
+
+FAST = ["--draws", "400", "--samples", "60", "--seed", "3"]
+
+
+def run_json(capsys, argv):
+    assert main(["audit", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_output_perturbation_json_matches_the_library(capsys):
+    out = run_json(capsys, ["--mechanism", "output", *FAST])
+    assert out["mechanism"] == "output" and out["profile"] is None
+    attack = out["attack"]
+    assert attack["draws"] == 400 and attack["positives"] == attack["negatives"] == 200
+    assert out["epsilon_certified"] == pytest.approx(attacks.DEFAULT_EPSILON)
+    assert out["delta_certified"] <= attacks.DEFAULT_DELTA
+    assert attack["flagged"] is False and attack["epsilon_lower"] < out["epsilon_certified"]
+    assert out["pair"]["name"] == "canonical" and out["pair"]["n"] == attacks.AUDIT_N
+    plan = attacks.audit_plan("output", epsilon=2.0, delta=1e-2)
+    assert out["plan"]["sigma"] == plan.sigma
+    again = run_json(capsys, ["--mechanism", "output", *FAST])
+    assert again["attack"] == attack  # seeded: reproducible
+
+
+def test_wa_table_profile_and_plot(capsys, tmp_path):
+    png = tmp_path / "audit.png"
+    assert main(["audit", "--mechanism", "wa", *FAST, "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "epsilon lower bound" in text and "Exact pairwise profile" in text
+    assert "looseness" in text and str(png) in text
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_wa_json_profile_at_the_grid(capsys):
+    out = run_json(capsys, ["--mechanism", "wa", *FAST, "--epsilon", "1.5", "--delta", "0.02"])
+    prof = out["profile"]
+    assert prof["epsilons"] == pytest.approx([f * 1.5 for f in (0.025, 0.05, 0.1, 0.25, 0.5, 1)])
+    assert prof["samples"] == 60 and len(prof["looseness"]) == 6
+    assert prof["certified"][-1] <= 0.02
+    assert out["attack"]["epsilon_certified"] == pytest.approx(1.5)
+
+
+def test_random_pair_and_qop(capsys):
+    out = run_json(capsys, ["--mechanism", "lop-clip", "--pair", "random:7", *FAST])
+    assert out["pair"]["name"] == "random:7" and out["attack"]["mechanism"] == "lop-clip"
+    out = run_json(capsys, ["--mechanism", "qop", "--draws", "100", "--seed", "0"])
+    assert out["pair"]["loss"] == "squared" and out["pair"]["x_prime"] == [0.0, 0.0]
+    assert out["flagged"] is True  # the point mass at theta_ref (docs/audit.md)
+
+
+def test_worst_pair_is_searched_then_attacked(capsys, monkeypatch):
+    import objpert.audit.worst_pair as wp
+
+    found = dataclasses.make_dataclass("W", ["x", "label", "x_prime", "label_prime"])
+    monkeypatch.setattr(wp, "worst_pair", lambda *a, **k: found((0.0, 1.0), 1.0, (0.0, -1.0), 1.0))
+    out = run_json(capsys, ["--mechanism", "amp", "--pair", "worst", *FAST])
+    assert out["pair"]["name"] == "worst"
+    assert out["pair"]["x"] == [0.0, 1.0] and out["pair"]["x_prime"] == [0.0, -1.0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--mechanism", "lop2"], "invalid choice"),
+        (["--pair", "canonical"], "required"),
+        (["--mechanism", "wa", "--pair", "random:x"], "random:SEED"),
+        (["--mechanism", "wa", "--pair", "best"], "canonical, worst or random"),
+        (["--mechanism", "wa", "--epsilon", "0"], "--epsilon"),
+        (["--mechanism", "wa", "--epsilon", "-1"], "--epsilon"),
+        (["--mechanism", "wa", "--epsilon", "nan"], "--epsilon"),
+        (["--mechanism", "wa", "--delta", "0"], "--delta"),
+        (["--mechanism", "wa", "--delta", "1"], "--delta"),
+        (["--mechanism", "wa", "--samples", "0"], "--samples"),
+        (["--mechanism", "wa", "--draws", "3"], "--draws"),
+        (["--mechanism", "wa", "--seed", "-2"], "--seed"),
+        (["--mechanism", "wa", "--draws", "many"], "invalid int"),
+    ],
+)
+def test_errors_are_one_line_with_exit_2(capsys, argv, match):
+    assert main(["audit", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("objpert: error:") and match in lines[0]
+    assert "Traceback" not in captured.err
