@@ -11,6 +11,12 @@ over the box ||theta||_inf <= kappa (or all of R^d) with exactly K Davis-Yin ite
 The inexact variant adds N(0, sigma_tilde^2 I) to the result. sigma^2 and sigma_tilde come
 from a :class:`~objpert.certify.qop.QOPPlan`, which is re-derived from its public constants
 before any data are touched.
+
+Audit finding (docs/audit.md, ``objpert audit --mechanism qop --pair canonical``): when
+theta_ref minimises every sample loss of one dataset, the exact release is theta_ref for
+every W on that dataset but continuous on its neighbour, so delta = 1 at every epsilon
+although every listed assumption holds. QOP is shipped to compare and reproduce the
+paper, not as a certified release for practitioners.
 """
 
 from __future__ import annotations
