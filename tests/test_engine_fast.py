@@ -441,3 +441,52 @@ def test_d1_into_equals_d1_bit_for_bit(name):
         assert loss.d1_into(tt, yy, out) is out and np.array_equal(out, expected)
         assert np.array_equal(Loss.d1_into(loss, tt, yy, out), expected)  # the generic default
         assert np.array_equal(loss.d1_into(tt, yy, tt), expected)  # in place
+
+
+# ----------------------------------------------------------------- compiled row kernel
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("use_kernel", [True, False])
+@pytest.mark.parametrize(("n", "d", "threads"), [(523, 7, 3), (1001, 100, 2), (3, 5, 1)])
+def test_dense_row_kernel_equals_two_pass(name, use_kernel, n, d, threads, threaded, monkeypatch):
+    """With numba (the compiled kernel) and without it (the numpy sweep): the two-pass
+    gradient to 1e-12, bitwise repeatable, also at margins where exp overflows."""
+    from objpert.engines import kernels
+
+    if use_kernel and not kernels.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(kernels, "ENABLED", use_kernel)
+    loss = loss_object(name)
+    assert (kernels.fused_kernel(loss) is not None) == use_kernel
+    X, y = data(n, d, seed=21)
+    if name != "logistic":
+        y = y * np.random.default_rng(22).uniform(0.0, 3.0, size=n)
+    engine = DenseEngine(X, threads=threads, block_rows=64)
+    rng = np.random.default_rng(23)
+    for scale in (0.5, 5.0, 3000.0):  # 3000: |y t| up to ~1e3, exp(-y t) overflows
+        w = rng.normal(scale=scale, size=d)
+        got = engine.glm_gradient(w, y, loss)
+        assert np.all(np.isfinite(got))
+        assert_close(got, two_pass(X, w, y, loss))
+        assert np.array_equal(engine.glm_gradient(w, y, loss), got)
+
+
+def test_dense_row_kernel_only_for_the_shipped_losses():
+    from objpert.engines import kernels
+
+    @dataclasses.dataclass(frozen=True)
+    class Doubled(type(get_loss("logistic"))):
+        def d1(self, t, y):
+            return 2.0 * super().d1(t, y)
+
+        def d1_into(self, t, y, out):
+            return Loss.d1_into(self, t, y, out)
+
+    assert kernels.fused_kernel(Doubled()) is None  # a subclass keeps its own d1
+    X, y = data(300, 6, seed=24)
+    w = np.linspace(-1.0, 1.0, 6)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(blocked, "PARALLEL_MIN_WORK", 0)
+        got = DenseEngine(X, threads=2, block_rows=40).glm_gradient(w, y, Doubled())
+    assert_close(got, 2.0 * two_pass(X, w, y, get_loss("logistic")))

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 
+from objpert.engines import blocked, kernels
 from objpert.engines.blocked import BlockedEngine
 from objpert.losses import Loss
 
@@ -51,6 +52,12 @@ class DenseEngine(BlockedEngine):
         margins: np.ndarray,
         work: np.ndarray,
     ) -> None:
+        if W.ndim == 1 and self.work(1) >= blocked.PARALLEL_MIN_WORK:
+            # the threaded path (not the cheap one) of one point: the compiled row kernel
+            kernel = kernels.fused_kernel(loss)
+            if kernel is not None:
+                kernel(self.X, W, y, int(bounds[0]), int(bounds[-1]), out)
+                return
         X, d1, matmul = self.X, loss.d1_into, np.matmul
         for s, e in itertools.pairwise(bounds.tolist()):
             Xb = X[s:e]

@@ -67,8 +67,8 @@ def span_reduction_pays(
     """Whether :class:`FeatureSpan` shortens a run of ``iterations`` steps on ``draws``
     points: only when d > n, and then for sparse X when some column is empty (the sweep
     costs the same, the d - r vector coordinates are saved), for dense X when the QR
-    (about 2 n^2 d flops) costs less than the per-step saving 4 n (d - n) B flops. Never for an engine such as
-    Dask's, whose rows live elsewhere."""
+    (about 2 n^2 d flops) costs less than the per-step saving 4 n (d - n) B flops. Never
+    for an engine such as Dask's, whose rows live elsewhere."""
     if not (isinstance(X, np.ndarray) or sparse.issparse(X)):
         return False  # an engine (Dask): its data are not at hand to factorise
     n, d = (int(s) for s in X.shape)
