@@ -133,8 +133,12 @@ def test_cheap_path_is_the_plain_two_pass_product(fmt):
     loss = get_loss("logistic")
     w = np.random.default_rng(6).normal(size=5)
     assert_close(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss), rtol=1e-14)
-    if fmt == "dense":  # literally X.T @ l'(X @ w, y)
-        assert np.array_equal(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss))
+    if fmt == "dense":  # literally X.T @ l'(X @ w, y) (l' compiled and vectorised if numba)
+        from objpert.engines import kernels
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(kernels, "ENABLED", False)
+            assert np.array_equal(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss))
 
 
 def blas_threads() -> set[int]:
@@ -490,3 +494,90 @@ def test_dense_row_kernel_only_for_the_shipped_losses():
         mp.setattr(blocked, "PARALLEL_MIN_WORK", 0)
         got = DenseEngine(X, threads=2, block_rows=40).glm_gradient(w, y, Doubled())
     assert_close(got, 2.0 * two_pass(X, w, y, get_loss("logistic")))
+
+
+# ----------------------------------------------------------------- compiled batched kernel
+
+
+def needs_numba():
+    from objpert.engines import kernels
+
+    if not kernels.available():
+        pytest.skip("numba is not installed")
+    return kernels
+
+
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(a.view(np.int64) - b.view(np.int64))
+
+
+def test_vectorised_exp_is_within_4_ulp_of_numpy():
+    kernels = needs_numba()
+    rng = np.random.default_rng(30)
+    x = np.concatenate(
+        [
+            rng.uniform(-760.0, 720.0, 400_000),
+            rng.uniform(-1.0, 1.0, 100_000),
+            rng.uniform(-0.35, 0.35, 100_000),
+            rng.uniform(-746.0, -700.0, 100_000),  # subnormal results and the underflow
+            rng.uniform(700.0, 710.0, 100_000),  # the overflow
+            -(10.0 ** rng.uniform(-300, 2, 10_000)),
+            10.0 ** rng.uniform(-300, 2, 10_000),
+            [0.0, -0.0, 5e-324, 709.782712893384, 709.7827128933841, -745.1332191019411],
+            [-745.1332191019412, -708.3964185322641, 1e300, -1e300, np.inf, -np.inf],
+        ]
+    )
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    got = kernels.exp(x)
+    finite = np.isfinite(ref) & (ref > 0.0)
+    assert ulps(got[finite], ref[finite]).max() <= 4
+    assert np.array_equal(got[~finite], ref[~finite])  # 0 and inf where np.exp has them
+    assert np.isnan(kernels.exp(np.array([np.nan]))[0])
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_vectorised_derivative_equals_d1(name):
+    kernels = needs_numba()
+    loss = loss_object(name)
+    fast = kernels.derivative_kernel(loss)
+    rng = np.random.default_rng(31)
+    y = np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    if name != "logistic":
+        y = y * rng.uniform(0.0, 3.0, size=300)
+    scale = 10.0 ** rng.uniform(-3, 3.5, size=(300, 5))  # |t| up to ~3e3: the clamps
+    t = rng.normal(size=(300, 5)) * scale
+    t[:5, 0] = [0.0, 1e200, -1e200, 745.5, -745.5]
+    for tt, yy in ((t, y[:, None]), (t[:, 0].copy(), y)):
+        ref = loss.d1(tt, yy)
+        got = fast(tt.copy(), yy)
+        np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-300)
+    assert kernels.derivative_kernel(type("Sub", (type(loss),), {})()) is None
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize(
+    ("n", "d", "B", "threads"),
+    [(523, 7, 5, 3), (1001, 20, 64, 2), (301, 3, 9, 2), (97, 600, 17, 2), (50, 1, 2, 1)],
+)
+def test_dense_batched_kernel_equals_two_pass(name, n, d, B, threads, threaded):
+    """The compiled batched kernel (tiles of rows, chunks of columns when d is large, the
+    last chunk a single column for B = 17) against the two-pass gradient to 1e-12, bitwise
+    repeatable, also at margins where exp overflows or underflows (the clamps)."""
+    kernels = needs_numba()
+    loss = loss_object(name)
+    assert kernels.batched_kernel(loss) is not None
+    X, y = data(n, d, seed=32)
+    if name != "logistic":
+        y = y * np.random.default_rng(33).uniform(0.0, 3.0, size=n)
+    engine = DenseEngine(X, threads=threads, block_rows=64)
+    rng = np.random.default_rng(34)
+    for scale in (0.5, 5.0, 3000.0):
+        W = rng.normal(scale=scale, size=(d, B))
+        got = engine.glm_gradient(W, y, loss)
+        assert np.all(np.isfinite(got))
+        assert_close(got, two_pass(X, W, y, loss))
+        assert np.array_equal(engine.glm_gradient(W, y, loss), got)
+        out = np.zeros(d)  # one point through the batched kernel
+        kernels.batched_kernel(loss)(X, W[:, 0].copy(), y, 0, n, out)
+        assert_close(out, two_pass(X, W[:, 0], y, loss))

@@ -52,16 +52,26 @@ class DenseEngine(BlockedEngine):
         margins: np.ndarray,
         work: np.ndarray,
     ) -> None:
-        if W.ndim == 1 and self.work(1) >= blocked.PARALLEL_MIN_WORK:
-            # the threaded path (not the cheap one) of one point: the compiled row kernel
-            kernel = kernels.fused_kernel(loss)
+        B = W.shape[1] if W.ndim == 2 else 1
+        if self.work(B) >= blocked.PARALLEL_MIN_WORK:
+            # the threaded path (not the cheap one): the compiled row kernel for one point,
+            # the tiled kernel with the vectorised loss derivative for several
+            kernel = (kernels.fused_kernel if W.ndim == 1 else kernels.batched_kernel)(loss)
             if kernel is not None:
                 kernel(self.X, W, y, int(bounds[0]), int(bounds[-1]), out)
                 return
-        X, d1, matmul = self.X, loss.d1_into, np.matmul
+        # the numpy sweep (the cheap path, or no numba): BLAS products, and the loss
+        # derivative by the compiled vectorised one where there is one (several times
+        # faster than scipy's expit), else by loss.d1_into
+        X, matmul = self.X, np.matmul
+        fast = kernels.derivative_kernel(loss)
         for s, e in itertools.pairwise(bounds.tolist()):
             Xb = X[s:e]
             m = margins[: e - s]
             matmul(Xb, W, out=m)
-            matmul(Xb.T, d1(m, y[s:e], m), out=work)
+            if fast is not None:
+                fast(m, y[s:e])
+            else:
+                loss.d1_into(m, y[s:e], m)
+            matmul(Xb.T, m, out=work)
             out += work
