@@ -39,6 +39,7 @@ def test_wa_table_profile_and_plot(capsys, tmp_path):
     text = capsys.readouterr().out
     assert "epsilon lower bound" in text and "Exact pairwise profile" in text
     assert "looseness" in text and str(png) in text
+    assert "Jacobian of z -> w_N" in text and "violations" in text
     assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -49,6 +50,10 @@ def test_wa_json_profile_at_the_grid(capsys):
     assert prof["samples"] == 60 and len(prof["looseness"]) == 6
     assert prof["certified"][-1] <= 0.02
     assert out["attack"]["epsilon_certified"] == pytest.approx(1.5)
+    jac = out["jacobian"]  # Theorem A.12 on the certificate's ball, clean for the real release
+    assert jac["clean"] and jac["violations"] == []
+    assert jac["min_sigma_min"] >= jac["alpha_bar"] > 0
+    assert jac["max_sym_eigenvalue"] <= -jac["alpha_bar"]
 
 
 def test_random_pair_and_qop(capsys):

@@ -64,6 +64,7 @@ class AuditReport:
     pair: NeighbouringPair
     attack: AttackResult
     profile: Any = None  # objpert.audit.pairwise.PairwiseProfile for "wa", else None
+    jacobian: Any = None  # objpert.audit.jacobian.JacobianReport on S for "wa", else None
 
     @property
     def epsilon_certified(self) -> float:
@@ -75,8 +76,12 @@ class AuditReport:
 
     @property
     def flagged(self) -> bool:
-        """The attack or the exact profile contradicts the certificate."""
-        return self.attack.flagged or bool(self.profile is not None and self.profile.flagged)
+        """The attack, the exact profile or the Jacobian check contradicts the certificate."""
+        return (
+            self.attack.flagged
+            or bool(self.profile is not None and self.profile.flagged)
+            or bool(self.jacobian is not None and not self.jacobian.clean)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         plan = self.plan.to_dict()
@@ -90,6 +95,7 @@ class AuditReport:
             "pair": self.pair.to_dict(),
             "attack": self.attack.to_dict(),
             "profile": None if self.profile is None else self.profile.to_dict(),
+            "jacobian": None if self.jacobian is None else self.jacobian.to_dict(),
             "plan": plan,
         }
 
@@ -121,8 +127,9 @@ def run_audit(
     attack = audit_mechanism(
         mechanism, found, plan=plan, draws=draws, rng=generator, confidence=confidence
     )
-    profile = None
+    profile = jacobian = None
     if mechanism == "wa":
+        from objpert.audit.jacobian import check_jacobian
         from objpert.audit.pairwise import pairwise_profile
 
         profile = pairwise_profile(
@@ -136,7 +143,8 @@ def run_audit(
             rng=generator,
             confidence=confidence,
         )
-    return AuditReport(mechanism, plan, found, attack, profile)
+        jacobian = check_jacobian(found.X, found.y, plan, rng=generator)
+    return AuditReport(mechanism, plan, found, attack, profile, jacobian)
 
 
 # ---------------------------------------------------------------- tables
@@ -192,6 +200,21 @@ def report_tables(report: AuditReport) -> list[Table]:
                 _num(p.looseness[i]),
             )
         tables.append(pt)
+    j = report.jacobian
+    if j is not None:
+        jt = Table(
+            title=f"Jacobian of z -> w_N on S (Theorems A.12/A.13), {j.samples} points in "
+            f"the ball ||z|| <= {_num(j.radius)}",
+            header_style="bold",
+        )
+        jt.add_column("quantity")
+        jt.add_column("value", justify="right")
+        jt.add_row("alpha-bar (eq. 47)", _num(j.alpha_bar))
+        jt.add_row("min sigma_min(J_N)  (>= alpha-bar)", _num(j.min_sigma_min))
+        jt.add_row("max lambda_max(sym J_N)  (<= -alpha-bar)", _num(j.max_sym_eigenvalue))
+        jt.add_row("eq. (5) vs finite differences", _num(j.fd_max_error))
+        jt.add_row("violations", "; ".join(j.violations) or "none")
+        tables.append(jt)
     return tables
 
 
