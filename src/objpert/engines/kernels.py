@@ -35,7 +35,7 @@ import functools
 import math
 import os
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -407,10 +407,9 @@ def _loss_code(loss: Loss) -> tuple[int, float] | None:
     return None
 
 
-def fused_kernel(loss: Loss) -> Callable[..., None] | None:
-    """``f(X, w, y, start, stop, out)``: out += sum over rows start..stop-1 of
-    l'(<x_i, w>, y_i) x_i for a C-ordered float64 X, float64 w (d,), y (n,) and out (d,);
-    ``None`` when numba is missing or disabled, or ``loss`` is not a shipped loss."""
+def _resolve(loss: Loss) -> tuple[Any, int, float] | None:
+    """(compiled kernels, loss code, loss scale) for a shipped loss; ``None`` when numba is
+    missing or disabled, or ``loss`` is not a shipped loss."""
     if not ENABLED:
         return None
     code = _loss_code(loss)
@@ -419,7 +418,17 @@ def fused_kernel(loss: Loss) -> Callable[..., None] | None:
     compiled = _compiled()
     if compiled is None:
         return None
-    kind, scale = code
+    return compiled, *code
+
+
+def fused_kernel(loss: Loss) -> Callable[..., None] | None:
+    """``f(X, w, y, start, stop, out)``: out += sum over rows start..stop-1 of
+    l'(<x_i, w>, y_i) x_i for a C-ordered float64 X, float64 w (d,), y (n,) and out (d,);
+    ``None`` when numba is missing or disabled, or ``loss`` is not a shipped loss."""
+    resolved = _resolve(loss)
+    if resolved is None:
+        return None
+    compiled, kind, scale = resolved
     kernel = compiled.fused
 
     def run(X: np.ndarray, w: np.ndarray, y: np.ndarray, start: int, stop: int, out) -> None:
@@ -438,15 +447,10 @@ def batched_kernel(loss: Loss) -> Callable[..., None] | None:
     x_i l'(x_i^T W, y_i)^T for a C-ordered float64 X, C-ordered float64 W (d, B) or (d,),
     y (n,) and out shaped like W; ``None`` when numba is missing or disabled, or ``loss``
     is not a shipped loss."""
-    if not ENABLED:
+    resolved = _resolve(loss)
+    if resolved is None:
         return None
-    code = _loss_code(loss)
-    if code is None:
-        return None
-    compiled = _compiled()
-    if compiled is None:
-        return None
-    kind, scale = code
+    compiled, kind, scale = resolved
     kernel = compiled.batched
 
     def run(X: np.ndarray, W: np.ndarray, y: np.ndarray, start: int, stop: int, out) -> None:
@@ -466,14 +470,10 @@ def derivative_kernel(loss: Loss) -> Callable[[np.ndarray, np.ndarray], np.ndarr
     shape (rows,) or (rows, B) and labels y (rows,) or (rows, 1), with the vectorised loss
     derivative of the batched kernel (equal to ``loss.d1`` within a few ulp); ``None``
     when numba is missing or disabled, or ``loss`` is not a shipped loss."""
-    if not ENABLED:
+    resolved = _resolve(loss)
+    if resolved is None:
         return None
-    code = _loss_code(loss)
-    if code is None:
-        return None
-    if _compiled() is None:
-        return None
-    kind, scale = code
+    _, kind, scale = resolved
     tile = _vderiv_tile
 
     def run(m: np.ndarray, y: np.ndarray) -> np.ndarray:
