@@ -46,7 +46,8 @@ _ALIASES: dict[str, str] = {
 }
 
 
-def _broadcast(t: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def broadcast_pair(t: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Margins t and labels y as float arrays of one broadcast shape (for Loss methods)."""
     return np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(y, dtype=float))
 
 
@@ -146,11 +147,11 @@ class LogisticLoss(Loss):
         return 1.0 / (6.0 * math.sqrt(3.0))
 
     def value(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         return np.logaddexp(0.0, -y * t)
 
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         return -y * expit(-y * t)
 
     def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -160,12 +161,12 @@ class LogisticLoss(Loss):
         return np.multiply(neg_y, out, out=out)
 
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         u = y * t
         return y * y * (expit(u) * expit(-u))
 
     def d3(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         u = y * t
         s = expit(-u)
         # 1 - 2 sigma(-u) = tanh(u / 2), accurate near u = 0.
@@ -213,7 +214,7 @@ class PseudoHuberLoss(Loss):
         return {"scale": self.scale}
 
     def _rz(self, t: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         r = t - y
         z = r / self.scale
         return r, z, np.hypot(1.0, z)  # hypot: sqrt(1 + z^2) without overflow
@@ -267,22 +268,22 @@ class SquaredLoss(Loss):
         return 0.0
 
     def value(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         return 0.5 * (t - y) ** 2
 
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = _broadcast(t, y)
+        t, y = broadcast_pair(t, y)
         return t - y
 
     def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
         return np.subtract(t, y, out=out)
 
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, _ = _broadcast(t, y)
+        t, _ = broadcast_pair(t, y)
         return np.ones_like(t)
 
     def d3(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, _ = _broadcast(t, y)
+        t, _ = broadcast_pair(t, y)
         return np.zeros_like(t)
 
 

@@ -36,7 +36,7 @@ from objpert.certify.constants import problem
 from objpert.data import as_feature_matrix, bound_rows
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError
-from objpert.losses import Loss
+from objpert.losses import Loss, broadcast_pair
 from objpert.mechanisms.perturbed_gd import run_gradient_descent
 
 
@@ -79,15 +79,15 @@ class LinearLoss(Loss):
         return 0.0
 
     def value(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(y, dtype=float))
+        t, y = broadcast_pair(t, y)
         return -y * t
 
     def d1(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, y = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(y, dtype=float))
+        t, y = broadcast_pair(t, y)
         return -np.array(y)
 
     def d2(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
-        t, _ = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(y, dtype=float))
+        t, _ = broadcast_pair(t, y)
         return np.zeros_like(t)
 
     def d3(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
