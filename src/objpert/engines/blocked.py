@@ -139,6 +139,11 @@ class BlockedEngine(ABC):
     @abstractmethod
     def _block_bounds(self, B: int) -> np.ndarray: ...
 
+    def _parallel(self, W: np.ndarray, loss: Loss) -> Any:
+        """A compiled ``f(X, W, y, cuts)`` summing the sweeps of the row ranges
+        cuts[k]..cuts[k+1]-1 in parallel itself, or None: the ranges go to the pool."""
+        return None
+
     @abstractmethod
     def _sweep(
         self,
@@ -184,6 +189,9 @@ class BlockedEngine(ABC):
             rows = int(np.diff(bounds).max())
             workers = min(self.threads, len(bounds) - 1)
             cuts = [(len(bounds) - 1) * k // workers for k in range(workers + 1)]
+            parallel = self._parallel(W, loss)
+            if parallel is not None:  # compiled kernels on numba's spinning pool
+                return parallel(self.X, W, y, bounds[cuts])
             partial = [out, *(np.zeros_like(W) for _ in range(1, workers))]
             scratch = [self._scratch(W, rows, k) for k in range(workers)]
             ranges = [bounds[cuts[k] : cuts[k + 1] + 1] for k in range(workers)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
@@ -39,8 +40,18 @@ class DenseEngine(BlockedEngine):
         return self.n * B * (2 * self.d + 16)
 
     def _block_bounds(self, B: int) -> np.ndarray:
-        rows = self.block_rows or max(16, BLOCK_BYTES // (8 * (self.d + B)))
+        if self.block_rows is not None:
+            rows = self.block_rows
+        else:
+            # about BLOCK_BYTES a block, and a multiple of ``threads`` blocks of equal size,
+            # so that the workers' ranges are equal (work is proportional to rows)
+            target = max(16, BLOCK_BYTES // (8 * (self.d + B)))
+            blocks = self.threads * -(-self.n // (self.threads * target))
+            rows = max(1, -(-self.n // blocks))
         return np.append(np.arange(0, self.n, rows), self.n)
+
+    def _parallel(self, W: np.ndarray, loss: Loss) -> Any:
+        return kernels.parallel_kernel(loss)
 
     def _sweep(
         self,

@@ -3,23 +3,29 @@
 For the shipped losses and a single point w, :func:`fused_kernel` returns a function that
 adds sum_{s <= i < e} l'(<x_i, w>, y_i) x_i to ``out``, four rows at a time: each row is
 read from memory once and is still in L1 for the second product, the loss derivative is
-computed inline (no per-block numpy dispatch) and the kernel releases the GIL, so the
-workers of :mod:`objpert.engines.blocked` run it in parallel. Only the row dot product is
-compiled with reassociation (so it vectorises); no FMA contraction or approximate math
-anywhere. The summation order is fixed by the compiled code, so repeated calls give
-bitwise identical results, equal to the two-pass numpy gradient to rounding.
+computed inline (no per-block numpy dispatch) and the kernel releases the GIL. Only the
+row dot product is compiled with reassociation (so it vectorises); no FMA contraction or
+approximate math in it.
 
 :func:`batched_kernel` is the same sweep for B points at once, W of shape (d, B): rows are
 taken in tiles (and W's columns in chunks) small enough that the tile's margins, W and
-``out`` stay in L1/L2 while every column is processed; the loops over the columns (over
-the rows of a tile when B = 1) vectorise, including the loss derivative, whose exp is
-:func:`_exp`, a branch-free exp written here (Cody-Waite reduction, a degree-13 Taylor
-polynomial, 2^k built from the exponent bits), within 1 ulp of ``np.exp`` (tested) where
-libm's scalar ``exp`` would stop the vectoriser. :func:`derivative_kernel` is that
+``out`` stay in L1/L2 while every column is processed; four rows of the tile and four
+rows of W per pass over the columns; the loops over the columns (over the rows of a tile
+when B = 1) vectorise, including the loss derivative, whose exp is :func:`_exp`, a
+branch-free exp written here (Cody-Waite reduction, a degree-13 Taylor polynomial, 2^k
+built from the exponent bits), within 1 ulp of ``np.exp`` (tested) where libm's scalar
+``exp`` would stop the vectoriser. Its products and sums are contracted to FMAs (one
+rounding where there were two; nothing approximate). :func:`derivative_kernel` is that
 vectorised derivative alone, used by the numpy sweep (the cheap path of one or several
 points, BLAS products) in place of ``loss.d1_into``: for a single point it beats both
 kernels there (10k x 20: ~9 ns a row against ~13 for the batched kernel at B = 1 and ~14
 with scipy's expit), so single releases get it too.
+
+:func:`parallel_kernel` runs either kernel over several row ranges at once on numba's
+thread pool (``parallel=True``), whose threads spin between launches: on a virtual
+machine, waking a sleeping thread for every gradient (as a Python thread pool does) cost
+~0.3-0.5 ms a step, a quarter of a 64-point step on 10k x 20. The partial sums are added
+in range order, so the result does not depend on the threads' timing.
 
 numba is optional: it is imported on first use, and when it is missing (or disabled with
 ``OBJPERT_NUMBA=0``) the ``*_kernel`` functions return ``None`` and the numpy sweep
@@ -34,6 +40,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -41,7 +48,14 @@ import numpy as np
 
 from objpert.losses import LogisticLoss, Loss, PseudoHuberLoss, SquaredLoss
 
-__all__ = ["ENABLED", "available", "batched_kernel", "derivative_kernel", "fused_kernel"]
+__all__ = [
+    "ENABLED",
+    "available",
+    "batched_kernel",
+    "derivative_kernel",
+    "fused_kernel",
+    "parallel_kernel",
+]
 
 #: Set to False (or the environment variable ``OBJPERT_NUMBA=0``) to use the numpy sweep.
 ENABLED = os.environ.get("OBJPERT_NUMBA", "1").strip().lower() not in ("0", "false", "no")
@@ -116,7 +130,6 @@ _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = (
     1.0 / math.factorial(j) for j in range(2, 14)
 )
 _EXP_LO, _EXP_HI = -746.0, 710.0
-_TWO_600, _TWO_M600 = 2.0**600, 2.0**-600
 
 # the compiled bit casts float64 <-> int64, set by _compiled()
 _f2i: Callable[[float], int] | None = None
@@ -126,9 +139,10 @@ _i2f: Callable[[int], float] | None = None
 def _exp(x):  # pragma: no cover - compiled
     """exp(x), branch-free so that loops over it vectorise: x = k ln2 + r, |r| <= ln2/2
     (Cody-Waite, k rounded by the 1.5 * 2^52 shifter), exp(r) by its Taylor polynomial of
-    degree 13 (truncation < 5e-18) in Estrin's scheme, times 2^k built from bits (in two
-    factors near the ends of the range, so subnormal and overflowing results round like
-    np.exp). NaN propagates; x is clamped to [-746, 710] (exp = 0 and inf there)."""
+    degree 13 (truncation < 5e-18) in Estrin's scheme, times 2^k as two factors 2^h 2^(k-h),
+    h = floor(k/2), each a normal number over the whole clamped range (so subnormal and
+    overflowing results are rounded once, by the last product, like np.exp). NaN
+    propagates; x is clamped to [-746, 710] (exp = 0 and inf there)."""
     x = _EXP_LO if x < _EXP_LO else x
     x = _EXP_HI if x > _EXP_HI else x
     kd = x * _LOG2E + _SHIFTER
@@ -141,9 +155,8 @@ def _exp(x):  # pragma: no cover - compiled
     b = (_C6 + _C7 * r) + r2 * (_C8 + _C9 * r)
     c = (_C10 + _C11 * r) + r2 * (_C12 + _C13 * r)
     p = 1.0 + (r + r2 * (a + r4 * (b + r4 * c)))
-    shift = 600 if k < -1000 else (-600 if k > 1000 else 0)
-    s2 = _TWO_M600 if k < -1000 else (_TWO_600 if k > 1000 else 1.0)
-    return (p * _i2f((k + shift + 1023) << 52)) * s2
+    h = k >> 1
+    return (p * _i2f((h + 1023) << 52)) * _i2f((k - h + 1023) << 52)
 
 
 def _exp_array(x, out):  # pragma: no cover - compiled
@@ -200,55 +213,59 @@ def _deriv_tile(M, y, s, rows, cols, kind, scale):  # pragma: no cover - compile
 
 
 def _margins(X, W, M, s, rows, c0, c1):  # pragma: no cover - compiled
-    """M[i * cols + b] = <x_{s+i}, W[:, c0 + b]> for the tile: two rows and four rows of W
-    per pass over the columns (each W load serves two rows, each M store four products)."""
+    """M[i * cols + b] = <x_{s+i}, W[:, c0 + b]> for the tile: four rows of the tile and
+    four rows of W per pass over the columns (each W load serves four rows, each M store
+    four products), accumulated in M."""
     d = X.shape[1]
     cols = c1 - c0
-    spare = np.empty(cols)  # the margins of the odd row's twin (discarded)
+    M[: rows * cols] = 0.0
     i = 0
-    while i < rows:
-        two = i + 1 < rows
-        x = X[s + i]
-        z = X[s + i + 1] if two else x  # the second row of the pair (its own row if none)
-        m = M[i * cols : (i + 1) * cols]
-        n = M[(i + 1) * cols : (i + 2) * cols] if two else spare
+    while i + 4 <= rows:
+        x0, x1, x2, x3 = X[s + i], X[s + i + 1], X[s + i + 2], X[s + i + 3]
+        m0 = M[i * cols : (i + 1) * cols]
+        m1 = M[(i + 1) * cols : (i + 2) * cols]
+        m2 = M[(i + 2) * cols : (i + 3) * cols]
+        m3 = M[(i + 3) * cols : (i + 4) * cols]
         j = 0
-        if d >= 4:
-            a0, a1, a2, a3 = x[0], x[1], x[2], x[3]
-            e0, e1, e2, e3 = z[0], z[1], z[2], z[3]
-            w0, w1, w2, w3 = W[0, c0:c1], W[1, c0:c1], W[2, c0:c1], W[3, c0:c1]
-            for b in range(cols):
-                v0, v1, v2, v3 = w0[b], w1[b], w2[b], w3[b]
-                n[b] = (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3)
-                m[b] = (a0 * v0 + a1 * v1) + (a2 * v2 + a3 * v3)
-            j = 4
-        else:
-            for b in range(cols):
-                m[b] = 0.0
-                n[b] = 0.0
         while j + 4 <= d:
-            a0, a1, a2, a3 = x[j], x[j + 1], x[j + 2], x[j + 3]
-            e0, e1, e2, e3 = z[j], z[j + 1], z[j + 2], z[j + 3]
             w0, w1 = W[j, c0:c1], W[j + 1, c0:c1]
             w2, w3 = W[j + 2, c0:c1], W[j + 3, c0:c1]
+            a0, a1, a2, a3 = x0[j], x0[j + 1], x0[j + 2], x0[j + 3]
+            e0, e1, e2, e3 = x1[j], x1[j + 1], x1[j + 2], x1[j + 3]
+            f0, f1, f2, f3 = x2[j], x2[j + 1], x2[j + 2], x2[j + 3]
+            g0, g1, g2, g3 = x3[j], x3[j + 1], x3[j + 2], x3[j + 3]
             for b in range(cols):
                 v0, v1, v2, v3 = w0[b], w1[b], w2[b], w3[b]
-                n[b] += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3)
-                m[b] += (a0 * v0 + a1 * v1) + (a2 * v2 + a3 * v3)
+                m0[b] += (a0 * v0 + a1 * v1) + (a2 * v2 + a3 * v3)
+                m1[b] += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3)
+                m2[b] += (f0 * v0 + f1 * v1) + (f2 * v2 + f3 * v3)
+                m3[b] += (g0 * v0 + g1 * v1) + (g2 * v2 + g3 * v3)
             j += 4
         while j < d:
-            a0, e0, w0 = x[j], z[j], W[j, c0:c1]
+            w0 = W[j, c0:c1]
+            a0, e0, f0, g0 = x0[j], x1[j], x2[j], x3[j]
             for b in range(cols):
                 v0 = w0[b]
-                n[b] += e0 * v0
-                m[b] += a0 * v0
+                m0[b] += a0 * v0
+                m1[b] += e0 * v0
+                m2[b] += f0 * v0
+                m3[b] += g0 * v0
             j += 1
-        i += 2
+        i += 4
+    while i < rows:
+        x0 = X[s + i]
+        m0 = M[i * cols : (i + 1) * cols]
+        for j in range(d):
+            a0, w0 = x0[j], W[j, c0:c1]
+            for b in range(cols):
+                m0[b] += a0 * w0[b]
+        i += 1
 
 
 def _accumulate(X, M, out, s, rows, c0, c1):  # pragma: no cover - compiled
-    """out[j, c0 + b] += sum_i X[s + i, j] M[i * cols + b]: four rows and two columns of X
-    per pass over out's columns (each M load serves two columns, each out store four)."""
+    """out[j, c0 + b] += sum_i X[s + i, j] M[i * cols + b]: four rows and four columns of
+    X per pass over out's columns (each M load serves four columns, each out store four
+    products)."""
     d = X.shape[1]
     cols = c1 - c0
     i = 0
@@ -259,27 +276,32 @@ def _accumulate(X, M, out, s, rows, c0, c1):  # pragma: no cover - compiled
         m2 = M[(i + 2) * cols : (i + 3) * cols]
         m3 = M[(i + 3) * cols : (i + 4) * cols]
         j = 0
-        while j + 2 <= d:
+        while j + 4 <= d:
+            o0, o1 = out[j, c0:c1], out[j + 1, c0:c1]
+            o2, o3 = out[j + 2, c0:c1], out[j + 3, c0:c1]
             a0, a1, a2, a3 = x0[j], x1[j], x2[j], x3[j]
             e0, e1, e2, e3 = x0[j + 1], x1[j + 1], x2[j + 1], x3[j + 1]
-            o, p = out[j, c0:c1], out[j + 1, c0:c1]
+            f0, f1, f2, f3 = x0[j + 2], x1[j + 2], x2[j + 2], x3[j + 2]
+            g0, g1, g2, g3 = x0[j + 3], x1[j + 3], x2[j + 3], x3[j + 3]
             for b in range(cols):
                 r0, r1, r2, r3 = m0[b], m1[b], m2[b], m3[b]
-                o[b] += (r0 * a0 + r1 * a1) + (r2 * a2 + r3 * a3)
-                p[b] += (r0 * e0 + r1 * e1) + (r2 * e2 + r3 * e3)
-            j += 2
-        if j < d:
+                o0[b] += (r0 * a0 + r1 * a1) + (r2 * a2 + r3 * a3)
+                o1[b] += (r0 * e0 + r1 * e1) + (r2 * e2 + r3 * e3)
+                o2[b] += (r0 * f0 + r1 * f1) + (r2 * f2 + r3 * f3)
+                o3[b] += (r0 * g0 + r1 * g1) + (r2 * g2 + r3 * g3)
+            j += 4
+        while j < d:
             a0, a1, a2, a3 = x0[j], x1[j], x2[j], x3[j]
             o = out[j, c0:c1]
             for b in range(cols):
                 o[b] += (m0[b] * a0 + m1[b] * a1) + (m2[b] * a2 + m3[b] * a3)
+            j += 1
         i += 4
     while i < rows:
         x0 = X[s + i]
         m0 = M[i * cols : (i + 1) * cols]
         for j in range(d):
-            a0 = x0[j]
-            o = out[j, c0:c1]
+            a0, o = x0[j], out[j, c0:c1]
             for b in range(cols):
                 o[b] += m0[b] * a0
         i += 1
@@ -324,6 +346,19 @@ def _batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):  # pragm
             out[:, c0] += o
 
 
+def _parallel_batched(X, W, y, cuts, kind, scale, outs, tile, chunk):  # pragma: no cover
+    """outs[t] += the batched kernel over rows cuts[t]..cuts[t+1]-1, one range per thread
+    of numba's pool (whose threads wait for work spinning, not asleep)."""
+    for t in numba_prange(cuts.shape[0] - 1):
+        _vbatched(X, W, y, cuts[t], cuts[t + 1], kind, scale, outs[t], tile, chunk)
+
+
+def _parallel_fused(X, w, y, cuts, kind, scale, outs):  # pragma: no cover - compiled
+    """outs[t] += the row kernel over rows cuts[t]..cuts[t+1]-1, one range per thread."""
+    for t in numba_prange(cuts.shape[0] - 1):
+        _vfused(X, w, y, cuts[t], cuts[t + 1], kind, scale, outs[t])
+
+
 # the compiled pieces of the batched kernel, set by _compiled()
 _vexp: Callable[[float], float] | None = None
 _vlogistic: Callable[..., float] | None = None
@@ -331,12 +366,17 @@ _vrobust: Callable[..., float] | None = None
 _vderiv_tile: Callable[..., None] | None = None
 _vmargins: Callable[..., None] | None = None
 _vaccumulate: Callable[..., None] | None = None
+_vbatched: Callable[..., None] | None = None
+_vfused: Callable[..., None] | None = None
+numba_prange: Callable[..., Any] = range  # numba.prange once numba is imported
 
 
 class _Compiled(NamedTuple):
     fused: Kernel
     batched: Callable[..., None]
     exp_array: Callable[[np.ndarray, np.ndarray], None]
+    parallel_fused: Callable[..., None]
+    parallel_batched: Callable[..., None]
 
 
 @functools.cache
@@ -366,23 +406,31 @@ def _compiled() -> _Compiled | None:
 
     def build(cache: bool) -> _Compiled:
         global _dot, _deriv, _f2i, _i2f, _vexp, _vlogistic, _vrobust
-        global _vderiv_tile, _vmargins, _vaccumulate
+        global _vderiv_tile, _vmargins, _vaccumulate, _vbatched, _vfused, numba_prange
         inline = numba.njit(inline="always", cache=cache)
         # numpy's error model: x / 0 gives inf or nan, without the ZeroDivisionError
-        # branch that would stop the vectoriser (no denominator here can be 0)
+        # branch that would stop the vectoriser (no denominator here can be 0); products
+        # and sums contracted to FMAs (one rounding instead of two) in the batched kernel
         vector = numba.njit(inline="always", error_model="numpy", cache=cache)
+        fma = {"contract"}
         _dot = numba.njit(fastmath={"reassoc"}, cache=cache)(_row_dot)
         _deriv = inline(_row_deriv)
         _f2i, _i2f = f2i, i2f
         _vexp = vector(_exp)
         _vlogistic, _vrobust = vector(_logistic), vector(_robust)
-        tile_step = numba.njit(nogil=True, error_model="numpy", cache=cache)
+        tile_step = numba.njit(nogil=True, error_model="numpy", fastmath=fma, cache=cache)
         _vderiv_tile = tile_step(_deriv_tile)
         _vmargins, _vaccumulate = tile_step(_margins), tile_step(_accumulate)
+        _vfused = numba.njit(nogil=True, cache=cache)(_fused_rows)
+        _vbatched = numba.njit(nogil=True, error_model="numpy", cache=cache)(_batched_rows)
+        numba_prange = numba.prange
+        parallel = numba.njit(parallel=True, nogil=True, error_model="numpy", cache=cache)
         return _Compiled(
-            numba.njit(nogil=True, cache=cache)(_fused_rows),
-            numba.njit(nogil=True, error_model="numpy", cache=cache)(_batched_rows),
-            numba.njit(nogil=True, error_model="numpy", cache=cache)(_exp_array),
+            _vfused,
+            _vbatched,
+            numba.njit(nogil=True, error_model="numpy", fastmath=fma, cache=cache)(_exp_array),
+            parallel(_parallel_fused),
+            parallel(_parallel_batched),
         )
 
     try:
@@ -454,13 +502,60 @@ def batched_kernel(loss: Loss) -> Callable[..., None] | None:
     kernel = compiled.batched
 
     def run(X: np.ndarray, W: np.ndarray, y: np.ndarray, start: int, stop: int, out) -> None:
-        d = X.shape[1]
-        B = W.shape[1] if W.ndim == 2 else 1
-        chunk = min(B, max(8, (4096 // max(d, 1)) // 8 * 8))
-        tile = max(4, min(TILE_DOUBLES // chunk, 32768 // max(d, 1)) // 4 * 4)
+        tile, chunk = _tiles(X.shape[1], W.shape[1] if W.ndim == 2 else 1)
         yv = np.ascontiguousarray(np.reshape(y, -1), dtype=np.float64)
         W2, out2 = (W, out) if W.ndim == 2 else (W.reshape(-1, 1), out.reshape(-1, 1))
         kernel(X, W2, yv, start, stop, kind, scale, out2, tile, chunk)
+
+    return run
+
+
+#: numba's parallel launches: the workqueue threading layer (numba's fallback when neither
+#: OpenMP nor TBB loads) aborts the process on concurrent launches, so they are serialised.
+_PARALLEL_LOCK = threading.Lock()
+
+
+def _tiles(d: int, B: int) -> tuple[int, int]:
+    """(tile rows, column chunk) of the batched kernel for W of shape (d, B)."""
+    chunk = min(B, max(8, (4096 // max(d, 1)) // 8 * 8))
+    tile = max(4, min(TILE_DOUBLES // chunk, 32768 // max(d, 1)) // 4 * 4)
+    return tile, chunk
+
+
+def parallel_kernel(loss: Loss) -> Callable[..., np.ndarray] | None:
+    """``f(X, W, y, cuts)``: sum over t of the fused kernel (W of shape (d,)) or the batched
+    kernel (W of shape (d, B)) over rows cuts[t]..cuts[t+1]-1, the ranges run in parallel
+    by numba's thread pool (one thread a range; the partial sums added in range order, so
+    the result does not depend on thread timing). Its threads spin briefly between
+    launches, so a launch costs microseconds where waking a sleeping pool thread costs up
+    to a millisecond on a virtual machine. ``None`` as for :func:`fused_kernel`."""
+    resolved = _resolve(loss)
+    if resolved is None:
+        return None
+    compiled, kind, scale = resolved
+
+    def run(X: np.ndarray, W: np.ndarray, y: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        import numba
+
+        yv = np.ascontiguousarray(np.reshape(y, -1), dtype=np.float64)
+        cuts = np.ascontiguousarray(cuts, dtype=np.int64)
+        ranges = len(cuts) - 1
+        outs = np.zeros((ranges, *W.shape))
+        with _PARALLEL_LOCK:
+            before = numba.get_num_threads()
+            numba.set_num_threads(min(ranges, numba.config.NUMBA_NUM_THREADS))
+            try:
+                if W.ndim == 1:
+                    compiled.parallel_fused(X, W, yv, cuts, kind, scale, outs)
+                else:
+                    tile, chunk = _tiles(X.shape[1], W.shape[1])
+                    compiled.parallel_batched(X, W, yv, cuts, kind, scale, outs, tile, chunk)
+            finally:
+                numba.set_num_threads(before)
+        out = outs[0]
+        for part in outs[1:]:
+            out += part
+        return out
 
     return run
 
