@@ -439,6 +439,17 @@ def test_benchmarks_run_tiny():
     assert [r.bar_kind for r in results] == ["max", "max", "max", None, "min"]
 
 
+def test_best_times_interleaves_the_functions():
+    """A round calls every function once, in turn (so a figure and its baseline see the
+    same machine), after the warm-up rounds; each function's best time is returned."""
+    from objpert.bench.common import best_times
+
+    calls: list[str] = []
+    times = best_times(lambda: calls.append("a"), lambda: calls.append("b"), repeats=3, warmup=1)
+    assert calls == ["a", "b"] * 4
+    assert len(times) == 2 and all(0.0 <= t < 1.0 for t in times)
+
+
 @pytest.mark.parametrize("name", LOSSES)
 def test_d1_into_equals_d1_bit_for_bit(name):
     loss = loss_object(name)

@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmarks: one result row and a best-of-k timer."""
+"""Shared pieces of the benchmarks: one result row and best-of-k timers."""
 
 from __future__ import annotations
 
@@ -33,13 +33,22 @@ class BenchResult:
         return {**asdict(self), "passed": self.passed}
 
 
+def best_times(*fns: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> list[float]:
+    """Best wall time of each function over ``repeats`` rounds, after ``warmup`` untimed
+    rounds (seconds). A round calls every function once, in turn, so a function and its
+    baseline are timed under the same conditions even when the machine's speed drifts."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
+
+
 def best_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
     """Best wall time of ``repeats`` calls after ``warmup`` untimed calls (seconds)."""
-    for _ in range(warmup):
-        fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_times(fn, repeats=repeats, warmup=warmup)[0]

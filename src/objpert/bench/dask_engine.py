@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.bench.common import BenchResult, best_time
+from objpert.bench.common import BenchResult, best_times
 from objpert.engines.blocked import available_cores
 from objpert.engines.glm import GLMObjective
 from objpert.losses import get_loss
@@ -40,9 +40,8 @@ def _per_iteration(
         for _ in range(iterations):
             objective.gradient(w)
 
-    dask_s = best_time(lambda: steps(on_dask), repeats) / iterations
-    memory_s = best_time(lambda: steps(in_memory), repeats) / iterations
-    return dask_s, memory_s, engine.partitions
+    dask_s, memory_s = best_times(lambda: steps(on_dask), lambda: steps(in_memory), repeats=repeats)
+    return dask_s / iterations, memory_s / iterations, engine.partitions
 
 
 def bench_dask(

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import threadpool_limits
 
-from objpert.bench.common import BenchResult, best_time
+from objpert.bench.common import BenchResult, best_times
 from objpert.engines.blocked import available_cores
 from objpert.engines.dense import DenseEngine
 from objpert.engines.sparse import SparseEngine
@@ -56,9 +56,12 @@ def bench_dense(
     engine = DenseEngine(X, threads=t)
     rows = int(engine.bounds(1)[1])
     with threadpool_limits(limits=t):
-        fused = best_time(lambda: engine.glm_gradient(w, y, loss), repeats)
-        stream = best_time(lambda: X @ w, repeats)
-        naive = best_time(lambda: X.T @ loss.d1(X @ w, y), repeats)
+        fused, stream, naive = best_times(
+            lambda: engine.glm_gradient(w, y, loss),
+            lambda: X @ w,
+            lambda: X.T @ loss.d1(X @ w, y),
+            repeats=repeats,
+        )
     size = f"n={n}, d={d}, {t} thread(s), {rows} rows/block"
     return [
         BenchResult(
@@ -116,10 +119,13 @@ def bench_sparse(
     loss = get_loss("logistic")
     engine = SparseEngine(A, threads=t)
     with threadpool_limits(limits=t):
-        fused = best_time(lambda: engine.glm_gradient(w, y, loss), repeats)
-        scipy_pair = best_time(lambda: (A @ w, A.T @ g), repeats)
         AT = A.T.tocsr()
-        transposed = best_time(lambda: AT @ loss.d1(A @ w, y), repeats)
+        fused, scipy_pair, transposed = best_times(
+            lambda: engine.glm_gradient(w, y, loss),
+            lambda: (A @ w, A.T @ g),
+            lambda: AT @ loss.d1(A @ w, y),
+            repeats=repeats,
+        )
     size = f"n={n}, d={d}, {nnz_per_row} nonzeros/row, {t} thread(s)"
     return [
         BenchResult(
@@ -150,7 +156,7 @@ def bench_batched(
     *,
     threads: int | None = None,
     quick: bool = False,
-    repeats: int = 3,
+    repeats: int = 5,
     seed: int = 0,
 ) -> list[BenchResult]:
     """B releases through one release_batch call against B perturbed_gradient_descent
@@ -183,8 +189,9 @@ def bench_batched(
 
     with threadpool_limits(limits=t), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the testing-seed warning of every call
-        one_by_one = best_time(singles, repeats)
-        batched = best_time(lambda: release_batch(X, y, plan, B, seed, verbose=False), repeats)
+        one_by_one, batched = best_times(
+            singles, lambda: release_batch(X, y, plan, B, seed, verbose=False), repeats=repeats
+        )
     return [
         BenchResult(
             "batched_throughput_gain",
