@@ -657,3 +657,27 @@ def test_dense_engine_launches_its_ranges_on_numbas_pool(threaded, monkeypatch):
     got = DenseEngine(X, threads=2).glm_gradient(W, y, loss)
     assert_close(got, two_pass(X, W, y, loss))
     assert [c.tolist() for c in calls] == [[0, 500, 1000]]
+
+
+def test_a_forked_child_sweeps_on_its_own_threads(threaded):
+    """GNU OpenMP does not survive fork (numba terminates a child that launches its pool):
+    a child forked after the parent's launches gets no parallel kernel and computes the
+    same gradient through the engine's own threads."""
+    import os
+
+    kernels = needs_numba()
+    loss = get_loss("logistic")
+    X, y = data(800, 6, seed=40)
+    W = np.random.default_rng(41).normal(size=(6, 4))
+    engine = DenseEngine(X, threads=2)
+    expected = engine.glm_gradient(W, y, loss)  # launches numba's pool here
+    assert kernels.parallel_kernel(loss) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only when everything holds
+        ok = kernels.parallel_kernel(loss) is None
+        ok = ok and np.allclose(engine.glm_gradient(W, y, loss), expected, rtol=1e-12)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -522,15 +522,21 @@ def _tiles(d: int, B: int) -> tuple[int, int]:
     return tile, chunk
 
 
+#: The process that launched numba's pool: a child forked from it must not launch (GNU
+#: OpenMP does not survive fork; numba terminates such a child), so it gets ``None``.
+_LAUNCHED_IN: int | None = None
+
+
 def parallel_kernel(loss: Loss) -> Callable[..., np.ndarray] | None:
     """``f(X, W, y, cuts)``: sum over t of the fused kernel (W of shape (d,)) or the batched
     kernel (W of shape (d, B)) over rows cuts[t]..cuts[t+1]-1, the ranges run in parallel
     by numba's thread pool (one thread a range; the partial sums added in range order, so
     the result does not depend on thread timing). Its threads spin briefly between
     launches, so a launch costs microseconds where waking a sleeping pool thread costs up
-    to a millisecond on a virtual machine. ``None`` as for :func:`fused_kernel`."""
+    to a millisecond on a virtual machine. ``None`` as for :func:`fused_kernel`, and in a
+    process forked after the pool started (the caller then uses its own threads)."""
     resolved = _resolve(loss)
-    if resolved is None:
+    if resolved is None or _LAUNCHED_IN not in (None, os.getpid()):
         return None
     compiled, kind, scale = resolved
 
@@ -541,7 +547,9 @@ def parallel_kernel(loss: Loss) -> Callable[..., np.ndarray] | None:
         cuts = np.ascontiguousarray(cuts, dtype=np.int64)
         ranges = len(cuts) - 1
         outs = np.zeros((ranges, *W.shape))
+        global _LAUNCHED_IN
         with _PARALLEL_LOCK:
+            _LAUNCHED_IN = os.getpid()
             before = numba.get_num_threads()
             numba.set_num_threads(min(ranges, numba.config.NUMBA_NUM_THREADS))
             try:
