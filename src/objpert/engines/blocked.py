@@ -41,6 +41,16 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _forget_pools() -> None:
+    """In a forked child: the parent's pool threads do not exist here; start afresh."""
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOLS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
 def _pool(workers: int) -> ThreadPoolExecutor:
     """A persistent pool of ``workers`` threads, shared by every engine."""
     with _POOL_LOCK:

@@ -527,6 +527,14 @@ def _tiles(d: int, B: int) -> tuple[int, int]:
 _LAUNCHED_IN: int | None = None
 
 
+def _new_lock_after_fork() -> None:
+    global _PARALLEL_LOCK
+    _PARALLEL_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def parallel_kernel(loss: Loss) -> Callable[..., np.ndarray] | None:
     """``f(X, W, y, cuts)``: sum over t of the fused kernel (W of shape (d,)) or the batched
     kernel (W of shape (d, B)) over rows cuts[t]..cuts[t+1]-1, the ranges run in parallel
