@@ -130,21 +130,17 @@ _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = (
     1.0 / math.factorial(j) for j in range(2, 14)
 )
 _EXP_LO, _EXP_HI = -746.0, 710.0
+_LOGISTIC_LO = -708.0  # exp(-708) > 2^-1022: normal
 
 # the compiled bit casts float64 <-> int64, set by _compiled()
 _f2i: Callable[[float], int] | None = None
 _i2f: Callable[[int], float] | None = None
 
 
-def _exp(x):  # pragma: no cover - compiled
-    """exp(x), branch-free so that loops over it vectorise: x = k ln2 + r, |r| <= ln2/2
+def _exp_parts(x):  # pragma: no cover - compiled
+    """(p, k) with exp(x) = p 2^k, p = exp(r) in [0.7, 1.42]: x = k ln2 + r, |r| <= ln2/2
     (Cody-Waite, k rounded by the 1.5 * 2^52 shifter), exp(r) by its Taylor polynomial of
-    degree 13 (truncation < 5e-18) in Estrin's scheme, times 2^k as two factors 2^h 2^(k-h),
-    h = floor(k/2), each a normal number over the whole clamped range (so subnormal and
-    overflowing results are rounded once, by the last product, like np.exp). NaN
-    propagates; x is clamped to [-746, 710] (exp = 0 and inf there)."""
-    x = _EXP_LO if x < _EXP_LO else x
-    x = _EXP_HI if x > _EXP_HI else x
+    degree 13 (truncation < 5e-18) in Estrin's scheme. Branch-free, for |x| <= 746."""
     kd = x * _LOG2E + _SHIFTER
     k = _f2i(kd) - _SHIFTER_BITS
     kf = kd - _SHIFTER
@@ -154,7 +150,18 @@ def _exp(x):  # pragma: no cover - compiled
     a = (_C2 + _C3 * r) + r2 * (_C4 + _C5 * r)
     b = (_C6 + _C7 * r) + r2 * (_C8 + _C9 * r)
     c = (_C10 + _C11 * r) + r2 * (_C12 + _C13 * r)
-    p = 1.0 + (r + r2 * (a + r4 * (b + r4 * c)))
+    return 1.0 + (r + r2 * (a + r4 * (b + r4 * c))), k
+
+
+def _exp(x):  # pragma: no cover - compiled
+    """exp(x), branch-free so that loops over it vectorise: p 2^k from :func:`_exp_parts`,
+    2^k applied as two factors 2^h 2^(k-h), h = floor(k/2), each a normal number over the
+    whole clamped range (so subnormal and overflowing results are rounded once, by the
+    last product, like np.exp). NaN propagates; x is clamped to [-746, 710] (exp = 0 and
+    inf there)."""
+    x = _EXP_LO if x < _EXP_LO else x
+    x = _EXP_HI if x > _EXP_HI else x
+    p, k = _vexp_parts(x)
     h = k >> 1
     return (p * _i2f((h + 1023) << 52)) * _i2f((k - h + 1023) << 52)
 
@@ -166,11 +173,15 @@ def _exp_array(x, out):  # pragma: no cover - compiled
 
 
 def _logistic(t, yi):  # pragma: no cover - compiled
-    """-y expit(-y t), expit as scipy computes it, branch-free (selects)."""
-    u = -yi * t
-    e = _vexp(-abs(u))
-    q = 1.0 + e
-    return -yi * ((1.0 if u >= 0.0 else e) / q)
+    """-y expit(-y t) = -y / (1 + exp(y t)), branch-free. exp(y t) = p 2^k with one scale
+    factor: y t is clamped to [-708, 710], where 2^k stays normal (k >= -1021) and turns to
+    inf from y t ~ 709.4 on (k = 1024); below -708, 1 + exp(y t) is 1 in double either way,
+    and from 709.4 on the derivative is -0 where the exact one is below 1.2e-308."""
+    u = yi * t
+    u = _LOGISTIC_LO if u < _LOGISTIC_LO else u
+    u = _EXP_HI if u > _EXP_HI else u
+    p, k = _vexp_parts(u)
+    return -yi / (1.0 + p * _i2f((k + 1023) << 52))
 
 
 def _robust(t, yi, scale):  # pragma: no cover - compiled
@@ -361,6 +372,7 @@ def _parallel_fused(X, w, y, cuts, kind, scale, outs):  # pragma: no cover - com
 
 # the compiled pieces of the batched kernel, set by _compiled()
 _vexp: Callable[[float], float] | None = None
+_vexp_parts: Callable[[float], tuple[float, int]] | None = None
 _vlogistic: Callable[..., float] | None = None
 _vrobust: Callable[..., float] | None = None
 _vderiv_tile: Callable[..., None] | None = None
@@ -405,7 +417,7 @@ def _compiled() -> _Compiled | None:
         return types.float64(types.int64), codegen
 
     def build(cache: bool) -> _Compiled:
-        global _dot, _deriv, _f2i, _i2f, _vexp, _vlogistic, _vrobust
+        global _dot, _deriv, _f2i, _i2f, _vexp, _vexp_parts, _vlogistic, _vrobust
         global _vderiv_tile, _vmargins, _vaccumulate, _vbatched, _vfused, numba_prange
         inline = numba.njit(inline="always", cache=cache)
         # numpy's error model: x / 0 gives inf or nan, without the ZeroDivisionError
@@ -416,6 +428,7 @@ def _compiled() -> _Compiled | None:
         _dot = numba.njit(fastmath={"reassoc"}, cache=cache)(_row_dot)
         _deriv = inline(_row_deriv)
         _f2i, _i2f = f2i, i2f
+        _vexp_parts = vector(_exp_parts)
         _vexp = vector(_exp)
         _vlogistic, _vrobust = vector(_logistic), vector(_robust)
         tile_step = numba.njit(nogil=True, error_model="numpy", fastmath=fma, cache=cache)
