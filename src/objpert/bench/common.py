@@ -33,16 +33,27 @@ class BenchResult:
         return {**asdict(self), "passed": self.passed}
 
 
-def best_times(*fns: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> list[float]:
+#: Seconds of sleep before each timed call of :func:`best_times`. OpenBLAS's threads spin
+#: for ~0.1 s after a multi-threaded product and slowed whatever ran next by up to 40%
+#: here; a descent runs its gradients back to back with BLAS on one thread, never so.
+SETTLE_SECONDS = 0.25
+
+
+def best_times(
+    *fns: Callable[[], Any], repeats: int = 5, warmup: int = 1, settle: float = SETTLE_SECONDS
+) -> list[float]:
     """Best wall time of each function over ``repeats`` rounds, after ``warmup`` untimed
     rounds (seconds). A round calls every function once, in turn, so a function and its
-    baseline are timed under the same conditions even when the machine's speed drifts."""
+    baseline are timed under the same conditions even when the machine's speed drifts;
+    each timed call starts ``settle`` seconds after the previous call ended, so that no
+    thread pool is still spinning from it."""
     for _ in range(warmup):
         for fn in fns:
             fn()
     best = [float("inf")] * len(fns)
     for _ in range(repeats):
         for k, fn in enumerate(fns):
+            time.sleep(settle)
             start = time.perf_counter()
             fn()
             best[k] = min(best[k], time.perf_counter() - start)
