@@ -200,9 +200,8 @@ class BlockedEngine(ABC):
             workers = min(self.threads, len(bounds) - 1)
             cuts = [(len(bounds) - 1) * k // workers for k in range(workers + 1)]
             parallel = self._parallel(W, loss)
-            if parallel is not None:  # compiled kernels on numba's spinning pool
-                with single_threaded_blas():  # parks BLAS threads still spinning
-                    return parallel(self.X, W, y, bounds[cuts])
+            if parallel is not None:  # compiled kernels (no BLAS) on numba's spinning pool
+                return parallel(self.X, W, y, bounds[cuts])
             partial = [out, *(np.zeros_like(W) for _ in range(1, workers))]
             scratch = [self._scratch(W, rows, k) for k in range(workers)]
             ranges = [bounds[cuts[k] : cuts[k + 1] + 1] for k in range(workers)]
