@@ -577,12 +577,23 @@ def test_vectorised_derivative_equals_d1(name):
 @pytest.mark.parametrize("name", LOSSES)
 @pytest.mark.parametrize(
     ("n", "d", "B", "threads"),
-    [(523, 7, 5, 3), (1001, 20, 64, 2), (301, 3, 9, 2), (97, 600, 17, 2), (50, 1, 2, 1)],
+    [
+        (523, 7, 5, 3),
+        (1001, 20, 64, 2),
+        (301, 3, 9, 2),
+        (97, 600, 17, 2),
+        (50, 1, 2, 1),
+        (203, 7, 16, 2),
+        (97, 601, 24, 2),
+        (31, 1, 8, 1),
+    ],
 )
 def test_dense_batched_kernel_equals_two_pass(name, n, d, B, threads, threaded):
     """The compiled batched kernel (tiles of rows, chunks of columns when d is large, the
-    last chunk a single column for B = 17) against the two-pass gradient to 1e-12, bitwise
-    repeatable, also at margins where exp overflows or underflows (the clamps)."""
+    last chunk a single column for B = 17; the register-blocked products when a chunk is
+    a multiple of 8 columns: B = 64, 16, 8, and 24 in chunks of 8, with leftover rows and
+    features) against the two-pass gradient to 1e-12, bitwise repeatable, also at margins
+    where exp overflows or underflows (the clamps)."""
     kernels = needs_numba()
     loss = loss_object(name)
     assert kernels.batched_kernel(loss) is not None

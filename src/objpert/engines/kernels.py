@@ -9,17 +9,18 @@ approximate math in it.
 
 :func:`batched_kernel` is the same sweep for B points at once, W of shape (d, B): rows are
 taken in tiles (and W's columns in chunks) small enough that the tile's margins, W and
-``out`` stay in L1/L2 while every column is processed; four rows of the tile and four
-rows of W per pass over the columns; the loops over the columns (over the rows of a tile
-when B = 1) vectorise, including the loss derivative, whose exp is :func:`_exp`, a
-branch-free exp written here (Cody-Waite reduction, a degree-13 Taylor polynomial, 2^k
-built from the exponent bits), within 1 ulp of ``np.exp`` (tested) where libm's scalar
-``exp`` would stop the vectoriser. Its products and sums are contracted to FMAs (one
-rounding where there were two; nothing approximate). :func:`derivative_kernel` is that
-vectorised derivative alone, used by the numpy sweep (the cheap path of one or several
-points, BLAS products) in place of ``loss.d1_into``: for a single point it beats both
-kernels there (10k x 20: ~9 ns a row against ~13 for the batched kernel at B = 1 and ~14
-with scipy's expit), so single releases get it too.
+``out`` stay in L1/L2 while every column is processed. When a chunk is a multiple of 8
+columns the two products are the register-blocked micro-kernels of
+:mod:`objpert.engines.simd` (near a core's FMA peak); otherwise loops over the columns
+(over the rows of a tile when B = 1), four rows of the tile and four rows of W per pass,
+that the compiler vectorises. The loss derivative is vectorised too; its exp is
+:func:`_exp`, a branch-free exp written here (Cody-Waite reduction, a degree-13 Taylor
+polynomial, 2^k built from the exponent bits), within 1 ulp of ``np.exp`` (tested) where
+libm's scalar ``exp`` would stop the vectoriser. Products and sums are contracted to FMAs
+(one rounding where there were two; nothing approximate). :func:`derivative_kernel` is
+that vectorised derivative alone, used by the numpy sweep (the cheap path of one or
+several points, BLAS products) in place of ``loss.d1_into``, so single releases get it
+too.
 
 :func:`parallel_kernel` runs either kernel over several row ranges at once on numba's
 thread pool (``parallel=True``), whose threads spin between launches: on a virtual
@@ -318,6 +319,33 @@ def _accumulate(X, M, out, s, rows, c0, c1):  # pragma: no cover - compiled
         i += 1
 
 
+def _simd_tile(X, W, y, M, out, s, rows, c0, c1, kind, scale):  # pragma: no cover
+    """One tile and chunk (c1 - c0 a multiple of 8) with the register-blocked products of
+    :mod:`objpert.engines.simd`: margins four rows by eight columns at a time, the loss
+    derivatives in place, then out += X_tile^T R four features by eight columns at a
+    time."""
+    d = X.shape[1]
+    cols = c1 - c0
+    i = 0
+    while i + 4 <= rows:
+        for c in range(c0, c1, 8):
+            _simd_margins4(X, W, M, s + i, c, i, c - c0, cols)
+        i += 4
+    while i < rows:
+        for c in range(c0, c1, 8):
+            _simd_margins1(X, W, M, s + i, c, i, c - c0, cols)
+        i += 1
+    _vderiv_tile(M, y, s, rows, cols, kind, scale)
+    for c in range(c0, c1, 8):
+        j = 0
+        while j + 4 <= d:
+            _simd_accumulate4(X, M, out, s, rows, j, c - c0, c, cols)
+            j += 4
+        while j < d:
+            _simd_accumulate1(X, M, out, s, rows, j, c - c0, c, cols)
+            j += 1
+
+
 def _batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):  # pragma: no cover
     """out += sum_{start <= i < stop} x_i l'(x_i^T W, y_i)^T for W (d, B), out (d, B).
 
@@ -332,6 +360,9 @@ def _batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):  # pragm
         for c0 in range(0, B, chunk):
             c1 = min(c0 + chunk, B)
             cols = c1 - c0
+            if cols % 8 == 0:
+                _vsimd_tile(X, W, y, M, out, s, rows, c0, c1, kind, scale)
+                continue
             if cols > 1:
                 _vmargins(X, W, M, s, rows, c0, c1)
                 _vderiv_tile(M, y, s, rows, cols, kind, scale)
@@ -379,6 +410,8 @@ _vderiv_tile: Callable[..., None] | None = None
 _vmargins: Callable[..., None] | None = None
 _vaccumulate: Callable[..., None] | None = None
 _vbatched: Callable[..., None] | None = None
+_vsimd_tile: Callable[..., None] | None = None
+_simd_margins4 = _simd_margins1 = _simd_accumulate4 = _simd_accumulate1 = None
 _vfused: Callable[..., None] | None = None
 numba_prange: Callable[..., Any] = range  # numba.prange once numba is imported
 
@@ -434,6 +467,12 @@ def _compiled() -> _Compiled | None:
         tile_step = numba.njit(nogil=True, error_model="numpy", fastmath=fma, cache=cache)
         _vderiv_tile = tile_step(_deriv_tile)
         _vmargins, _vaccumulate = tile_step(_margins), tile_step(_accumulate)
+        global _vsimd_tile, _simd_margins4, _simd_margins1, _simd_accumulate4, _simd_accumulate1
+        from objpert.engines import simd
+
+        _simd_margins4, _simd_margins1 = simd.margins_block(4), simd.margins_block(1)
+        _simd_accumulate4, _simd_accumulate1 = simd.accumulate_block(4), simd.accumulate_block(1)
+        _vsimd_tile = tile_step(_simd_tile)
         _vfused = numba.njit(nogil=True, cache=cache)(_fused_rows)
         _vbatched = numba.njit(nogil=True, error_model="numpy", cache=cache)(_batched_rows)
         numba_prange = numba.prange

@@ -1,0 +1,201 @@
+"""Register-blocked products of the batched kernel, written as LLVM vector code.
+
+numba's loop vectoriser turns the tile products of :mod:`objpert.engines.kernels` into
+loops that load and store the margins (or the gradient) for every four multiply-adds,
+about half the FMA peak of a core. The two intrinsics made here keep a block of
+accumulators in vector registers instead, the classic GEMM micro-kernel:
+
+- :func:`margins_block` (R rows of X, 8 columns of W): ``2 R`` four-wide accumulators
+  over the features, one W load shared by R rows; stores the R x 8 margins once;
+- :func:`accumulate_block` (J features, 8 columns): ``2 J`` accumulators over the rows
+  of a tile, one load of the derivatives shared by J features; adds the J x 8 block to
+  the gradient once.
+
+Each is an ordinary numba intrinsic (inlined into the compiled kernel, cached with it),
+built with llvmlite from ``llvm.fma.v4f64``, unaligned vector loads and stores, and a
+counted loop; the summation order (over the features, over the rows) is the loop order,
+so results are repeatable bit for bit. Arrays must be C-ordered float64 (the typing
+refuses anything else), and the caller keeps every index in bounds: eight columns from
+the given ones must exist in W, the margins and the gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["accumulate_block", "margins_block"]
+
+_D = ir.DoubleType()
+_V4 = ir.VectorType(_D, 4)
+_I64 = ir.IntType(64)
+#: four-wide vectors per block: a block spans 2 x 4 = 8 columns
+_H = 2
+
+
+def _i64(v: int) -> ir.Constant:
+    return ir.Constant(_I64, v)
+
+
+def _fma(builder: ir.IRBuilder, a: Any, b: Any, c: Any) -> Any:
+    """a * b + c, one rounding, four lanes."""
+    module = builder.module
+    fn = module.globals.get("llvm.fma.v4f64")
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(_V4, [_V4, _V4, _V4]), "llvm.fma.v4f64")
+    return builder.call(fn, [a, b, c])
+
+
+def _splat(builder: ir.IRBuilder, x: Any) -> Any:
+    v = builder.insert_element(ir.Constant(_V4, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+    zeros = ir.Constant(ir.VectorType(ir.IntType(32), 4), [0, 0, 0, 0])
+    return builder.shuffle_vector(v, ir.Constant(_V4, ir.Undefined), zeros)
+
+
+def _vector_at(builder: ir.IRBuilder, ptr: Any, offset: Any) -> Any:
+    """Pointer to the four doubles at ptr + offset."""
+    return builder.bitcast(builder.gep(ptr, [offset]), _V4.as_pointer())
+
+
+def _counted_loop(
+    builder: ir.IRBuilder, count: Any, init: list[Any], body: Callable[[Any, list[Any]], list]
+) -> list[Any]:
+    """state = body(t, state) for t in range(count); the final state (``init`` when
+    count <= 0)."""
+    before = builder.block
+    loop = builder.append_basic_block("block.loop")
+    after = builder.append_basic_block("block.after")
+    builder.cbranch(builder.icmp_signed(">", count, _i64(0)), loop, after)
+    builder.position_at_end(loop)
+    t = builder.phi(_I64)
+    t.add_incoming(_i64(0), before)
+    state = [builder.phi(v.type) for v in init]
+    for phi, v in zip(state, init, strict=True):
+        phi.add_incoming(v, before)
+    new = body(t, state)
+    t_next = builder.add(t, _i64(1))
+    end = builder.block
+    t.add_incoming(t_next, end)
+    for phi, v in zip(state, new, strict=True):
+        phi.add_incoming(v, end)
+    builder.cbranch(builder.icmp_signed("<", t_next, count), loop, after)
+    builder.position_at_end(after)
+    final = []
+    for v0, v1 in zip(init, new, strict=True):
+        phi = builder.phi(v0.type)
+        phi.add_incoming(v0, before)
+        phi.add_incoming(v1, end)
+        final.append(phi)
+    return final
+
+
+def _c_float64(*arrays: Any) -> bool:
+    return all(
+        isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" for a in arrays
+    )
+
+
+def _matrix(context: Any, builder: ir.IRBuilder, ty: Any, value: Any) -> tuple[Any, Any]:
+    """(data pointer, row length) of a C-ordered 2-D array."""
+    array = context.make_array(ty)(context, builder, value)
+    return array.data, cgutils.unpack_tuple(builder, array.shape, 2)[1]
+
+
+def _data(context: Any, builder: ir.IRBuilder, ty: Any, value: Any) -> Any:
+    return context.make_array(ty)(context, builder, value).data
+
+
+def margins_block(rows: int) -> Any:
+    """The margins intrinsic for blocks of ``rows`` rows (see the module docstring)."""
+
+    @intrinsic
+    def margins_block(typingctx, X, W, M, row, wcol, mrow, mcol, ldm):  # pragma: no cover
+        """M[(mrow + r) ldm + mcol + b] = sum_k X[row + r, k] W[k, wcol + b], r < rows,
+        b < 8 (compiled)."""
+        if not (_c_float64(X, W, M) and X.ndim == 2 and W.ndim == 2 and M.ndim == 1):
+            return None
+        sig = types.void(X, W, M, *([types.int64] * 5))
+
+        def codegen(context, builder, signature, args):
+            x_ty, w_ty, m_ty = signature.args[:3]
+            Xv, Wv, Mv, row, wcol, mrow, mcol, ldm = args
+            xp, d = _matrix(context, builder, x_ty, Xv)
+            wp, ldw = _matrix(context, builder, w_ty, Wv)
+            mp = _data(context, builder, m_ty, Mv)
+            xrow = [builder.mul(builder.add(row, _i64(r)), d) for r in range(rows)]
+
+            def body(k: Any, acc: list[Any]) -> list[Any]:
+                at = builder.add(builder.mul(k, ldw), wcol)
+                w = [
+                    builder.load(_vector_at(builder, wp, builder.add(at, _i64(4 * h))), align=8)
+                    for h in range(_H)
+                ]
+                out = []
+                for r in range(rows):
+                    x = _splat(builder, builder.load(builder.gep(xp, [builder.add(xrow[r], k)])))
+                    out += [_fma(builder, x, w[h], acc[r * _H + h]) for h in range(_H)]
+                return out
+
+            zero = ir.Constant(_V4, [0.0] * 4)
+            acc = _counted_loop(builder, d, [zero] * (rows * _H), body)
+            for r in range(rows):
+                at = builder.add(builder.mul(builder.add(mrow, _i64(r)), ldm), mcol)
+                for h in range(_H):
+                    ptr = _vector_at(builder, mp, builder.add(at, _i64(4 * h)))
+                    builder.store(acc[r * _H + h], ptr, align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return margins_block
+
+
+def accumulate_block(features: int) -> Any:
+    """The accumulation intrinsic for blocks of ``features`` features."""
+
+    @intrinsic
+    def accumulate_block(typingctx, X, M, out, row, rows, j, mcol, ocol, ldm):  # pragma: no cover
+        """out[j + f, ocol + b] += sum_{r < rows} X[row + r, j + f] M[r ldm + mcol + b],
+        f < features, b < 8 (compiled)."""
+        if not (_c_float64(X, M, out) and X.ndim == 2 and M.ndim == 1 and out.ndim == 2):
+            return None
+        sig = types.void(X, M, out, *([types.int64] * 6))
+
+        def codegen(context, builder, signature, args):
+            x_ty, m_ty, o_ty = signature.args[:3]
+            Xv, Mv, Ov, row, rows, j, mcol, ocol, ldm = args
+            xp, d = _matrix(context, builder, x_ty, Xv)
+            mp = _data(context, builder, m_ty, Mv)
+            op, ldo = _matrix(context, builder, o_ty, Ov)
+
+            def body(r: Any, acc: list[Any]) -> list[Any]:
+                at = builder.add(builder.mul(r, ldm), mcol)
+                m = [
+                    builder.load(_vector_at(builder, mp, builder.add(at, _i64(4 * h))), align=8)
+                    for h in range(_H)
+                ]
+                xat = builder.add(builder.mul(builder.add(row, r), d), j)
+                out = []
+                for f in range(features):
+                    x = _splat(builder, builder.load(builder.gep(xp, [builder.add(xat, _i64(f))])))
+                    out += [_fma(builder, x, m[h], acc[f * _H + h]) for h in range(_H)]
+                return out
+
+            zero = ir.Constant(_V4, [0.0] * 4)
+            acc = _counted_loop(builder, rows, [zero] * (features * _H), body)
+            for f in range(features):
+                at = builder.add(builder.mul(builder.add(j, _i64(f)), ldo), ocol)
+                for h in range(_H):
+                    ptr = _vector_at(builder, op, builder.add(at, _i64(4 * h)))
+                    total = builder.fadd(builder.load(ptr, align=8), acc[f * _H + h])
+                    builder.store(total, ptr, align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return accumulate_block
