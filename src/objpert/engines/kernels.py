@@ -335,7 +335,14 @@ def _simd_tile(X, W, y, M, out, s, rows, c0, c1, kind, scale):  # pragma: no cov
         for c in range(c0, c1, 8):
             _simd_margins1(X, W, M, s + i, c, i, c - c0, cols)
         i += 1
-    _vderiv_tile(M, y, s, rows, cols, kind, scale)
+    if kind == _LOGISTIC:
+        for i in range(rows):
+            if cols % 16 == 0:
+                _simd_logistic4(M, i * cols, cols // 16, y[s + i])
+            else:
+                _simd_logistic2(M, i * cols, cols // 8, y[s + i])
+    else:
+        _vderiv_tile(M, y, s, rows, cols, kind, scale)
     for c in range(c0, c1, 8):
         j = 0
         while j + 4 <= d:
@@ -412,6 +419,7 @@ _vaccumulate: Callable[..., None] | None = None
 _vbatched: Callable[..., None] | None = None
 _vsimd_tile: Callable[..., None] | None = None
 _simd_margins4 = _simd_margins1 = _simd_accumulate4 = _simd_accumulate1 = None
+_simd_logistic2 = _simd_logistic4 = None
 _vfused: Callable[..., None] | None = None
 numba_prange: Callable[..., Any] = range  # numba.prange once numba is imported
 
@@ -472,6 +480,19 @@ def _compiled() -> _Compiled | None:
 
         _simd_margins4, _simd_margins1 = simd.margins_block(4), simd.margins_block(1)
         _simd_accumulate4, _simd_accumulate1 = simd.accumulate_block(4), simd.accumulate_block(1)
+        global _simd_logistic2, _simd_logistic4
+        constants = dict(
+            lo=_LOGISTIC_LO,
+            hi=_EXP_HI,
+            log2e=_LOG2E,
+            shifter=_SHIFTER,
+            shifter_bits=_SHIFTER_BITS,
+            ln2_hi=_LN2_HI,
+            ln2_lo=_LN2_LO,
+            **{f"c{j}": 1.0 / math.factorial(j) for j in range(2, 14)},
+        )
+        _simd_logistic2 = simd.logistic_block(2, constants)
+        _simd_logistic4 = simd.logistic_block(4, constants)
         _vsimd_tile = tile_step(_simd_tile)
         _vfused = numba.njit(nogil=True, cache=cache)(_fused_rows)
         _vbatched = numba.njit(nogil=True, error_model="numpy", cache=cache)(_batched_rows)

@@ -199,3 +199,70 @@ def accumulate_block(features: int) -> Any:
         return sig, codegen
 
     return accumulate_block
+
+
+def logistic_block(vectors: int, constants: dict[str, float]) -> Any:
+    """The intrinsic ``f(M, start, units, y)``: M[start + i] = -y / (1 + exp(y M[start + i]))
+    for i < 4 ``vectors`` ``units``, ``vectors`` independent four-wide evaluations per step
+    (their dependency chains overlap). The same steps as the kernels' scalar-written
+    logistic derivative (``constants`` are theirs: the clamps, the Cody-Waite split, the
+    Taylor coefficients C2..C13), so the same result to an ulp."""
+    c = {key: ir.Constant(_V4, [float(v)] * 4) for key, v in constants.items()}
+    one = ir.Constant(_V4, [1.0] * 4)
+    i4 = ir.VectorType(_I64, 4)
+    bias = ir.Constant(i4, [1023] * 4)
+    shift = ir.Constant(i4, [52] * 4)
+    shifter_bits = ir.Constant(i4, [int(constants["shifter_bits"])] * 4)
+
+    def derivative(builder: ir.IRBuilder, t: Any, y: Any) -> Any:
+        u = builder.fmul(y, t)
+        u = builder.select(builder.fcmp_ordered("<", u, c["lo"]), c["lo"], u)
+        u = builder.select(builder.fcmp_ordered(">", u, c["hi"]), c["hi"], u)
+        kd = _fma(builder, u, c["log2e"], c["shifter"])
+        k = builder.sub(builder.bitcast(kd, i4), shifter_bits)
+        kf = builder.fsub(kd, c["shifter"])
+        nkf = builder.fsub(ir.Constant(_V4, [-0.0] * 4), kf)
+        r = _fma(builder, nkf, c["ln2_hi"], u)
+        r = _fma(builder, nkf, c["ln2_lo"], r)
+        r2 = builder.fmul(r, r)
+        r4 = builder.fmul(r2, r2)
+
+        def pair(lo: int) -> Any:  # C_lo + C_{lo+1} r + r^2 (C_{lo+2} + C_{lo+3} r)
+            a = _fma(builder, c[f"c{lo + 1}"], r, c[f"c{lo}"])
+            b = _fma(builder, c[f"c{lo + 3}"], r, c[f"c{lo + 2}"])
+            return _fma(builder, r2, b, a)
+
+        a, b, cc = pair(2), pair(6), pair(10)
+        inner = _fma(builder, r4, _fma(builder, r4, cc, b), a)
+        p = builder.fadd(one, _fma(builder, r2, inner, r))
+        scale = builder.bitcast(builder.shl(builder.add(k, bias), shift), _V4)
+        e = builder.fmul(p, scale)
+        return builder.fdiv(builder.fsub(ir.Constant(_V4, [-0.0] * 4), y), builder.fadd(one, e))
+
+    @intrinsic
+    def logistic(typingctx, M, start, units, y):  # pragma: no cover - compiled
+        if not (_c_float64(M) and M.ndim == 1 and isinstance(y, types.Float)):
+            return None
+        sig = types.void(M, types.int64, types.int64, types.float64)
+
+        def codegen(context, builder, signature, args):
+            Mv, start, units, yv = args
+            mp = _data(context, builder, signature.args[0], Mv)
+            y = _splat(builder, yv)
+
+            def body(u: Any, state: list[Any]) -> list[Any]:
+                at = builder.add(start, builder.mul(u, _i64(4 * vectors)))
+                ptrs = [
+                    _vector_at(builder, mp, builder.add(at, _i64(4 * v))) for v in range(vectors)
+                ]
+                values = [builder.load(p, align=8) for p in ptrs]
+                for p, t in zip(ptrs, values, strict=True):
+                    builder.store(derivative(builder, t, y), p, align=8)
+                return state
+
+            _counted_loop(builder, units, [], body)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return logistic
