@@ -156,7 +156,7 @@ def bench_batched(
     *,
     threads: int | None = None,
     quick: bool = False,
-    repeats: int = 5,
+    repeats: int = 7,
     seed: int = 0,
 ) -> list[BenchResult]:
     """B releases through one release_batch call against B perturbed_gradient_descent
