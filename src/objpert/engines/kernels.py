@@ -224,6 +224,20 @@ def _deriv_tile(M, y, s, rows, cols, kind, scale):  # pragma: no cover - compile
                 m[b] = m[b] - yi
 
 
+def _four_rows(X, M, row, i, cols):  # pragma: no cover - compiled
+    """Rows row..row+3 of X and the matching rows i..i+3 of the tile M (cols wide)."""
+    return (
+        X[row],
+        X[row + 1],
+        X[row + 2],
+        X[row + 3],
+        M[i * cols : (i + 1) * cols],
+        M[(i + 1) * cols : (i + 2) * cols],
+        M[(i + 2) * cols : (i + 3) * cols],
+        M[(i + 3) * cols : (i + 4) * cols],
+    )
+
+
 def _margins(X, W, M, s, rows, c0, c1):  # pragma: no cover - compiled
     """M[i * cols + b] = <x_{s+i}, W[:, c0 + b]> for the tile: four rows of the tile and
     four rows of W per pass over the columns (each W load serves four rows, each M store
@@ -233,11 +247,7 @@ def _margins(X, W, M, s, rows, c0, c1):  # pragma: no cover - compiled
     M[: rows * cols] = 0.0
     i = 0
     while i + 4 <= rows:
-        x0, x1, x2, x3 = X[s + i], X[s + i + 1], X[s + i + 2], X[s + i + 3]
-        m0 = M[i * cols : (i + 1) * cols]
-        m1 = M[(i + 1) * cols : (i + 2) * cols]
-        m2 = M[(i + 2) * cols : (i + 3) * cols]
-        m3 = M[(i + 3) * cols : (i + 4) * cols]
+        x0, x1, x2, x3, m0, m1, m2, m3 = _vfour_rows(X, M, s + i, i, cols)
         j = 0
         while j + 4 <= d:
             w0, w1 = W[j, c0:c1], W[j + 1, c0:c1]
@@ -282,11 +292,7 @@ def _accumulate(X, M, out, s, rows, c0, c1):  # pragma: no cover - compiled
     cols = c1 - c0
     i = 0
     while i + 4 <= rows:
-        x0, x1, x2, x3 = X[s + i], X[s + i + 1], X[s + i + 2], X[s + i + 3]
-        m0 = M[i * cols : (i + 1) * cols]
-        m1 = M[(i + 1) * cols : (i + 2) * cols]
-        m2 = M[(i + 2) * cols : (i + 3) * cols]
-        m3 = M[(i + 3) * cols : (i + 4) * cols]
+        x0, x1, x2, x3, m0, m1, m2, m3 = _vfour_rows(X, M, s + i, i, cols)
         j = 0
         while j + 4 <= d:
             o0, o1 = out[j, c0:c1], out[j + 1, c0:c1]
@@ -416,6 +422,7 @@ _vrobust: Callable[..., float] | None = None
 _vderiv_tile: Callable[..., None] | None = None
 _vmargins: Callable[..., None] | None = None
 _vaccumulate: Callable[..., None] | None = None
+_vfour_rows: Callable[..., tuple] | None = None
 _vbatched: Callable[..., None] | None = None
 _vsimd_tile: Callable[..., None] | None = None
 _simd_margins4 = _simd_margins1 = _simd_accumulate4 = _simd_accumulate1 = None
@@ -472,6 +479,8 @@ def _compiled() -> _Compiled | None:
         _vexp_parts = vector(_exp_parts)
         _vexp = vector(_exp)
         _vlogistic, _vrobust = vector(_logistic), vector(_robust)
+        global _vfour_rows
+        _vfour_rows = inline(_four_rows)
         tile_step = numba.njit(nogil=True, error_model="numpy", fastmath=fma, cache=cache)
         _vderiv_tile = tile_step(_deriv_tile)
         _vmargins, _vaccumulate = tile_step(_margins), tile_step(_accumulate)
