@@ -6,8 +6,15 @@ following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
 """
 
 from objpert.certify import Certificate, Plan, calibrate, problem
-from objpert.errors import ObjpertError, ParameterError, UnreachableTargetError
-from objpert.losses import get_loss
+from objpert.errors import (
+    ObjpertError,
+    ParameterError,
+    PrivacyError,
+    PrivacyLeakWarning,
+    UnreachableTargetError,
+    UnverifiedModelWarning,
+)
+from objpert.losses import get_loss, register_loss
 
 __version__ = "0.1.0"
 
@@ -35,15 +42,19 @@ __all__ = [
     "ObjpertError",
     "ParameterError",
     "Plan",
+    "PrivacyError",
+    "PrivacyLeakWarning",
     "PrivateLogisticRegression",
     "PrivateRobustRegression",
     "Release",
     "UnreachableTargetError",
+    "UnverifiedModelWarning",
     "__version__",
     "calibrate",
     "get_loss",
     "load",
     "perturbed_gradient_descent",
     "problem",
+    "register_loss",
     "save",
 ]

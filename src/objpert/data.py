@@ -10,13 +10,14 @@ the data into a certificate; the count of clipped rows is reported to the caller
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-from objpert.errors import ObjpertError, check_positive
+from objpert.errors import ObjpertError, PrivacyLeakWarning, check_positive
 
 # A row whose computed norm exceeds zeta by at most this relative amount is rounding of a
 # row at the bound (e.g. one just clipped to it), not a violation of Assumption 1.
@@ -135,25 +136,117 @@ def total_norm(data_norm: float, intercept_scaling: float) -> float:
     return math.hypot(data_norm, intercept_scaling)
 
 
-def encode_binary(y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Labels of two classes ({0,1}, {-1,1}, booleans, two strings) to -1/+1.
-
-    Returns (y in {-1.0, +1.0}, classes) with classes[1] mapped to +1 (sorted order, as
-    scikit-learn does).
-    """
+def _label_vector(y: Any) -> np.ndarray:
+    """Labels as a 1-D array (a column vector is flattened); refuses matrices and NaN."""
     arr = np.asarray(y)
-    if arr.ndim != 1:
-        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
     if arr.ndim != 1:
         raise DataError(f"y must be 1-D; got shape {np.asarray(y).shape}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise DataError("y has non-finite values (NaN or inf)")
-    classes, codes = np.unique(arr, return_inverse=True)
-    if len(classes) != 2:
+    if arr.dtype.kind in "mM":
+        raise DataError("labels cannot be dates or times: encode them as a public label set")
+    return arr
+
+
+def check_label_set(classes: Any) -> np.ndarray:
+    """A declared public label set: at least two distinct labels (numbers, booleans or
+    strings, no missing values), returned sorted (as scikit-learn orders ``classes_``)."""
+    try:
+        arr = np.asarray(list(classes))
+    except TypeError:
+        raise DataError(f"classes must be a list of labels; got {classes!r}") from None
+    if arr.ndim != 1 or arr.size < 2:
+        raise DataError(f"classes must list at least two labels; got {classes!r}")
+    if arr.dtype.kind == "O" or arr.dtype.kind in "mMcV":
         raise DataError(
-            f"binary labels need exactly two classes; got {len(classes)}: {classes[:5].tolist()}"
+            f"classes must be numbers, booleans or strings of one kind; got {classes!r}"
         )
-    return np.where(codes == 1, 1.0, -1.0), classes
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise DataError(f"classes cannot hold NaN or inf; got {classes!r}")
+    unique = np.unique(arr)
+    if unique.size != arr.size:
+        raise DataError(f"classes must be distinct; got {classes!r}")
+    return unique
+
+
+def _outside(found: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    try:
+        inside = np.isin(found, classes)
+    except TypeError:
+        inside = np.zeros(found.shape, dtype=bool)
+    if found.dtype.kind != classes.dtype.kind and {found.dtype.kind, classes.dtype.kind} & {"U"}:
+        inside = np.zeros(found.shape, dtype=bool)  # no string equals a number
+    return found[~inside]
+
+
+def class_codes(y: Any, classes: np.ndarray) -> np.ndarray:
+    """Integer codes of y in the declared (sorted) label set; a label outside it is a
+    :class:`DataError`. The codes depend only on each label and the declared set."""
+    arr = _label_vector(y)
+    bad = _outside(np.unique(arr), classes)
+    if bad.size:
+        raise DataError(
+            f"y holds labels outside the declared classes {classes.tolist()!r}: "
+            f"{bad[:5].tolist()!r}"
+        )
+    return np.searchsorted(classes, arr)
+
+
+_FIXED_BINARY = (np.array([-1.0, 1.0]), np.array([0.0, 1.0]))
+
+
+def binary_classes(found: Any, classes: Any = None) -> np.ndarray:
+    """The two classes of a binary loss, classes[1] mapped to +1 and classes[0] to -1.
+
+    ``classes`` declared: that label set (two labels; every found label must be in it).
+    Otherwise labels in {-1, +1}, {0, 1} or booleans use the fixed map 1/True -> +1,
+    -1/0/False -> -1, which depends on each label alone (a training set of one class is
+    fine). Other labels (two strings, {1, 2}) can only be read from the data: that warns
+    :class:`~objpert.errors.PrivacyLeakWarning`, since which label maps to +1 then depends
+    on the rows.
+    """
+    found = np.unique(_label_vector(found))
+    if classes is not None:
+        declared = check_label_set(classes)
+        if declared.size != 2:
+            raise DataError(f"a binary loss needs two declared classes; got {declared.tolist()!r}")
+        bad = _outside(found, declared)
+        if bad.size:
+            raise DataError(
+                f"y holds labels outside the declared classes {declared.tolist()!r}: "
+                f"{bad[:5].tolist()!r}"
+            )
+        return declared
+    if found.dtype.kind == "b":
+        return np.array([False, True])
+    if found.dtype.kind in "iuf":
+        for fixed in _FIXED_BINARY:
+            if np.all(np.isin(found, fixed)):
+                return fixed
+    if found.size != 2:
+        raise DataError(
+            f"binary labels need exactly two classes; got {found.size}: {found[:5].tolist()}"
+        )
+    warnings.warn(
+        f"the two classes {found.tolist()!r} were read from the training labels: which label "
+        "maps to +1 depends on the private data and is not covered by the certificate; use "
+        "labels in {-1, +1} or {0, 1}, or declare the label set",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    return found
+
+
+def encode_binary(y: Any, classes: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Labels of a binary loss to -1/+1 with :func:`binary_classes` (classes[1] -> +1).
+
+    Returns (y in {-1.0, +1.0}, classes).
+    """
+    arr = _label_vector(y)
+    pair = binary_classes(arr, classes)
+    return np.where(arr == pair[1], 1.0, -1.0), pair
 
 
 def as_targets(y: Any) -> np.ndarray:
@@ -200,6 +293,7 @@ def prepare(
     fit_intercept: bool = True,
     intercept_scaling: float | None = None,
     clip: bool = True,
+    classes: Any = None,
 ) -> PreparedData:
     """Validate and shape (X, y) for a mechanism.
 
@@ -207,6 +301,7 @@ def prepare(
     column of value ``intercept_scaling`` (default ``data_norm``) is appended *after* the
     feature rows are bounded, so the certificate uses zeta = sqrt(data_norm^2 + c^2):
     a larger c regularises the intercept less but enlarges zeta (more noise, larger L).
+    ``classes``: the public label set (see :func:`binary_classes`; for "binary" labels).
     Dask input (arrays, DataFrames) is checked and prepared on its workers
     (:func:`objpert.engines.dask_engine.prepare_dask`; ``X`` of the result is a DaskEngine).
     """
@@ -221,10 +316,11 @@ def prepare(
             fit_intercept=fit_intercept,
             intercept_scaling=intercept_scaling,
             clip=clip,
+            classes=classes,
         )
     M = as_feature_matrix(X)
     if labels == "binary":
-        yy, classes = encode_binary(y)
+        yy, classes = encode_binary(y, classes)
     elif labels == "real":
         yy, classes = as_targets(y), None
     else:

@@ -80,6 +80,7 @@ def run_dataset(
                 epsilon=eps,
                 delta=delta,
                 data_norm=ds.data_norm,
+                classes=[0, 1],  # the public label set of the bundled datasets
                 random_state=None if random_state is None else random_state + s,
             )
             t0 = time.perf_counter()

@@ -18,6 +18,26 @@ class UnreachableTargetError(ObjpertError):
     """No admissible choice certifies the requested (epsilon, delta)."""
 
 
+class PrivacyError(ObjpertError):
+    """The release would not be covered by its certificate; nothing was released."""
+
+
+class LossError(ParameterError):
+    """A loss cannot be used: unregistered, a name taken by another loss, or constants
+    (L1, L2, L3) that its derivatives violate."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A structural choice of the model (the label set, a bound) was read from the private
+    data instead of being declared by the caller: the certificate does not cover it, and the
+    model records it as not public."""
+
+
+class UnverifiedModelWarning(PrivacyLeakWarning):
+    """A model file was loaded without a signature check: its weights are unverified (the
+    numbers of its plans are re-derived and checked, but anyone could have written them)."""
+
+
 def _bad(name: str, value: Any, allowed: str) -> ParameterError:
     return ParameterError(f"{name} must be {allowed}; got {value!r}")
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import numbers
+import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,9 +40,18 @@ from sklearn.utils.validation import (
 
 from objpert.certify.calibration import Plan, corollary_413, tight
 from objpert.certify.composition import compose, split_budget
-from objpert.data import DataError, PreparedData, as_feature_matrix, is_dask, prepare
+from objpert.data import (
+    DataError,
+    PreparedData,
+    as_feature_matrix,
+    check_label_set,
+    class_codes,
+    is_dask,
+    prepare,
+)
 from objpert.errors import (
     ParameterError,
+    PrivacyLeakWarning,
     check_int,
     check_open_unit,
     check_positive,
@@ -133,6 +144,21 @@ def plan_for(
             loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, radius=radius, **params
         )
     raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
+
+
+#: The name under which a label set read from the data is recorded as not public.
+LABEL_SET = "label set"
+
+
+def _warn_label_set(classes: Any) -> None:
+    warnings.warn(
+        f"classes=None: the label set {list(np.asarray(classes).tolist())[:10]!r} was read "
+        "from the training labels. The number of classes, the label mapping and the model's "
+        "shape then depend on the private rows (one relabelled row can change them) and the "
+        "certificate does not cover them; declare the public label set with classes=[...]",
+        PrivacyLeakWarning,
+        stacklevel=4,
+    )
 
 
 def _check_bool(name: str, value: Any) -> bool:
@@ -234,6 +260,8 @@ class _PrivateGLM(BaseEstimator):
                 f"alpha='auto'; got alpha={alpha!r}"
             )
         p["scale"] = None
+        classes = getattr(self, "classes", None)
+        p["classes"] = None if classes is None else check_label_set(classes)
         _check_random_state(self.random_state)
         return p
 
@@ -269,13 +297,21 @@ class _PrivateGLM(BaseEstimator):
             intercept_scaling=p["intercept_scaling"],
             clip=p["clip"],
             client=client,
+            classes=p["classes"],
         )
         if prepared.n < 2:
             raise DataError(f"training needs at least 2 rows; got {prepared.n}")
         return prepared
 
-    def _release(self, prepared: PreparedData, targets: list[Any], p: dict[str, Any]) -> None:
-        """Calibrate (cached), release once per target, and store the fitted attributes."""
+    def _release(
+        self,
+        prepared: PreparedData,
+        targets: list[Any],
+        p: dict[str, Any],
+        not_public: tuple[str, ...] = (),
+    ) -> None:
+        """Calibrate (cached), release once per target, and store the fitted attributes.
+        ``not_public``: structural choices read from the data (recorded in the certificate)."""
         split = split_budget(p["epsilon"], p["delta"], len(targets))
         plan = plan_for(
             self._loss,
@@ -307,13 +343,17 @@ class _PrivateGLM(BaseEstimator):
         self.n_iter_ = np.array([r.iterations for r in releases], dtype=np.int64)
         self.n_clipped_ = int(prepared.n_clipped)
         self.releases_ = releases
+        self.seeded_ = any(r.seeded for r in releases)
         if split.method == "single":
             self.plan_ = plan
-            self.certificate_ = releases[0].certificate
+            self.certificate_ = replace(releases[0].certificate, not_public=not_public)
         else:
             self.plan_ = [r.plan for r in releases]
             self.certificate_ = compose(
-                [r.certificate for r in releases], split.method, delta_slack=split.delta_slack
+                [r.certificate for r in releases],
+                split.method,
+                delta_slack=split.delta_slack,
+                not_public=not_public,
             )
 
     def _set_release_attributes(self, coef: np.ndarray, intercept: np.ndarray) -> None:
@@ -370,6 +410,15 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         Source of the noise (see Privacy).
     verbose : bool, default=False
         Show a progress bar during gradient descent.
+    classes : list of labels or None, default=None
+        The public label set (at least two labels). The classes, the number of releases
+        K, the label mapping (the larger of two labels is +1), every shape and the
+        certificate then depend on this list only: declared classes missing from the
+        training rows are trained as usual, and a label outside the list is an error.
+        ``None`` reads the label set from the training labels, warns
+        :class:`objpert.PrivacyLeakWarning` and records ``"label set"`` in
+        ``certificate_.not_public``: one relabelled row can change the model's shape,
+        which no certificate covers.
 
     Attributes
     ----------
@@ -378,12 +427,15 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
     intercept_ : ndarray of shape (1,) or (n_classes,)
         w_last * c, the weight of the intercept column times its value c (0 without it).
     classes_ : ndarray of shape (n_classes,)
+        ``classes`` sorted (or the labels found, with ``classes=None``).
     n_iter_ : ndarray of shape (n_releases,)
         Gradient steps of each release (fixed by the plan, never data-dependent).
     certificate_ : Certificate or ComposedCertificate
         The release's certificate (binary) or the composition of the K releases.
     plan_ : Plan or list of Plan
     releases_ : list of Release
+    seeded_ : bool
+        Whether a testing seed drew the noise (then the model is not private).
     n_clipped_ : int
         Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
     n_features_in_ : int
@@ -407,6 +459,7 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         max_iterations=DEFAULT_MAX_ITERATIONS,
         random_state=None,
         verbose=False,
+        classes=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -420,19 +473,28 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         self.max_iterations = max_iterations
         self.random_state = random_state
         self.verbose = verbose
+        self.classes = classes
 
     _loss = "logistic"
 
     def fit(self, X, y, client=None):
         """Release the model for (X, y): one release (binary) or one per class (OvR).
 
+        With ``classes`` declared, the label set, the number of releases, the label mapping,
+        every shape and the certificate depend on that list only (a declared class absent
+        from the rows is trained as usual; a label outside the list is a DataError). With
+        ``classes=None`` they are read from the labels: PrivacyLeakWarning, and
+        ``certificate_.not_public`` records it.
+
         Raises ParameterError for invalid hyperparameters, DataError (a ValueError) for
-        data breaking the contract (non-finite values, one class, oversized rows with
-        ``clip=False``), UnreachableTargetError when no plan certifies the target.
-        Dask arrays or DataFrames (or any X with ``client``: a ``distributed.Client`` or
-        a scheduler address) are fitted on the cluster; see docs/dask.md.
+        data breaking the contract (non-finite values, labels outside the declared
+        classes, oversized rows with ``clip=False``), UnreachableTargetError when no plan
+        certifies the target. Dask arrays or DataFrames (or any X with ``client``: a
+        ``distributed.Client`` or a scheduler address) are fitted on the cluster; see
+        docs/dask.md.
         """
         p = self._public_constants()
+        declared = p["classes"]
         if is_dask(X) or is_dask(y) or client is not None:
             prepared = self._prepare_dask(X, y, "classes", p, client)
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array
@@ -440,13 +502,20 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
         else:
             X, y = self._validate_training(X, y, y_numeric=False)
             check_classification_targets(y)
-            classes, codes = np.unique(y, return_inverse=True)
+            if declared is None:
+                classes, codes = np.unique(y, return_inverse=True)
+            else:
+                classes, codes = declared, class_codes(y, declared)
             prepared = None
-        if len(classes) < 2:
-            raise DataError(
-                f"the training labels hold only one class ({classes.tolist()!r}); a "
-                "classifier needs at least two"
-            )
+        not_public: tuple[str, ...] = ()
+        if declared is None:
+            _warn_label_set(classes)
+            not_public = (LABEL_SET,)
+            if len(classes) < 2:
+                raise DataError(
+                    f"the training labels hold only one class ({classes.tolist()!r}); a "
+                    "classifier needs at least two: declare the label set with classes=[...]"
+                )
         if prepared is None:  # X prepared once, class codes as placeholder targets
             prepared = prepare(
                 X,
@@ -459,7 +528,7 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateGLM):
             )
         # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
         ks = [1] if len(classes) == 2 else range(len(classes))
-        self._release(prepared, [np.where(codes == k, 1.0, -1.0) for k in ks], p)
+        self._release(prepared, [np.where(codes == k, 1.0, -1.0) for k in ks], p, not_public)
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         return self
 
@@ -528,6 +597,8 @@ class PrivateRobustRegression(RegressorMixin, _PrivateGLM):
     certificate_ : Certificate
     plan_ : Plan
     releases_ : list of Release
+    seeded_ : bool
+        Whether a testing seed drew the noise (then the model is not private).
     n_clipped_ : int
         Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
     n_features_in_ : int

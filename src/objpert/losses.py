@@ -13,6 +13,7 @@ and evaluates l, l', l'', l''' elementwise on numpy arrays, broadcasting ``t`` a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -30,7 +31,10 @@ __all__ = [
     "Loss",
     "PseudoHuberLoss",
     "SquaredLoss",
+    "constant_violations",
     "get_loss",
+    "register_loss",
+    "registered_losses",
     "require_bounded_gradient",
 ]
 
@@ -287,46 +291,177 @@ class SquaredLoss(Loss):
         return np.zeros_like(t)
 
 
-_CLASSES: dict[str, type[Loss]] = {
+_BUILTIN: dict[str, type[Loss]] = {
     "logistic": LogisticLoss,
     "robust": PseudoHuberLoss,
     "squared": SquaredLoss,
 }
-_PARAMS: dict[str, tuple[str, ...]] = {
-    "logistic": (),
-    "robust": ("scale",),
-    "squared": (),
-}
+#: The loss registry: name -> class. Built-in losses plus those added by
+#: :func:`register_loss`; constants are always read from the registered class.
+_REGISTRY: dict[str, type[Loss]] = dict(_BUILTIN)
+
+# Where register_loss checks the derivative bounds: a dense grid near 0 plus the tails.
+_GRID_T = np.concatenate(
+    [-np.logspace(-6, 8, 400)[::-1], np.linspace(-50.0, 50.0, 20001), np.logspace(-6, 8, 400)]
+)
+_GRID_Y_REAL = np.concatenate([-np.logspace(-3, 6, 40)[::-1], [0.0], np.logspace(-3, 6, 40)])
+_CONSTANT_RTOL = 1e-9  # a derivative may exceed its stated bound by rounding only
+_FD_STEP = 1e-4
+
+
+def _param_names(cls: type[Loss]) -> tuple[str, ...]:
+    """The constructor parameters of a loss class (its dataclass fields)."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+
+
+def _bound_violations(loss: Loss, y: float, t: np.ndarray) -> list[str]:
+    """Assumptions 2-3 of Watkins & Arora (2026) on the grid t at label y:
+    |l'| <= L1, 0 <= l'' <= L2, |l'''| <= L3 (up to rounding)."""
+    L1, L2, L3 = loss.L1, float(loss.L2), float(loss.L3)
+    with np.errstate(all="ignore"):
+        d1, d2, d3 = loss.d1(t, y), loss.d2(t, y), loss.d3(t, y)
+    out = [
+        f"derivative {k} is not finite at y = {y:g}"
+        for k, arr in enumerate((d1, d2, d3), start=1)
+        if not np.all(np.isfinite(arr))
+    ]
+    if out:
+        return out
+    tol = 1.0 + _CONSTANT_RTOL
+    if L1 is not None and np.max(np.abs(d1)) > L1 * tol:
+        out.append(f"|l'| reaches {np.max(np.abs(d1)):.6g} > L1 = {L1:.6g} (y = {y:g})")
+    if np.max(d2) > L2 * tol or np.min(d2) < -L2 * _CONSTANT_RTOL:
+        out.append(f"l'' leaves [0, L2 = {L2:.6g}]: [{np.min(d2):.6g}, {np.max(d2):.6g}]")
+    if np.max(np.abs(d3)) > L3 * tol:
+        out.append(f"|l'''| reaches {np.max(np.abs(d3)):.6g} > L3 = {L3:.6g} (y = {y:g})")
+    return out
+
+
+def _derivative_violations(loss: Loss, y: float, t: np.ndarray) -> list[str]:
+    """l', l'', l''' must be the derivatives of l, l', l'' (central differences), so that
+    the bounds checked are those of the loss actually minimised."""
+    out = []
+    pairs = ((loss.value, loss.d1), (loss.d1, loss.d2), (loss.d2, loss.d3))
+    for k, (f, df) in enumerate(pairs, start=1):
+        with np.errstate(all="ignore"):
+            fd = (f(t + _FD_STEP, y) - f(t - _FD_STEP, y)) / (2.0 * _FD_STEP)
+            exact = df(t, y)
+        scale = max(1.0, float(np.max(np.abs(exact))))
+        if not np.all(np.abs(fd - exact) <= 1e-5 * scale):
+            out.append(f"derivative {k} is not the derivative of the loss (y = {y:g})")
+    return out
+
+
+def constant_violations(loss: Loss) -> list[str]:
+    """Where ``loss`` breaks its stated constants on a dense grid including the tails
+    (|t - y| up to 1e8), for labels -1/+1 (binary) or a grid of real y; empty if nowhere."""
+    ys = (-1.0, 1.0) if loss.label_kind == "binary" else tuple(_GRID_Y_REAL)
+    out: list[str] = []
+    near = np.linspace(-20.0, 20.0, 2001)
+    for y in ys:
+        shift = 0.0 if loss.label_kind == "binary" else y
+        out += _bound_violations(loss, y, _GRID_T + shift)
+        out += _derivative_violations(loss, y, near + shift)
+    return out
+
+
+def register_loss(cls: type[Loss], *, examples: tuple[dict[str, float], ...] = ({},)) -> type[Loss]:
+    """Add a custom loss class to the registry, after checking its stated constants.
+
+    ``cls`` must subclass :class:`Loss` (a frozen dataclass whose fields are its
+    parameters), with a lower-case ``name`` no other registered loss uses (the built-in
+    names "logistic", "robust", "squared" and their aliases are taken) and a
+    ``label_kind``. For each parameter set in ``examples``, :func:`constant_violations`
+    checks the derivatives on a dense grid including the tails against L1, L2, L3
+    (Assumptions 2-3 of Watkins & Arora 2026) and against central differences of the
+    loss; a violated constant is refused with :class:`objpert.errors.LossError`. Usable as
+    a decorator. Plans store only the loss's name and parameters: its constants are
+    re-derived from the registered class before every release and at every load.
+    """
+    from objpert.errors import LossError
+
+    if not (isinstance(cls, type) and issubclass(cls, Loss)):
+        raise LossError(f"register_loss needs a Loss subclass; got {cls!r}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name or name != name.strip().lower():
+        raise LossError(f"{cls.__name__}.name must be a lower-case name; got {name!r}")
+    taken = _REGISTRY.get(_ALIASES.get(name, name))
+    if taken is not None and taken is not cls:
+        raise LossError(
+            f"the loss name {name!r} is taken by {taken.__module__}.{taken.__qualname__}: "
+            "choose another name"
+        )
+    if getattr(cls, "label_kind", None) not in ("binary", "real"):
+        raise LossError(f"{cls.__name__}.label_kind must be 'binary' or 'real'")
+    for params in examples:
+        try:
+            loss = cls(**params)
+        except Exception as exc:  # the caller's constructor: report, whatever it raised
+            raise LossError(f"{cls.__name__}(**{params!r}) failed: {exc}") from None
+        bad = constant_violations(loss)
+        if bad:
+            raise LossError(
+                f"loss {name!r} with parameters {params!r} violates its stated constants: "
+                + "; ".join(bad[:3])
+            )
+    _REGISTRY[name] = cls
+    return cls
+
+
+def registered_losses() -> tuple[str, ...]:
+    """Names of every registered loss (built-in first)."""
+    return tuple(_REGISTRY)
 
 
 def get_loss(name: str | Loss, **params: Any) -> Loss:
-    """The loss called ``name`` ("logistic", "robust", "squared"), built with ``params``.
+    """The registered loss called ``name`` ("logistic", "robust", "squared" or one added by
+    :func:`register_loss`), built with ``params``.
 
     Aliases of "robust": "pseudo_huber", "pseudo-huber" (parameter ``scale`` > 0, default
-    1).  A :class:`Loss` instance is returned unchanged (``params`` must then be empty).
+    1). A :class:`Loss` instance is returned unchanged (``params`` must then be empty) if
+    its class is the registered class of its name; any other instance (an unregistered
+    loss, or one named like a registered loss, e.g. a subclass of a built-in claiming
+    other constants) is refused with :class:`objpert.errors.LossError`.
     """
-    choices = ", ".join(repr(n) for n in LOSSES)
+    from objpert.errors import LossError
+
+    choices = ", ".join(repr(n) for n in _REGISTRY)
     if isinstance(name, Loss):
         if params:
             raise ParameterError(
                 f"loss parameters must be omitted when loss is a Loss instance; "
                 f"got {sorted(params)!r}"
             )
+        registered = _REGISTRY.get(getattr(name, "name", None))
+        if type(name) is not registered:
+            what = f"{type(name).__module__}.{type(name).__qualname__}"
+            if registered is None:
+                raise LossError(
+                    f"{what} is not a registered loss: register it with "
+                    "objpert.register_loss, which checks its constants"
+                )
+            raise LossError(
+                f"{what} is named {name.name!r}, the name of {registered.__qualname__}: a "
+                "loss cannot take the name of another (its constants would be read from "
+                "the registered one)"
+            )
         return name
     if not isinstance(name, str):
         raise ParameterError(f"loss must be one of {choices} or a Loss instance; got {name!r}")
-    canonical = _ALIASES.get(name.strip().lower())
-    if canonical is None:
+    key = name.strip().lower()
+    canonical = _ALIASES.get(key, key)
+    cls = _REGISTRY.get(canonical)
+    if cls is None:
         raise ParameterError(f"loss must be one of {choices}; got {name!r}")
-    allowed = _PARAMS[canonical]
-    for key in params:
-        if key not in allowed:
+    allowed = _param_names(cls)
+    for k in params:
+        if k not in allowed:
             if allowed:
                 what = "one of " + ", ".join(repr(a) for a in allowed)
             else:
                 what = "none (it takes no parameters)"
-            raise ParameterError(f"parameters of loss {canonical!r} must be {what}; got {key!r}")
-    return _CLASSES[canonical](**params)
+            raise ParameterError(f"parameters of loss {canonical!r} must be {what}; got {k!r}")
+    return cls(**params)
 
 
 def require_bounded_gradient(loss: str | Loss, why: str) -> Loss:

@@ -98,7 +98,7 @@ def bench_fit(
 
     def private():
         model = PrivateLogisticRegression(
-            epsilon=epsilon, delta=delta, data_norm=ds.data_norm, random_state=0
+            epsilon=epsilon, delta=delta, data_norm=ds.data_norm, classes=[0, 1], random_state=0
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TestingSeedWarning)  # a measurement, not a release

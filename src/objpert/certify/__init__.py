@@ -4,7 +4,7 @@ Pure mathematics: no data, no randomness. See the submodules for each theorem.
 """
 
 from objpert.certify import exact, gaussian, theorem41, utility
-from objpert.certify.calibration import Plan, calibrate, corollary_413, tight
+from objpert.certify.calibration import Plan, calibrate, corollary_413, rederive_plan, tight
 from objpert.certify.certificate import FORMS, Certificate
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.search import min_iterations
@@ -20,6 +20,7 @@ __all__ = [
     "gaussian",
     "min_iterations",
     "problem",
+    "rederive_plan",
     "theorem41",
     "tight",
     "utility",

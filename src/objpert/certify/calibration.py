@@ -29,6 +29,7 @@ from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.sequences import rho_power
 from objpert.errors import (
     ParameterError,
+    PrivacyError,
     UnreachableTargetError,
     check_int,
     check_open_unit,
@@ -72,12 +73,22 @@ class Plan:
 
     @property
     def constants(self) -> ProblemConstants:
+        """The constants stored in the plan's certificate (see :meth:`rebuilt_constants`)."""
         return ProblemConstants.from_dict(self.certificate.constants)
 
+    def rebuilt_constants(self) -> ProblemConstants:
+        """The problem constants re-derived from the loss registry and the plan's public
+        inputs (loss name and parameters, n, d, zeta, mu, eta) by :func:`problem`."""
+        params = dict(tuple(p) for p in self.certificate.constants.get("loss_params", ()))
+        return problem(
+            self.loss, n=self.n, d=self.d, zeta=self.zeta, mu=self.mu, eta=self.eta, **params
+        )
+
     def recertify(self) -> Certificate:
-        """Recompute the certificate from the plan's public constants."""
+        """Recompute the certificate from the plan's public inputs, with the constants
+        re-derived from the loss (:meth:`rebuilt_constants`), never the stored ones."""
         return certify_plan(
-            self.constants,
+            self.rebuilt_constants(),
             self.sigma,
             self.iterations,
             self.epsilon,
@@ -95,6 +106,75 @@ class Plan:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+
+# ---------------------------------------------------------------- re-derivation
+
+_REDERIVE_RTOL = 1e-12  # stored and re-derived constants may differ by rounding only
+
+
+def _mismatch(what: str, stored: Any, derived: Any) -> PrivacyError:
+    return PrivacyError(
+        f"the plan's {what} = {stored!r} is not the value re-derived from the loss and the "
+        f"plan's public inputs ({derived!r}); nothing was released"
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float | int) and isinstance(b, float | int):
+        if isinstance(a, bool) or isinstance(b, bool):
+            return a is b
+        return math.isclose(a, b, rel_tol=_REDERIVE_RTOL, abs_tol=0.0)
+    return a == b
+
+
+def rederive_plan(plan: Plan) -> Certificate:
+    """Re-derive a plan's constants and certificate; refuse (:class:`PrivacyError`) any
+    mismatch. Called before every release and at every load of a model file.
+
+    The problem constants are rebuilt by :func:`~objpert.certify.constants.problem` (the
+    constructor that calibrated the plan, which enforces 0 < eta <= 1/L and eta mu < 1 of
+    Section 3.2) from the loss registry and the plan's public inputs (loss name and
+    parameters, n, d, zeta, mu, eta); L1, L2, L3 come from the registered loss, never from
+    the plan. Every constant the plan carries must equal the re-derived one, sigma, N and
+    the truncation must be those of its certificate, and the certificate recomputed from
+    the re-derived constants (Theorem 4.1 or C.13) must certify the plan's target and
+    agree with the stored one. Returns the recomputed certificate.
+    """
+    if not isinstance(plan, Plan):
+        raise PrivacyError(f"expected a Plan (objpert.certify.calibrate); got {type(plan)!r}")
+    try:
+        derived = plan.rebuilt_constants()
+        stored = plan.constants
+    except (ValueError, TypeError, KeyError) as exc:
+        raise PrivacyError(f"the plan's constants cannot be re-derived: {exc}") from None
+    for name in ("loss", "L1", "L2", "L3", "n", "d", "zeta", "mu", "eta", "loss_params"):
+        if not _same(getattr(stored, name), getattr(derived, name)):
+            raise _mismatch(f"constant {name}", getattr(stored, name), getattr(derived, name))
+    cert0 = plan.certificate
+    for name, value, want in (
+        ("method", plan.method, plan.method if plan.method in METHODS else METHODS),
+        ("sigma", plan.sigma, cert0.sigma),
+        ("iterations", plan.iterations, cert0.iterations),
+        ("truncation", plan.truncation, cert0.truncation),
+        ("epsilon", plan.epsilon, cert0.epsilon),
+    ):
+        if not _same(value, want):
+            raise _mismatch(name, value, want)
+    try:
+        cert = plan.recertify()
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise PrivacyError(f"the plan cannot be certified: {exc}") from None
+    if not cert.certified:
+        raise PrivacyError(f"the plan does not certify: {'; '.join(cert.reasons)}")
+    if cert.delta > plan.delta:
+        raise PrivacyError(
+            f"the plan certifies delta = {cert.delta:.3g} > its target {plan.delta:.3g}"
+        )
+    for key in ("epsilon", "delta", "truncation_mass", "divergence_term", "iterations"):
+        if not _same(getattr(cert0, key), getattr(cert, key)):
+            raise _mismatch(f"certificate's {key}", getattr(cert0, key), getattr(cert, key))
+    return cert
 
 
 def certify_plan(
@@ -450,5 +530,6 @@ __all__ = [
     "calibrate",
     "corollary_413",
     "corollary_413_bound",
+    "rederive_plan",
     "tight",
 ]

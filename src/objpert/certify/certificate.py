@@ -27,7 +27,9 @@ class Certificate:
     ``delta`` is 1.0 (the trivial bound) and ``reasons`` says which condition
     of the theorem failed. ``details`` holds form-specific quantities (e.g.
     ``epsilon0`` for Theorem 4.1; ``alpha_bar``, ``s_n``, ``tau``, ``radius_ok``
-    for Theorem C.13).
+    for Theorem C.13). ``not_public`` names the structural choices of the released model
+    that were read from the private data instead of declared (e.g. ``"label set"``): the
+    guarantee does not cover them (:class:`objpert.errors.PrivacyLeakWarning`).
     """
 
     form: str
@@ -43,6 +45,12 @@ class Certificate:
     constants: dict
     details: dict = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
+    not_public: tuple[str, ...] = ()
+
+    @property
+    def covers_structure(self) -> bool:
+        """Whether every structural choice of the model was public (``not_public`` empty)."""
+        return not self.not_public
 
     @classmethod
     def conclude(
@@ -77,9 +85,11 @@ class Certificate:
 
     def to_dict(self) -> dict:
         """Flat snake_case dictionary (details merged in), JSON-serialisable."""
-        out = {k: _clean(v) for k, v in asdict(self).items() if k not in ("details", "reasons")}
+        skip = ("details", "reasons", "not_public")
+        out = {k: _clean(v) for k, v in asdict(self).items() if k not in skip}
         out.update({k: _clean(v) for k, v in self.details.items()})
         out["reasons"] = list(self.reasons)
+        out["not_public"] = list(self.not_public)
         return out
 
     def to_json(self, **kwargs: Any) -> str:

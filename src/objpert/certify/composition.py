@@ -175,15 +175,17 @@ def certificate_from_dict(data: dict[str, Any]) -> Certificate:
     """
     if not isinstance(data, dict):
         raise ParameterError(f"a certificate must be a dict; got {type(data).__name__}")
-    own = {f.name for f in fields(Certificate)} - {"details", "reasons"}
+    own = {f.name for f in fields(Certificate)} - {"details", "reasons", "not_public"}
     missing = sorted(own - set(data))
     if missing:
         raise ParameterError(f"certificate is missing keys {missing}")
     kwargs = {k: data[k] for k in own}
     kwargs["constants"] = dict(kwargs["constants"])
-    details = {k: v for k, v in data.items() if k not in own and k != "reasons"}
+    extra = ("reasons", "not_public")
+    details = {k: v for k, v in data.items() if k not in own and k not in extra}
     reasons = tuple(str(r) for r in data.get("reasons", ()))
-    return Certificate(**kwargs, details=details, reasons=reasons)
+    not_public = tuple(str(r) for r in data.get("not_public", ()))
+    return Certificate(**kwargs, details=details, reasons=reasons, not_public=not_public)
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,8 @@ class ComposedCertificate:
     values of each release (read from ``certificates``). ``method``: ``"single"`` (K = 1,
     the one certificate), ``"basic"`` (Dwork & Roth 2014, Theorem 3.16) or ``"advanced"``
     (Dwork, Rothblum & Vadhan 2010, Theorem III.3, with slack ``delta_slack``; the
-    releases are composed at their largest epsilon_i and delta_i).
+    releases are composed at their largest epsilon_i and delta_i). ``not_public``: as in
+    :class:`~objpert.certify.certificate.Certificate`, for the model as a whole.
     """
 
     method: str
@@ -205,11 +208,17 @@ class ComposedCertificate:
     k: int
     delta_slack: float
     certificates: tuple[Certificate, ...]
+    not_public: tuple[str, ...] = ()
 
     @property
     def certified(self) -> bool:
         """Every release certified (an uncertified one has delta = 1: nothing composes)."""
         return all(c.certified for c in self.certificates)
+
+    @property
+    def covers_structure(self) -> bool:
+        """Whether every structural choice of the model was public (``not_public`` empty)."""
+        return not self.not_public
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable; the per-release certificates flattened by their ``to_dict``."""
@@ -223,6 +232,7 @@ class ComposedCertificate:
             "delta_slack": self.delta_slack,
             "certified": self.certified,
             "certificates": [c.to_dict() for c in self.certificates],
+            "not_public": list(self.not_public),
         }
 
     @classmethod
@@ -233,11 +243,21 @@ class ComposedCertificate:
         certificates with the stored method and slack (compare them to detect edits).
         """
         certs = [certificate_from_dict(c) for c in data["certificates"]]
-        return compose(certs, data["method"], delta_slack=data.get("delta_slack") or None)
+        not_public = tuple(str(r) for r in data.get("not_public", ()))
+        return compose(
+            certs,
+            data["method"],
+            delta_slack=data.get("delta_slack") or None,
+            not_public=not_public,
+        )
 
 
 def compose(
-    certificates: Sequence[Certificate], method: str, *, delta_slack: float | None = None
+    certificates: Sequence[Certificate],
+    method: str,
+    *,
+    delta_slack: float | None = None,
+    not_public: Sequence[str] = (),
 ) -> ComposedCertificate:
     """Compose per-release certificates with ``method`` ("single", "basic", "advanced").
 
@@ -265,4 +285,6 @@ def compose(
             raise ParameterError("advanced composition needs delta_slack in (0, 1)")
         slack = check_open_unit("delta_slack", delta_slack)
         total_eps, total_delta = advanced(max(eps), max(dels), k, slack)
-    return ComposedCertificate(method, total_eps, total_delta, eps, dels, k, slack, certs)
+    return ComposedCertificate(
+        method, total_eps, total_delta, eps, dels, k, slack, certs, tuple(not_public)
+    )

@@ -14,6 +14,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
+from objpert.errors import ParameterError
+
+_ETA_L_SLACK = 1e-12  # eta L above 1 by this much is rounding of eta = 1/L
 
 
 def as_iterations(N: ArrayLike) -> np.ndarray:
@@ -41,9 +44,20 @@ def one_minus_rho_power(pc: ProblemConstants, p: ArrayLike) -> np.ndarray:
     return -np.expm1(log_rho_power(pc, p))
 
 
+def _one_minus_eta_l(pc: ProblemConstants) -> float:
+    """1 - eta L, which Section 3.2 keeps in [0, 1). A step above 1/L (beyond rounding of
+    eta = 1/L) is refused: the formulas below hold only for eta L <= 1."""
+    a = 1.0 - pc.eta * pc.L
+    if a < -_ETA_L_SLACK:
+        raise ParameterError(
+            f"eta L = {pc.eta * pc.L!r} > 1: the step size must be at most 1/L (Section 3.2)"
+        )
+    return max(a, 0.0)
+
+
 def gamma_n(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
     """Frozen-Hessian spectral floor gamma_N = (1 - (1 - eta L)^N) / L (Lemma A.9, item 3)."""
-    a = 1.0 - pc.eta * pc.L
+    a = _one_minus_eta_l(pc)
     N = as_iterations(N)
     if a <= 0.0:  # eta = 1/L: (1 - eta L)^N = 0 for N >= 1
         return np.where(N >= 1, 1.0 / pc.L, 0.0)
@@ -139,7 +153,7 @@ def g_bar_n(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
     N >= 2 when eta = 1/L, Section C.4). g_1 = 0.
     """
     N = as_iterations(N)
-    a = 1.0 - pc.eta * pc.L
+    a = _one_minus_eta_l(pc)
     if a <= 0.0:
         return np.where(N >= 2, 1.0, 0.0)
     log_a = np.log(a)

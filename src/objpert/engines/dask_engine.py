@@ -33,9 +33,11 @@ from objpert.data import (
     add_intercept,
     as_feature_matrix,
     as_targets,
+    binary_classes,
     bound_rows,
+    check_label_set,
     check_numeric_columns,
-    encode_binary,
+    class_codes,
     nonfinite_error,
     norm_error,
     total_norm,
@@ -379,9 +381,12 @@ def _check(
     clip: bool,
     intercept: float,
     labels: str | None,
+    declared: Any = None,
 ) -> tuple[DaskEngine, int, np.ndarray | None]:
     """Check and bound every partition on the workers (one pass over the data), then
-    raise the contract's errors on the client: (engine, rows clipped, classes)."""
+    raise the contract's errors on the client: (engine, rows clipped, classes).
+    ``declared``: the public label set (None: binary labels by the fixed map of
+    :func:`objpert.data.binary_classes`, classes read from the data otherwise)."""
     import dask
 
     check = dask.delayed(_check_block, pure=False)
@@ -413,11 +418,16 @@ def _check(
             if s["error"] is not None:
                 raise s["error"]
         if labels in ("binary", "classes"):
-            classes = np.unique(np.concatenate([s["classes"] for s in stats]))
-            if classes.dtype.kind == "f":
-                as_targets(classes)  # refuses NaN / inf labels
+            found = np.unique(np.concatenate([s["classes"] for s in stats]))
+            if found.dtype.kind == "f":
+                as_targets(found)  # refuses NaN / inf labels
             if labels == "binary":
-                classes = encode_binary(classes)[1]
+                classes = binary_classes(found, declared)
+            elif declared is not None:
+                classes = check_label_set(declared)
+                class_codes(found, classes)  # refuses labels outside the declared set
+            else:
+                classes = found
     clipped = sum(s["clipped"] for s in stats)
     if clipped and not clip:
         raise norm_error(clipped, zeta)
@@ -473,6 +483,7 @@ def prepare_dask(
     clip: bool = True,
     client: Any = None,
     partitions: int | None = None,
+    classes: Any = None,
 ) -> PreparedData:
     """:func:`objpert.data.prepare` on a cluster: ``X`` of the result is a
     :class:`DaskEngine`, ``y`` the encoded labels as a Dask array partitioned like it.
@@ -480,7 +491,8 @@ def prepare_dask(
     ``labels``: "binary" (-1/+1), "real", or "classes" (codes 0..K-1 of the sorted
     classes, returned in ``classes``). ``client``: see :func:`get_client` (a DaskEngine
     input keeps its own). ``partitions``: row blocks for in-memory input (default: one per
-    worker thread).
+    worker thread). ``classes``: the public label set (codes then index it; labels
+    outside it are refused).
     """
     if labels not in LABELS:
         raise DataError(f"labels must be one of {LABELS}; got {labels!r}")
@@ -494,7 +506,7 @@ def prepare_dask(
     xs, ys = _row_blocks(X, y, client, partitions)
     if not ys:
         raise DataError("labels are needed: give y")
-    engine, clipped, classes = _check(client, xs, ys, data_norm, clip, c, labels)
+    engine, clipped, classes = _check(client, xs, ys, data_norm, clip, c, labels, classes)
     return PreparedData(
         engine,  # type: ignore[arg-type]
         engine.labels_array(),

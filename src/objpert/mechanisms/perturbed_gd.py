@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.calibration import Plan
+from objpert.certify.calibration import Plan, rederive_plan
 from objpert.certify.certificate import Certificate
 from objpert.data import (
     for_plan,
@@ -26,13 +26,9 @@ from objpert.data import (
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
 from objpert.engines.span import FeatureSpan, span_reduction_pays
-from objpert.errors import ObjpertError, check_int
+from objpert.errors import check_int
 from objpert.losses import Loss
 from objpert.randomness import make_rng
-
-
-class PrivacyError(ObjpertError):
-    """The release would not be covered by its certificate; nothing was released."""
 
 
 @dataclass(frozen=True)
@@ -68,15 +64,9 @@ class Release:
 
 
 def check_plan(plan: Plan) -> Certificate:
-    """Recompute the plan's certificate from its public constants; refuse if it fails."""
-    cert = plan.recertify()
-    if not cert.certified:
-        raise PrivacyError(f"the plan does not certify: {'; '.join(cert.reasons)}")
-    if cert.delta > plan.delta:
-        raise PrivacyError(
-            f"the plan certifies delta = {cert.delta:.3g} > its target {plan.delta:.3g}"
-        )
-    return cert
+    """The plan's certificate re-derived from the loss and its public inputs
+    (:func:`~objpert.certify.calibration.rederive_plan`); refuse any mismatch."""
+    return rederive_plan(plan)
 
 
 def _show_progress(verbose: bool | None, iterations: int) -> bool:
