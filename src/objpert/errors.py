@@ -1,41 +1,20 @@
-"""Errors raised by objpert: each names the parameter and what would fix it."""
+"""Argument checks: each failure is a ParameterError naming the parameter and what would
+fix it (the error classes live in :mod:`objpert.exceptions`)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-
-class ObjpertError(ValueError):
-    """Base class of objpert's errors (a ``ValueError``: the input was wrong)."""
-
-
-class ParameterError(ObjpertError):
-    """A public constant is outside the range its theorem allows."""
-
-
-class UnreachableTargetError(ObjpertError):
-    """No admissible choice certifies the requested (epsilon, delta)."""
-
-
-class PrivacyError(ObjpertError):
-    """The release would not be covered by its certificate; nothing was released."""
-
-
-class LossError(ParameterError):
-    """A loss cannot be used: unregistered, a name taken by another loss, or constants
-    (L1, L2, L3) that its derivatives violate."""
-
-
-class PrivacyLeakWarning(UserWarning):
-    """A structural choice of the model (the label set, a bound) was read from the private
-    data instead of being declared by the caller: the certificate does not cover it, and the
-    model records it as not public."""
-
-
-class UnverifiedModelWarning(PrivacyLeakWarning):
-    """A model file was loaded without a signature check: its weights are unverified (the
-    numbers of its plans are re-derived and checked, but anyone could have written them)."""
+from objpert.exceptions import (  # noqa: F401  (re-exported: the classes live there)
+    LossError,
+    ObjpertError,
+    ParameterError,
+    PrivacyError,
+    PrivacyLeakWarning,
+    UnreachableTargetError,
+    UnverifiedModelWarning,
+)
 
 
 def _bad(name: str, value: Any, allowed: str) -> ParameterError:

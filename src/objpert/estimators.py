@@ -86,7 +86,7 @@ _COMMON_DOC = """
       and warns :class:`objpert.randomness.TestingSeedWarning`: for tests only.
 
     Dask: ``fit`` takes Dask arrays and DataFrames (e.g. from
-    :func:`objpert.engines.dask_engine.from_parquet`) and runs each gradient step as one
+    :func:`objpert.data.distributed.from_parquet`) and runs each gradient step as one
     map-reduce on the cluster; the plan, certificate and noise stay on the client. The
     prediction methods return lazy Dask arrays for Dask input (docs/dask.md).
 """
@@ -212,7 +212,7 @@ def _blockwise_on_dask(method: Any) -> Any:
     @functools.wraps(method)
     def wrapper(self, X):
         if is_dask(X):
-            from objpert.engines.dask_engine import map_rows
+            from objpert.data.distributed import map_rows
 
             return map_rows(functools.partial(method, self), X)
         return method(self, X)
@@ -283,7 +283,7 @@ class _PrivateGLM(BaseEstimator):
     def _prepare_dask(self, X: Any, y: Any, labels: str, p: dict[str, Any], client: Any):
         """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
         validate_data sets them, the data checked and prepared on the cluster."""
-        from objpert.engines.dask_engine import prepare_dask
+        from objpert.data.distributed import prepare_dask
 
         head = X._meta if hasattr(X, "columns") and hasattr(X, "_meta") else X  # Dask frame
         _check_n_features(self, head, reset=True)

@@ -23,7 +23,7 @@ def _per_iteration(
     client: Any, n: int, d: int, iterations: int, repeats: int, threads: int, seed: int
 ) -> tuple[float, float, int]:
     """(Dask seconds, in-memory seconds, partitions) of one gradient, logistic loss."""
-    from objpert.engines.dask_engine import for_plan_dask
+    from objpert.data.distributed import for_plan_dask
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) / np.sqrt(4 * d)

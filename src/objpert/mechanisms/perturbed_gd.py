@@ -27,8 +27,20 @@ from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
 from objpert.engines.span import FeatureSpan, span_reduction_pays
 from objpert.errors import check_int
+from objpert.exceptions import PrivacyError
 from objpert.losses import Loss
 from objpert.randomness import make_rng
+
+__all__ = [
+    "BatchRelease",
+    "PrivacyError",
+    "Release",
+    "check_plan",
+    "perturbed_gradient_descent",
+    "release_batch",
+    "run_gradient_descent",
+    "run_in_feature_span",
+]
 
 
 @dataclass(frozen=True)

@@ -10,22 +10,19 @@ the data into a certificate; the count of clipped rows is reported to the caller
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-from objpert.errors import ObjpertError, PrivacyLeakWarning, check_positive
+from objpert.data.labels import as_targets, encode_binary
+from objpert.errors import check_positive
+from objpert.exceptions import DataError
 
 # A row whose computed norm exceeds zeta by at most this relative amount is rounding of a
 # row at the bound (e.g. one just clipped to it), not a violation of Assumption 1.
 NORM_RTOL = 1e-12
-
-
-class DataError(ObjpertError):
-    """The data break the contract (non-finite values, wrong shapes, labels, norms)."""
 
 
 def _is_sparse(X: Any) -> bool:
@@ -136,139 +133,17 @@ def total_norm(data_norm: float, intercept_scaling: float) -> float:
     return math.hypot(data_norm, intercept_scaling)
 
 
-def _label_vector(y: Any) -> np.ndarray:
-    """Labels as a 1-D array (a column vector is flattened); refuses matrices and NaN."""
-    arr = np.asarray(y)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise DataError(f"y must be 1-D; got shape {np.asarray(y).shape}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise DataError("y has non-finite values (NaN or inf)")
-    if arr.dtype.kind in "mM":
-        raise DataError("labels cannot be dates or times: encode them as a public label set")
-    return arr
-
-
-def check_label_set(classes: Any) -> np.ndarray:
-    """A declared public label set: at least two distinct labels (numbers, booleans or
-    strings, no missing values), returned sorted (as scikit-learn orders ``classes_``)."""
-    try:
-        arr = np.asarray(list(classes))
-    except TypeError:
-        raise DataError(f"classes must be a list of labels; got {classes!r}") from None
-    if arr.ndim != 1 or arr.size < 2:
-        raise DataError(f"classes must list at least two labels; got {classes!r}")
-    if arr.dtype.kind == "O" or arr.dtype.kind in "mMcV":
-        raise DataError(
-            f"classes must be numbers, booleans or strings of one kind; got {classes!r}"
-        )
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise DataError(f"classes cannot hold NaN or inf; got {classes!r}")
-    unique = np.unique(arr)
-    if unique.size != arr.size:
-        raise DataError(f"classes must be distinct; got {classes!r}")
-    return unique
-
-
-def _outside(found: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    try:
-        inside = np.isin(found, classes)
-    except TypeError:
-        inside = np.zeros(found.shape, dtype=bool)
-    if found.dtype.kind != classes.dtype.kind and {found.dtype.kind, classes.dtype.kind} & {"U"}:
-        inside = np.zeros(found.shape, dtype=bool)  # no string equals a number
-    return found[~inside]
-
-
-def class_codes(y: Any, classes: np.ndarray) -> np.ndarray:
-    """Integer codes of y in the declared (sorted) label set; a label outside it is a
-    :class:`DataError`. The codes depend only on each label and the declared set."""
-    arr = _label_vector(y)
-    bad = _outside(np.unique(arr), classes)
-    if bad.size:
-        raise DataError(
-            f"y holds labels outside the declared classes {classes.tolist()!r}: "
-            f"{bad[:5].tolist()!r}"
-        )
-    return np.searchsorted(classes, arr)
-
-
-_FIXED_BINARY = (np.array([-1.0, 1.0]), np.array([0.0, 1.0]))
-
-
-def binary_classes(found: Any, classes: Any = None) -> np.ndarray:
-    """The two classes of a binary loss, classes[1] mapped to +1 and classes[0] to -1.
-
-    ``classes`` declared: that label set (two labels; every found label must be in it).
-    Otherwise labels in {-1, +1}, {0, 1} or booleans use the fixed map 1/True -> +1,
-    -1/0/False -> -1, which depends on each label alone (a training set of one class is
-    fine). Other labels (two strings, {1, 2}) can only be read from the data: that warns
-    :class:`~objpert.errors.PrivacyLeakWarning`, since which label maps to +1 then depends
-    on the rows.
-    """
-    found = np.unique(_label_vector(found))
-    if classes is not None:
-        declared = check_label_set(classes)
-        if declared.size != 2:
-            raise DataError(f"a binary loss needs two declared classes; got {declared.tolist()!r}")
-        bad = _outside(found, declared)
-        if bad.size:
-            raise DataError(
-                f"y holds labels outside the declared classes {declared.tolist()!r}: "
-                f"{bad[:5].tolist()!r}"
-            )
-        return declared
-    if found.dtype.kind == "b":
-        return np.array([False, True])
-    if found.dtype.kind in "iuf":
-        for fixed in _FIXED_BINARY:
-            if np.all(np.isin(found, fixed)):
-                return fixed
-    if found.size != 2:
-        raise DataError(
-            f"binary labels need exactly two classes; got {found.size}: {found[:5].tolist()}"
-        )
-    warnings.warn(
-        f"the two classes {found.tolist()!r} were read from the training labels: which label "
-        "maps to +1 depends on the private data and is not covered by the certificate; use "
-        "labels in {-1, +1} or {0, 1}, or declare the label set",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
-    return found
-
-
-def encode_binary(y: Any, classes: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Labels of a binary loss to -1/+1 with :func:`binary_classes` (classes[1] -> +1).
-
-    Returns (y in {-1.0, +1.0}, classes).
-    """
-    arr = _label_vector(y)
-    pair = binary_classes(arr, classes)
-    return np.where(arr == pair[1], 1.0, -1.0), pair
-
-
-def as_targets(y: Any) -> np.ndarray:
-    """Real regression targets: 1-D, finite."""
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError("regression targets must be numeric") from None
-    arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.ndim != 1:
-        raise DataError(f"y must be 1-D; got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise DataError("y has non-finite values (NaN or inf)")
-    return arr
-
-
 @dataclass(frozen=True)
 class PreparedData:
-    """Data meeting the contract: rows of norm <= zeta, labels encoded for the loss."""
+    """Data meeting the contract: rows of norm <= zeta, labels encoded for the loss.
 
-    X: np.ndarray | sparse.csr_matrix
-    y: np.ndarray
+    ``X`` is what the gradient engine reads: a dense or CSR matrix in memory, or, for data
+    on a cluster, a :class:`~objpert.engines.distributed.DaskEngine` holding the checked
+    partitions (then ``y`` is a lazy Dask array and :attr:`distributed` is True).
+    """
+
+    X: Any
+    y: Any
     zeta: float  # the certificate's row-norm bound (intercept column included)
     data_norm: float  # the stated bound on the feature rows
     intercept_scaling: float  # 0.0 without an intercept column
@@ -283,8 +158,13 @@ class PreparedData:
     def d(self) -> int:
         return int(self.X.shape[1])
 
+    @property
+    def distributed(self) -> bool:
+        """Whether the features are held on a cluster (a Dask engine) rather than in memory."""
+        return bool(getattr(self.X, "is_dask_engine", False))
 
-def prepare(
+
+def prepare_in_memory(
     X: Any,
     y: Any,
     *,
@@ -301,23 +181,9 @@ def prepare(
     column of value ``intercept_scaling`` (default ``data_norm``) is appended *after* the
     feature rows are bounded, so the certificate uses zeta = sqrt(data_norm^2 + c^2):
     a larger c regularises the intercept less but enlarges zeta (more noise, larger L).
-    ``classes``: the public label set (see :func:`binary_classes`; for "binary" labels).
-    Dask input (arrays, DataFrames) is checked and prepared on its workers
-    (:func:`objpert.engines.dask_engine.prepare_dask`; ``X`` of the result is a DaskEngine).
+    ``classes``: the public label set (see :func:`~objpert.data.labels.binary_classes`;
+    for "binary" labels).
     """
-    if is_dask(X) or is_dask(y):
-        from objpert.engines.dask_engine import prepare_dask
-
-        return prepare_dask(
-            X,
-            y,
-            data_norm=data_norm,
-            labels=labels,
-            fit_intercept=fit_intercept,
-            intercept_scaling=intercept_scaling,
-            clip=clip,
-            classes=classes,
-        )
     M = as_feature_matrix(X)
     if labels == "binary":
         yy, classes = encode_binary(y, classes)
@@ -337,16 +203,11 @@ def prepare(
     return PreparedData(M, yy, total_norm(data_norm, c), float(data_norm), c, clipped, classes)
 
 
-def for_plan(
+def for_plan_in_memory(
     X: Any, y: Any, *, n: int, d: int, zeta: float, label_kind: str, clip: bool
 ) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray, int]:
     """(X, y) checked against a plan's public n, d, zeta and label kind, rows bounded
-    (clipped when ``clip``): (matrix, labels, rows clipped). Used by every mechanism.
-    Dask input gives (a DaskEngine holding the labels, None, rows clipped)."""
-    if is_dask(X) or is_dask(y):
-        from objpert.engines.dask_engine import for_plan_dask
-
-        return for_plan_dask(X, y, n=n, d=d, zeta=zeta, label_kind=label_kind, clip=clip)
+    (clipped when ``clip``): (matrix, labels, rows clipped)."""
     M = as_feature_matrix(X)
     if M.shape != (n, d):
         raise DataError(f"the plan is for data of shape ({n}, {d}) (public n and d); got {M.shape}")
