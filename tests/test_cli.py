@@ -1,6 +1,7 @@
 """The objpert command line: JSON keys, values from the library, one-line errors."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -244,3 +245,152 @@ def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
     assert spread["QOP"] < spread["LOP-Clip"] < spread["LOP"]  # Figure 2's ordering
     for name in ("qop_figure1.png", "qop_figure2.png", "qop_figure1.csv", "qop_figure2.csv"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+# ---------------------------------------------------------------- objpert verify
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    """A signed binary model (testing seed, declared classes), its key file, an unsigned
+    multiclass model (labels read from the data) and a tampered copy of the signed one."""
+    import warnings
+
+    import numpy as np
+
+    from objpert.estimators import PrivateLogisticRegression
+    from objpert.persistence import save
+
+    root = tmp_path_factory.mktemp("models")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3)) / 2
+    score = X @ np.array([1.0, -1.0, 0.5])
+    key = root / "key"
+    key.write_bytes(b"k3y\n")  # one trailing newline: stripped
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        binary = PrivateLogisticRegression(
+            epsilon=2.0, alpha=0.2, max_iterations=300, classes=[0, 1], random_state=0
+        ).fit(X, (score > 0).astype(int))
+        multi = PrivateLogisticRegression(epsilon=2.0, alpha=0.2, max_iterations=300).fit(
+            X, np.digitize(score, [-0.3, 0.3])
+        )
+    signed = save(binary, root / "signed.json", key=b"k3y")
+    unsigned = save(multi, root / "unsigned.json", key=None)
+    doc = json.loads(signed.read_text())
+    doc["coef"][0][0] += 0.25
+    tampered = root / "tampered.json"
+    tampered.write_text(json.dumps(doc))
+    return {"signed": signed, "key": key, "unsigned": unsigned, "tampered": tampered}
+
+
+@pytest.fixture(autouse=True)
+def _no_env_key(monkeypatch):
+    monkeypatch.delenv("OBJPERT_MODEL_KEY", raising=False)
+
+
+def test_verify_signed_model(model_files, capsys):
+    argv = ["verify", str(model_files["signed"]), "--key-file", str(model_files["key"])]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "signed and verified" in out
+    assert "Theorem C.13" in out and "Watkins & Arora" in out
+    assert "testing seed" in out  # seeded: reported
+    out = run_json(capsys, argv)
+    assert out["signature"] == "signed and verified" and out["verified"] is True
+    assert out["certified"] is True and out["epsilon"] <= 2.0 and out["delta"] <= 1e-6
+    assert out["not_public"] == [] and out["seeded"] is True
+    assert out["composition"] == "single" and len(out["releases"]) == 1
+    release = out["releases"][0]
+    for key in ("n", "d", "zeta", "epsilon", "delta", "sigma", "mu", "eta", "iterations"):
+        assert key in release
+    assert release["n"] == 200 and release["d"] == 4
+
+
+def test_verify_unsigned_model(model_files, capsys):
+    argv = ["verify", str(model_files["unsigned"])]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "unsigned: weights unverified" in captured.out
+    assert "label set" in captured.out
+    out = run_json(capsys, argv)
+    assert out["signature"] == "unsigned: weights unverified"
+    assert out["signed"] is False and out["verified"] is False
+    assert out["not_public"] == ["label set"] and out["seeded"] is False
+    assert out["composition"] in ("basic", "advanced") and len(out["releases"]) == 3
+
+
+def test_verify_signed_model_without_key(model_files, capsys):
+    out = run_json(capsys, ["verify", str(model_files["signed"])])
+    assert out["signed"] is True and out["verified"] is False
+    assert "not verified" in out["signature"] and "weights unverified" in out["signature"]
+
+
+@pytest.mark.parametrize(
+    ("which", "key", "fragment"),
+    [
+        ("signed", b"wrong", "signature does not verify"),
+        ("signed", b"k3y\n\n", "signature does not verify"),  # only one newline stripped
+        ("tampered", b"k3y", "signature does not verify"),
+        ("missing", None, "No such file"),
+        ("garbage", None, "not a JSON model file"),
+        ("signed", b"", "is empty"),
+    ],
+)
+def test_verify_refusals_are_one_line_exit_2(model_files, tmp_path, capsys, which, key, fragment):
+    path = model_files.get(which, tmp_path / f"{which}.json")
+    if which == "garbage":
+        path.write_bytes(b"\x00\x01 not json")
+    argv = ["verify", str(path), "--json"]
+    if key is not None:
+        key_file = tmp_path / "key"
+        key_file.write_bytes(key)
+        argv += ["--key-file", str(key_file)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("objpert: error:")
+    assert fragment in captured.err and "Traceback" not in captured.err
+
+
+def test_verify_forged_plan_is_refused(model_files, tmp_path, capsys):
+    from objpert.persistence import digest
+
+    doc = json.loads(model_files["unsigned"].read_text())
+    doc["plans"][0]["certificate"]["constants"]["L1"] = 0.5
+    doc["digest"] = digest(doc)
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(doc))
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plan 0" in err and "L1" in err
+
+
+def test_verify_subprocess(model_files):
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "objpert",
+            "verify",
+            str(model_files["signed"]),
+            "--key-file",
+            str(model_files["key"]),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["signature"] == "signed and verified"
+    bad = subprocess.run(
+        [sys.executable, "-m", "objpert", "verify", str(model_files["tampered"])],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "OBJPERT_MODEL_KEY": "k3y"},
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0 and "Traceback" not in bad.stderr
+    assert "signature does not verify" in bad.stderr

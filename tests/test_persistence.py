@@ -1,7 +1,12 @@
-"""Tests of objpert.persistence: round trips and every kind of damaged or edited file."""
+"""Tests of objpert.persistence: round trips and every kind of damaged or edited file.
+
+Signatures are tested in test_signing.py; here files are unsigned (they load with an
+UnverifiedModelWarning, filtered below where it is not the point).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -9,11 +14,19 @@ import pandas as pd
 import pytest
 
 from objpert import persistence
-from objpert.certify.composition import ComposedCertificate
+from objpert.certify import sequences
+from objpert.certify.calibration import certify_plan
+from objpert.certify.composition import ComposedCertificate, compose
+from objpert.certify.constants import ProblemConstants
+from objpert.errors import UnverifiedModelWarning
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.persistence import ModelFileError, digest, load, plan_from_dict, save
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.errors.PrivacyLeakWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.errors.UnverifiedModelWarning"),
+]
 
 RNG = np.random.default_rng(3)
 X = RNG.normal(size=(300, 3)) / np.sqrt(3)
@@ -24,7 +37,7 @@ Y_REAL = X @ W + 0.3 + 0.05 * RNG.normal(size=300)
 
 
 def _classifier(**kw):
-    return PrivateLogisticRegression(epsilon=2.0, alpha=0.2, max_iterations=2000, **kw)
+    return PrivateLogisticRegression(**{"epsilon": 2.0, "alpha": 0.2, "max_iterations": 2000, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +90,18 @@ def test_binary_round_trip(binary, binary_file):
     _same_model(binary, loaded)
     np.testing.assert_array_equal(binary.predict_proba(X), loaded.predict_proba(X))
     assert loaded.classes_.dtype == binary.classes_.dtype
-    assert loaded.certificate_.to_dict() == json.loads(binary.certificate_.to_json())
-    assert loaded.plan_.to_dict() == json.loads(binary.plan_.to_json())
+    assert loaded.certificate_ == binary.certificate_  # freshly recomputed, equal
+    assert loaded.certificate_.not_public == ("label set",)  # classes=None
+    assert loaded.plan_ == binary.plan_
+    assert loaded.plan_.to_dict() == binary.plan_.to_dict()
     assert not hasattr(loaded, "n_clipped_")  # a data statistic: never saved
+
+
+def test_a_data_statistic_and_the_timing_are_not_in_the_file(binary, binary_file):
+    text = binary_file.read_text()
+    assert "n_clipped" not in text and "seconds" not in text
+    releases = json.loads(text)["releases"]
+    assert releases == [{"iterations": binary.plan_.iterations, "seeded": True}]
 
 
 def test_multiclass_round_trip(multiclass, tmp_path):
@@ -89,6 +111,8 @@ def test_multiclass_round_trip(multiclass, tmp_path):
     assert isinstance(loaded.certificate_, ComposedCertificate)
     assert loaded.certificate_.epsilon == multiclass.certificate_.epsilon
     assert loaded.certificate_.delta == multiclass.certificate_.delta
+    assert loaded.certificate_ == multiclass.certificate_
+    assert loaded.plan_ == multiclass.plan_
     assert len(loaded.plan_) == 3
 
 
@@ -97,6 +121,8 @@ def test_robust_round_trip(robust, tmp_path):
     _same_model(robust, loaded)
     assert loaded.score(X, Y_REAL) == robust.score(X, Y_REAL)
     assert loaded.scale == 0.5 and not hasattr(loaded, "classes_")
+    assert loaded.certificate_ == robust.certificate_
+    assert loaded.certificate_.not_public == ()
 
 
 @pytest.mark.parametrize(
@@ -191,7 +217,7 @@ def test_plan_and_certificate_sigma_changed_together(binary_file):
         p["plans"][0]["certificate"]["sigma"] *= 1.0001
         _resign(p)
 
-    _expect(_edit(binary_file, change), "recomputed certificate differs")
+    _expect(_edit(binary_file, change), "plan 0")
 
 
 def test_certificate_delta_edited(binary_file):
@@ -244,7 +270,7 @@ def test_parameters_outside_the_target(binary_file):
         p["params"]["epsilon"] = 0.5  # the stored certificate is for epsilon = 2
         _resign(p)
 
-    _expect(_edit(binary_file, change), "exceeds the model's target")
+    _expect(_edit(binary_file, change), "plan 0 does not match the model: epsilon")
 
 
 def test_unknown_estimator(binary_file):
@@ -260,3 +286,227 @@ def test_canonical_digest_ignores_layout(binary, binary_file):
     binary_file.write_text(json.dumps(payload, indent=4))  # same content, other layout
     assert load(binary_file).coef_.tolist() == binary.coef_.tolist()
     assert payload["digest"] == persistence.digest(payload)
+
+
+# ---------------------------------------------------------------- forged files: plans re-derived
+
+
+def _forged_certificate(plan: dict) -> dict:
+    """The certificate that a plan's *stored* constants give: what a forger computes so
+    that the file is consistent with itself (digest recomputed too)."""
+    pc = ProblemConstants.from_dict(plan["certificate"]["constants"])
+    cert = certify_plan(
+        pc,
+        plan["sigma"],
+        plan["iterations"],
+        plan["epsilon"],
+        plan["certificate"]["form"],
+        plan["u"],
+        plan["radius"],
+        plan["radius_outer"],
+        plan["truncation"],
+    )
+    assert cert.certified  # a "valid" certificate of the forged numbers
+    return json.loads(json.dumps(cert.to_dict()))
+
+
+def _install(p: dict, i: int, cert: dict) -> None:
+    """Put a forged certificate into plan i and the model's certificate; re-digest."""
+    plan = p["plans"][i]
+    plan["certificate"] = cert
+    plan["delta_truncation"] = cert["truncation_mass"]
+    plan["delta_divergence"] = cert["divergence_term"]
+    if len(p["plans"]) == 1:
+        p["certificate"] = {**cert, "not_public": p["certificate"]["not_public"]}
+    _resign(p)
+
+
+def test_faked_l1_is_refused_even_with_a_consistent_certificate(binary_file):
+    def change(p):  # claim L1 = 0.5 for the logistic loss (L1 = 1): half the sensitivity
+        p["plans"][0]["certificate"]["constants"]["L1"] = 0.5
+        _install(p, 0, _forged_certificate(p["plans"][0]))
+
+    _expect(_edit(binary_file, change), r"plan 0 is refused: .*L1")
+
+
+def test_a_step_above_one_over_l_is_refused(binary_file, monkeypatch):
+    def change(p):
+        plan = p["plans"][0]
+        pc = plan["certificate"]["constants"]
+        eta = 2.5 / (pc["mu"] + pc["L2"] * pc["zeta"] ** 2)
+        pc["eta"] = plan["eta"] = eta
+        with monkeypatch.context() as m:  # a certifier that accepts eta L > 1 (as before)
+            m.setattr(sequences, "_one_minus_eta_l", lambda pc: max(1.0 - pc.eta * pc.L, 0.0))
+            _install(p, 0, _forged_certificate(plan))
+
+    _expect(_edit(binary_file, change), r"plan 0 is refused: .*eta")
+
+
+def test_n_changed_is_refused(binary_file):
+    def change(p):
+        plan = p["plans"][0]
+        plan["n"] = plan["certificate"]["constants"]["n"] = 30_000
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "plan 0")
+
+
+def _other_binary(**kw):
+    params = {"epsilon": 2.0, "alpha": 0.2, "max_iterations": 2000, "random_state": 1, **kw}
+    return PrivateLogisticRegression(**params).fit(X, Y_BINARY)
+
+
+def test_a_plan_of_another_model_is_refused(binary_file, tmp_path):
+    """A plan and certificate for epsilon = 1 in a model file of epsilon = 2: consistent
+    with itself and within the target, but not the plan of these parameters."""
+    other = json.loads(save(_other_binary(epsilon=1.0), tmp_path / "other.json").read_text())
+
+    def change(p):
+        p["plans"] = other["plans"]
+        p["certificate"] = other["certificate"]
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "plan 0 does not match the model: epsilon")
+
+
+def test_a_plan_of_another_multiclass_model_is_refused(multiclass, tmp_path):
+    path = save(multiclass, tmp_path / "multi.json")
+    donor = _classifier(random_state=1, epsilon=1.5).fit(X, Y_MULTI)
+    donor_plan = json.loads(json.dumps(donor.plan_[1].to_dict()))
+
+    def change(p):  # swap plan 1, recompose the certificate as a forger would
+        p["plans"][1] = donor_plan
+        certs = [plan_from_dict(q).recertify() for q in p["plans"]]
+        composed = compose(
+            certs, p["certificate"]["method"], delta_slack=p["certificate"]["delta_slack"] or None
+        )
+        assert composed.epsilon <= 2.0  # within the model's target
+        p["certificate"] = {
+            **json.loads(json.dumps(composed.to_dict())),
+            "not_public": ["label set"],
+        }
+        _resign(p)
+
+    _expect(_edit(path, change), "plan 1 does not match the model: epsilon")
+
+
+def test_plans_of_one_fit_must_agree(multiclass, tmp_path):
+    path = save(multiclass, tmp_path / "multi.json")
+
+    def change(p):  # a field of plan 2 that its certificate does not depend on
+        p["plans"][2]["utility_bound"] *= 0.5
+        _resign(p)
+
+    _expect(_edit(path, change), "plan 2 differs from plan 0")
+
+
+# ---------------------------------------------------------------- seeds, not_public, params
+
+
+def test_seeded_flag_round_trips(binary, tmp_path):
+    assert binary.seeded_ is True
+    assert load(save(binary, tmp_path / "seeded.json")).seeded_ is True
+    entropy = _classifier().fit(X, Y_BINARY)  # OS entropy
+    assert entropy.seeded_ is False
+    assert load(save(entropy, tmp_path / "entropy.json")).seeded_ is False
+    generator = _classifier(random_state=np.random.default_rng(5)).fit(X, Y_BINARY)
+    path = save(generator, tmp_path / "generator.json")
+    assert json.loads(path.read_text())["params"]["random_state"] is None  # state not saved
+    assert load(path).seeded_ is True  # but the release is still recorded as seeded
+
+
+def test_a_seed_recorded_as_unseeded_is_refused(binary_file):
+    def change(p):
+        p["releases"][0]["seeded"] = False  # random_state = 0 is in the params
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "not seeded")
+
+
+def test_release_iterations_must_be_the_plans(binary_file):
+    def change(p):
+        p["releases"][0]["iterations"] += 1
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "release 0 ran")
+
+
+def test_label_set_read_from_data_cannot_be_hidden(binary_file):
+    def change(p):  # classes=None, but "label set" dropped from not_public
+        p["certificate"]["not_public"] = []
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "does not list 'label set'")
+
+
+def test_declared_classes_round_trip_with_nothing_not_public(tmp_path):
+    model = _classifier(random_state=0, classes=[0, 1]).fit(X, Y_BINARY)
+    assert model.certificate_.not_public == ()
+    path = save(model, tmp_path / "declared.json")
+    loaded = load(path)
+    assert loaded.certificate_ == model.certificate_
+    assert loaded.classes == [0, 1] and loaded.classes_.tolist() == [0, 1]
+
+    def change(p):  # declared classes that are not the model's
+        p["params"]["classes"] = [0, 2]
+        _resign(p)
+
+    _expect(_edit(path, change), "not the declared classes")
+
+
+def test_save_after_set_params_refuses_or_saves_consistently(tmp_path):
+    model = _classifier(random_state=0).fit(X, Y_BINARY)
+    model.set_params(epsilon=3.0)  # the plan is for epsilon = 2
+    with pytest.raises(ModelFileError, match="set_params"):
+        save(model, tmp_path / "changed.json")
+    assert not (tmp_path / "changed.json").exists()
+    model.set_params(epsilon=0.5)  # the certificate would exceed the target
+    with pytest.raises(ModelFileError, match="set_params"):
+        save(model, tmp_path / "changed.json")
+    model.set_params(epsilon=2.0, alpha=0.3)
+    with pytest.raises(ModelFileError, match="set_params"):
+        save(model, tmp_path / "changed.json")
+    model.set_params(alpha=0.2, verbose=True)  # back, and a parameter of no plan
+    assert load(save(model, tmp_path / "same.json")).verbose is True
+
+
+def test_a_loaded_model_saves_again(binary, binary_file, tmp_path):
+    again = load(save(load(binary_file), tmp_path / "again.json"))
+    assert again.certificate_ == binary.certificate_ and again.seeded_ is True
+
+
+def test_unknown_top_level_key_is_refused(binary_file):
+    def change(p):
+        p["n_clipped"] = 3
+        _resign(p)
+
+    _expect(_edit(binary_file, change), r"unknown keys \['n_clipped'\]")
+
+
+def _as_version_1(p):
+    """A version 2 payload as objpert 0.1 wrote it (no releases, signature, not_public)."""
+    p["version"] = 1
+    del p["releases"], p["signature"]
+    for c in [p["certificate"], *(q["certificate"] for q in p["plans"])]:
+        c.pop("not_public", None)
+    p["digest"] = digest(p)
+
+
+def test_version_1_files_load_unverified(binary, binary_file):
+    _edit(binary_file, _as_version_1)
+    with pytest.warns(UnverifiedModelWarning, match="version 1"):
+        loaded = load(binary_file)
+    _same_model(binary, loaded)
+    assert loaded.certificate_ == binary.certificate_  # label set: read from the data
+    assert loaded.seeded_ is True  # random_state = 0 in the params
+
+
+def test_unsigned_file_warns_unverified(binary_file):
+    with pytest.warns(UnverifiedModelWarning, match="unsigned: its weights are unverified"):
+        load(binary_file)
+
+
+def test_certificate_dataclass_fields_are_all_restored(binary, binary_file):
+    loaded = load(binary_file)
+    for f in dataclasses.fields(loaded.certificate_):
+        assert getattr(loaded.certificate_, f.name) == getattr(binary.certificate_, f.name)

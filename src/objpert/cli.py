@@ -24,6 +24,10 @@ from objpert.certify.truncation import TRUNCATIONS
 from objpert.errors import ObjpertError
 from objpert.losses import LOSSES
 
+__all__ = ["CliError", "build_parser", "main", "verify_payload"]
+
+_KEY_ENV = "OBJPERT_MODEL_KEY"  # objpert.persistence.KEY_ENV (not imported: it loads sklearn)
+
 
 class CliError(Exception):
     """A usage error to report in one line."""
@@ -308,20 +312,93 @@ def _warn_lines(caught) -> None:
         print(f"objpert: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
 
 
+def _read_key(path: str | None) -> bytes | None:
+    """The raw bytes of ``--key-file`` (one trailing newline stripped); None without it
+    (then ``OBJPERT_MODEL_KEY`` is used, when set)."""
+    if path is None:
+        return None
+    from pathlib import Path
+
+    key = Path(path).read_bytes()
+    if key.endswith(b"\r\n"):
+        key = key[:-2]
+    elif key.endswith(b"\n"):
+        key = key[:-1]
+    if not key:
+        raise CliError(f"--key-file {path} is empty")
+    return key
+
+
+def _check_writable(out: str) -> None:
+    """Refuse an --out that cannot be written, before any training."""
+    from pathlib import Path
+
+    path = Path(out)
+    parent = path.parent
+    if not parent.is_dir():
+        raise CliError(
+            f"--out {out}: the directory {str(parent)!r} does not exist; nothing was trained"
+        )
+    if path.is_dir():
+        raise CliError(f"--out {out} is a directory, not a file name; nothing was trained")
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise CliError(
+            f"--out {out} cannot be written ({exc.strerror or exc}); nothing was trained"
+        ) from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def _parse_classes(text: str) -> list[int] | list[str]:
+    """--classes: comma-separated labels; integers when all are integral, else strings."""
+    items = [s.strip() for s in text.split(",")]
+    if len(items) < 2 or not all(items):
+        raise CliError(f"--classes must list at least two comma-separated labels; got {text!r}")
+    try:
+        numbers = [float(s) for s in items]
+    except ValueError:
+        return items
+    if all(math.isfinite(v) and v.is_integer() for v in numbers):
+        return [
+            int(s) if s.lstrip("+-").isdigit() else int(v)
+            for s, v in zip(items, numbers, strict=True)
+        ]
+    return items
+
+
+DATA_STATISTICS_NOTE = (
+    "statistics of the private training data: not covered by the certificate; do not publish"
+)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     import warnings
 
     from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
     from objpert.persistence import save
 
-    df = _read_table(args.data)
-    X, y = _split_target(df, args.target, args.data)
+    key = _read_key(args.key_file)
+    if args.out:
+        _check_writable(args.out)
     alpha: float | str = args.alpha
     if alpha != "auto":
         try:
             alpha = float(alpha)
         except ValueError:
             raise CliError(f"--alpha must be a positive number or 'auto'; got {alpha!r}") from None
+    extra: dict[str, Any] = {}
+    if args.classes is not None:
+        if args.loss != "logistic":
+            raise CliError("--classes applies to --loss logistic only")
+        extra["classes"] = _parse_classes(args.classes)
+    df = _read_table(args.data)
+    X, y = _split_target(df, args.target, args.data)
+    if args.classes is not None and all(isinstance(c, str) for c in extra["classes"]):
+        y = y.to_numpy(dtype=str)  # text labels (object dtype in pandas): declared strings
     cls = PrivateLogisticRegression if args.loss == "logistic" else PrivateRobustRegression
     model = cls(
         epsilon=args.epsilon,
@@ -333,40 +410,78 @@ def cmd_train(args: argparse.Namespace) -> int:
         calibration=args.calibration,
         max_iterations=args.max_iterations,
         random_state=args.seed,
+        **extra,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.fit(X, y)
     _warn_lines(caught)
-    metric = "training_accuracy" if args.loss == "logistic" else "training_r2"
     cert = model.certificate_
+    certified = bool(cert.certified and cert.epsilon <= args.epsilon and cert.delta <= args.delta)
+    if not certified:
+        raise CliError(
+            f"the fitted model is not certified at the target (epsilon={args.epsilon:g}, "
+            f"delta={args.delta:g}): its certificate gives certified={cert.certified}, "
+            f"epsilon={cert.epsilon:g}, delta={cert.delta:.3g}; nothing was written"
+        )
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
-    payload = {
+    payload: dict[str, Any] = {
         "epsilon": cert.epsilon,
         "delta": cert.delta,
-        "certified": True,
+        "certified": certified,
         "n": len(y),
         "n_features": int(model.n_features_in_),
-        "n_clipped": int(model.n_clipped_),
-        metric: float(model.score(X, y)),
         "iterations": [p.iterations for p in plans],
         "sigma": [p.sigma for p in plans],
         "mu": [p.mu for p in plans],
         "releases": len(plans),
+        "not_public": list(getattr(cert, "not_public", ())),
+        "seeded": bool(getattr(model, "seeded_", args.seed is not None)),
         "certificate": cert.to_dict(),
     }
+    metric = "training_accuracy" if args.loss == "logistic" else "training_r2"
+    statistics = {metric: float(model.score(X, y)), "rows_clipped": int(model.n_clipped_)}
     if args.out:
-        save(model, args.out)
+        save(model, args.out, key=key)
         payload["model"] = args.out
-    flat = {k: v for k, v in payload.items() if k != "certificate"}
+        payload["signed"] = key is not None or _env_key_set()
+    # statistics of the private rows: the terminal only (stderr), labelled, unless asked for
+    Console(stderr=True, width=None if sys.stderr.isatty() else 160).print(
+        _kv_table(
+            "Private data statistics: NOT covered by the certificate (do not publish)",
+            {f"{k} (not covered by the certificate)": v for k, v in statistics.items()},
+        )
+    )
+    if args.include_data_statistics:
+        payload["data_statistics"] = {"note": DATA_STATISTICS_NOTE, **statistics}
+    flat = {
+        k: v
+        for k, v in payload.items()
+        if k not in ("certificate", "data_statistics", "not_public")
+    }
+    flat["not public (not covered)"] = ", ".join(payload["not_public"]) or "none"
     _emit(args, payload, [_kv_table(f"Private {args.loss} model on {args.data}", flat)])
     return 0
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
-    from objpert.persistence import load
+def _env_key_set() -> bool:
+    from objpert.persistence import signing_key
 
-    model = load(args.model)
+    return signing_key(None) is not None
+
+
+def _load_model(path: str, key: bytes | None):
+    """Read and check a model file; an unverified one is reported as a one-line warning."""
+    from objpert.persistence import read
+
+    loaded = read(path, key)
+    if not loaded.verified:
+        print(f"objpert: warning: {path}: {loaded.warning}", file=sys.stderr)
+    return loaded.model
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    model = _load_model(args.model, _read_key(args.key_file))
     df = _read_table(args.data)
     y = None
     if args.target is not None:
@@ -394,6 +509,108 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(json.dumps(payload))
     elif args.out or y is not None:
         Console(stderr=True).print(_kv_table("prediction", payload))
+    return 0
+
+
+_FORM_NAMES = {
+    "c13": "Theorem C.13",
+    "theorem41": "Theorem 4.1",
+    "limit": "Theorem C.13 (limit)",
+}
+_COMPOSITION_NAMES = {
+    "single": "one release (no composition)",
+    "basic": "basic composition (Dwork & Roth 2014, Theorem 3.16)",
+    "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010, Theorem III.3)",
+}
+
+
+def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
+    """What ``objpert verify`` reports about a loaded model file."""
+    model = loaded.model
+    cert = model.certificate_
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    composition = getattr(cert, "method", "single")
+    forms = sorted({p.certificate.form for p in plans})
+    mechanism = (
+        "objective perturbation: gradient descent on the perturbed objective "
+        f"(Watkins & Arora 2026), {plans[0].method} calibration, certified by "
+        f"{', '.join(_FORM_NAMES.get(f, f) for f in forms)}; "
+        f"{_COMPOSITION_NAMES.get(composition, composition)}"
+    )
+    seeded = bool(model.seeded_)
+    releases = [
+        {
+            "release": i,
+            "method": p.method,
+            "loss": p.loss,
+            "form": p.certificate.form,
+            "n": p.n,
+            "d": p.d,
+            "zeta": p.zeta,
+            "epsilon": p.epsilon,
+            "delta": p.delta,
+            "certified_delta": p.certificate.delta,
+            "sigma": p.sigma,
+            "mu": p.mu,
+            "eta": p.eta,
+            "iterations": p.iterations,
+            "truncation": p.truncation,
+        }
+        for i, p in enumerate(plans)
+    ]
+    return {
+        "model": path,
+        "estimator": type(model).__name__,
+        "format_version": loaded.version,
+        "signature": loaded.status,
+        "signed": loaded.signature != "unsigned",
+        "verified": loaded.verified,
+        "mechanism": mechanism,
+        "certified": bool(cert.certified),
+        "epsilon": cert.epsilon,
+        "delta": cert.delta,
+        "composition": composition,
+        "releases": releases,
+        "not_public": list(getattr(cert, "not_public", ())),
+        "seeded": seeded,
+    }
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from objpert.persistence import read
+
+    loaded = read(args.model, _read_key(args.key_file))
+    payload = verify_payload(args.model, loaded)
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return 0
+    console = _console()
+    summary = {
+        "model": payload["model"],
+        "estimator": payload["estimator"],
+        "signature": payload["signature"],
+        "certified": payload["certified"],
+        "epsilon": payload["epsilon"],
+        "delta": payload["delta"],
+        "composition": payload["composition"],
+        "releases": len(payload["releases"]),
+        "not public (not covered by the certificate)": ", ".join(payload["not_public"]) or "none",
+        "seeded": (
+            "yes: a testing seed drew the noise (reproducible by anyone who knows it): not private"
+            if payload["seeded"]
+            else "no (OS entropy)"
+        ),
+    }
+    console.print(_kv_table(f"Model file {args.model}", summary))
+    console.print(f"mechanism: {payload['mechanism']}")
+    table = Table(title="Plans (re-derived from the loss and the public constants)")
+    cols = ("release", "n", "d", "zeta", "epsilon", "delta", "sigma", "mu", "eta", "iterations")
+    for col in cols:
+        table.add_column(col, justify="right")
+    for r in payload["releases"]:
+        table.add_row(*(_fmt(r[c]) for c in cols))
+    console.print(table)
+    console.print(f"signature: {payload['signature']}")
     return 0
 
 
@@ -644,8 +861,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", choices=METHODS, default="tight")
     p.add_argument("--max-iterations", type=int, default=5000)
     p.add_argument("--no-intercept", action="store_true")
-    p.add_argument("--out", default=None, metavar="MODEL.json")
+    p.add_argument(
+        "--classes",
+        default=None,
+        metavar="A,B,...",
+        help="the public label set, comma-separated (integers when all are integral, else "
+        "strings); without it the labels are read from the data, which the certificate "
+        "does not cover",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="MODEL.json",
+        help="write the model here (checked writable before training)",
+    )
+    p.add_argument(
+        "--key-file",
+        default=None,
+        metavar="FILE",
+        help="sign the model file with HMAC-SHA-256 under the raw bytes of FILE (one "
+        f"trailing newline stripped); default: the value of {_KEY_ENV}, if set",
+    )
     p.add_argument("--seed", type=int, default=None, help="reproducible noise (testing only)")
+    p.add_argument(
+        "--include-data-statistics",
+        action="store_true",
+        help="also put the statistics of the private training data (training accuracy or "
+        "R^2, rows clipped) in the --json output; they are not covered by the certificate "
+        "(do not publish them) and are never written to the model file. Without this flag "
+        "they are printed to stderr only",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train)
 
@@ -654,8 +899,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, metavar="FILE.(csv|parquet)")
     p.add_argument("--target", default=None, help="a label column to drop and score against")
     p.add_argument("--out", default=None, metavar="PREDICTIONS.csv")
+    p.add_argument("--key-file", default=None, metavar="FILE", help="verify the model's signature")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser(
+        "verify",
+        help="check a model file: re-derive its plans, verify its signature, print what "
+        "is certified",
+    )
+    p.add_argument("model", metavar="MODEL.json")
+    p.add_argument(
+        "--key-file",
+        default=None,
+        metavar="FILE",
+        help="the signing key: raw bytes of FILE (one trailing newline stripped); default: "
+        f"the value of {_KEY_ENV}, if set",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.set_defaults(func=cmd_verify)
 
     from objpert.bench.runner import register as register_bench
 

@@ -60,27 +60,39 @@ def check_label_set(classes: Any) -> np.ndarray:
     return unique
 
 
+def _as_comparable(values: np.ndarray) -> np.ndarray:
+    """Labels as an array numpy compares by value: strings (str or object dtype holding
+    str, e.g. a pandas column) as str, everything else unchanged."""
+    if values.dtype.kind in "US" or (
+        values.dtype.kind == "O" and all(isinstance(v, str) for v in values.tolist())
+    ):
+        return values.astype(str)
+    return values
+
+
 def _outside(found: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """The labels of ``found`` that are not in ``classes`` (a string equals no number)."""
+    f, c = _as_comparable(found), _as_comparable(classes)
+    if (f.dtype.kind == "U") != (c.dtype.kind == "U"):
+        return found
     try:
-        inside = np.isin(found, classes)
+        inside = np.isin(f, c)
     except TypeError:
         inside = np.zeros(found.shape, dtype=bool)
-    if found.dtype.kind != classes.dtype.kind and {found.dtype.kind, classes.dtype.kind} & {"U"}:
-        inside = np.zeros(found.shape, dtype=bool)  # no string equals a number
     return found[~inside]
 
 
 def class_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     """Integer codes of y in the declared (sorted) label set; a label outside it is a
     :class:`DataError`. The codes depend only on each label and the declared set."""
-    arr = _label_vector(y)
+    arr = _as_comparable(_label_vector(y))
     bad = _outside(np.unique(arr), classes)
     if bad.size:
         raise DataError(
             f"y holds labels outside the declared classes {classes.tolist()!r}: "
             f"{bad[:5].tolist()!r}"
         )
-    return np.searchsorted(classes, arr)
+    return np.searchsorted(_as_comparable(classes), arr)
 
 
 _FIXED_BINARY = (np.array([-1.0, 1.0]), np.array([0.0, 1.0]))

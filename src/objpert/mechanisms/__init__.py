@@ -9,6 +9,7 @@ from objpert.mechanisms.peers import (
 )
 from objpert.mechanisms.perturbed_gd import PrivacyError, Release, perturbed_gradient_descent
 from objpert.mechanisms.qop import qop_release
+from objpert.mechanisms import builtin  # noqa: F401, I001  (registers the shipped mechanisms)
 
 __all__ = [
     "PrivacyError",

@@ -1,0 +1,29 @@
+"""scikit-learn estimators releasing differentially private GLMs (Watkins & Arora 2026).
+
+:class:`PrivateLogisticRegression` and :class:`PrivateRobustRegression` follow the
+scikit-learn estimator API (``fit``/``predict``/``score``, ``get_params``/``set_params``,
+``clone``, pipelines, ``GridSearchCV``). Each ``fit`` is one private release (K releases
+for a K-class one-vs-rest classifier) by gradient descent on a perturbed objective; the
+shared machinery (parameter checks, data contract, cached plans) is in
+:mod:`objpert.estimators.base`.
+"""
+
+from objpert.estimators.base import (
+    CALIBRATIONS,
+    DEFAULT_COMPARATOR_NORM,
+    DEFAULT_MAX_ITERATIONS,
+    LABEL_SET,
+    plan_for,
+)
+from objpert.estimators.logistic import PrivateLogisticRegression
+from objpert.estimators.robust import PrivateRobustRegression
+
+__all__ = [
+    "CALIBRATIONS",
+    "DEFAULT_COMPARATOR_NORM",
+    "DEFAULT_MAX_ITERATIONS",
+    "LABEL_SET",
+    "PrivateLogisticRegression",
+    "PrivateRobustRegression",
+    "plan_for",
+]

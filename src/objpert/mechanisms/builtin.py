@@ -1,0 +1,125 @@
+"""The mechanisms objpert ships, registered under their names (see :mod:`.registry`).
+
+Each entry adapts the mechanism's own planner and releases to the registry's uniform
+calls: ``plan(loss=, n=, d=, zeta=, epsilon=, delta=, **options)``,
+``release(X, y, plan, rng=None, **options)`` and
+``release_batch(X, y, plan, draws, rng=None, **options)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from objpert.certify.calibration import Plan, calibrate
+from objpert.certify.peers import PeerPlan, calibrate_peer
+from objpert.certify.qop import QOPPlan, qop_plan
+from objpert.losses import get_loss
+from objpert.mechanisms import peers, perturbed_gd, qop
+from objpert.mechanisms.registry import Mechanism, register
+
+__all__: list[str] = []  # everything here is reached through objpert.mechanisms.registry
+
+
+def _wa_plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
+    return calibrate(loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **kw)
+
+
+register(
+    Mechanism(
+        name="watkins_arora",
+        title="Watkins & Arora: gradient descent on a perturbed objective",
+        reference="Watkins & Arora (2026), Section 3.2, Theorems 4.1 and C.13",
+        plan_type=Plan,
+        plan=_wa_plan,
+        release=perturbed_gd.perturbed_gradient_descent,
+        release_batch=perturbed_gd.release_batch,
+        release_map="objpert.audit.maps:GradientDescentMap.from_plan",
+    )
+)
+
+
+def _peer(method: str, title: str, reference: str, release: Any, **options: Any) -> None:
+    def plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
+        return calibrate_peer(method, n, d, zeta, loss, epsilon, delta, **{**options, **kw})
+
+    register(
+        Mechanism(
+            name=method,
+            title=title,
+            reference=reference,
+            plan_type=PeerPlan,
+            plan=plan,
+            release=release,
+            release_batch=peers.peer_release_batch,
+            options=dict(options),
+        )
+    )
+
+
+_peer(
+    "lop",
+    "Gaussian objective perturbation (exact minimiser)",
+    "Chaudhuri et al. (2011); Kifer et al. (2012)",
+    peers.lop_release,
+)
+_peer(
+    "lop_clip",
+    "Objective perturbation with clipped per-sample gradients",
+    "Redberg, Koskela & Wang (2023)",
+    peers.lop_clip_release,
+)
+_peer(
+    "amp",
+    "Approximate minima perturbation",
+    "Iyengar et al. (2019), Algorithm 1",
+    peers.amp_release,
+)
+_peer(
+    "output_perturbation",
+    "Gaussian output perturbation",
+    "Chaudhuri et al. (2011)",
+    peers.output_perturbation_release,
+)
+_peer(
+    "noisy_gd",
+    "Noisy full-batch gradient descent",
+    "Dong, Roth & Su (2022); Mironov (2017)",
+    peers.noisy_gd_release,
+)
+
+
+def _qop_plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
+    smoothness = kw.pop("smoothness", float(get_loss(loss).L2) * zeta**2)
+    return qop_plan(d, epsilon, delta, smoothness=smoothness, **kw)
+
+
+def _reference(plan: QOPPlan, theta_ref: Any) -> np.ndarray:
+    """QOP's public reference point (default: the origin, a data-independent choice)."""
+    return np.zeros(plan.d) if theta_ref is None else np.asarray(theta_ref, dtype=float)
+
+
+def _qop_release(X: Any, y: Any, plan: QOPPlan, rng: Any = None, *, theta_ref=None, **kw):
+    return qop.qop_release(X, y, plan, _reference(plan, theta_ref), rng=rng, **kw)
+
+
+def _qop_release_batch(
+    X: Any, y: Any, plan: QOPPlan, draws: int, rng: Any = None, *, theta_ref=None, **kw
+):
+    return qop.qop_release_batch(X, y, plan, _reference(plan, theta_ref), draws, rng=rng, **kw)
+
+
+register(
+    Mechanism(
+        name="qop",
+        title="Quadratic objective perturbation",
+        reference="Cortild & Cartis (2026)",
+        plan_type=QOPPlan,
+        plan=_qop_plan,
+        release=_qop_release,
+        release_batch=_qop_release_batch,
+        losses=("squared",),
+        audit_loss="squared",
+    )
+)

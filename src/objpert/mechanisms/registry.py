@@ -1,0 +1,112 @@
+"""The mechanism registry: every private training mechanism under one name.
+
+Each :class:`Mechanism` says how to plan a release from public constants, how to run one
+release and a batch of independent releases, how to read the certificate of a plan, and
+what an audit needs (the loss its canonical problem uses). The comparison
+(``objpert compare``), the audit (``objpert audit``), the command line and the benchmarks
+look mechanisms up here by name instead of dispatching on their own.
+
+Adding a mechanism is one module (its planner and release) plus one :func:`register` call
+in :mod:`objpert.mechanisms.builtin`, which the package imports (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from objpert.exceptions import ParameterError
+
+__all__ = ["ALIASES", "Mechanism", "get", "names", "register"]
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One private mechanism and what the library needs to run, compare and audit it.
+
+    ``plan(loss=, n=, d=, zeta=, epsilon=, delta=, **options)`` returns a plan computed
+    from public constants only; ``release(X, y, plan, rng=None, **options)`` one release;
+    ``release_batch(X, y, plan, draws, rng=None, **options)`` ``draws`` independent
+    releases through the same code (for audits). ``certificate(plan)`` is the plan's
+    certificate (an object with ``epsilon``, ``delta`` and ``certified``). ``losses``:
+    the losses the mechanism accepts; ``audit_loss``: the loss of its audit problem.
+    ``release_map`` (optional): where the audit finds the mechanism's release map for a
+    fixed noise ("module:attribute", resolved by :meth:`load_release_map`; the Watkins &
+    Arora release is a map of one z). It is named, not imported, because the audit sits
+    above the mechanisms.
+    """
+
+    name: str
+    title: str
+    reference: str
+    plan_type: type
+    plan: Callable[..., Any]
+    release: Callable[..., Any]
+    release_batch: Callable[..., Any]
+    losses: tuple[str, ...] = ("logistic", "robust")
+    audit_loss: str = "logistic"
+    release_map: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def certificate(self, plan: Any) -> Any:
+        """The certificate the plan carries (every plan type has a ``certificate``)."""
+        if not isinstance(plan, self.plan_type):
+            raise ParameterError(
+                f"{self.name} needs a {self.plan_type.__name__}; got {type(plan).__name__}"
+            )
+        return plan.certificate
+
+    def load_release_map(self) -> Callable[..., Any] | None:
+        """The factory ``plan -> release map`` named by ``release_map`` (None if none)."""
+        if self.release_map is None:
+            return None
+        import importlib
+
+        module, _, attribute = self.release_map.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+_REGISTRY: dict[str, Mechanism] = {}
+
+#: Former names, accepted with a DeprecationWarning for one release.
+ALIASES: dict[str, str] = {
+    "wa": "watkins_arora",
+    "lop-clip": "lop_clip",
+    "output": "output_perturbation",
+    "noisy-gd": "noisy_gd",
+}
+
+
+def register(mechanism: Mechanism) -> Mechanism:
+    """Add ``mechanism`` under its name (a name may be registered once)."""
+    if mechanism.name in _REGISTRY and _REGISTRY[mechanism.name] is not mechanism:
+        raise ParameterError(f"a mechanism named {mechanism.name!r} is already registered")
+    _REGISTRY[mechanism.name] = mechanism
+    return mechanism
+
+
+def names() -> tuple[str, ...]:
+    """The registered mechanisms' names, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def get(name: str) -> Mechanism:
+    """The mechanism called ``name`` (a former name warns and is translated)."""
+    if name in ALIASES:
+        warnings.warn(
+            f"mechanism name {name!r} is deprecated: use {ALIASES[name]!r}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = ALIASES[name]
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ParameterError(
+            f"mechanism must be one of {', '.join(_REGISTRY)}; got {name!r}"
+        ) from None
