@@ -28,14 +28,14 @@ ZETA, W, DELTA_S = 1.0, 1.0, 0.01
 @functools.cache
 def tight_plan(loss: str, n: int, d: int, epsilon: float, delta: float, scale=None) -> Plan:
     params = {} if scale is None else {"scale": scale}
-    target = dict(epsilon=epsilon, delta=delta, radius=W, delta_sample=DELTA_S)
+    target = dict(epsilon=epsilon, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
     return calibration.tight(loss, n=n, d=d, zeta=ZETA, **target, **params)
 
 
 @functools.cache
 def corollary_plan(loss: str, n: int, d: int, epsilon: float, delta: float, scale=None) -> Plan:
     params = {} if scale is None else {"scale": scale}
-    target = dict(epsilon=epsilon, delta=delta, radius=W, delta_sample=DELTA_S)
+    target = dict(epsilon=epsilon, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
     return calibration.corollary_413(loss, n=n, d=d, zeta=ZETA, **target, **params)
 
 
@@ -219,7 +219,7 @@ def test_corollary_413_plan_follows_the_corollary(case):
 def test_calibrate_dispatches():
     case = GRID[0]
     loss, n, d, eps, delta, _ = case
-    target = dict(epsilon=eps, delta=delta, radius=W, delta_sample=DELTA_S)
+    target = dict(epsilon=eps, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
     budget = dict(max_iterations=10, rtol=0.5)  # tight-only options are dropped
     via = calibration.calibrate(
         loss, method="corollary413", n=n, d=d, zeta=ZETA, **target, **budget
@@ -258,7 +258,7 @@ GOOD = dict(n=10**4, d=10, zeta=1.0, epsilon=0.5, delta=1e-6)
         (dict(delta=1.0), "delta"),
         (dict(delta=1.5), "delta"),
         (dict(delta=-1e-6), "delta"),
-        (dict(radius=0.0), "radius"),
+        (dict(comparator_norm=0.0), "comparator_norm"),
         (dict(delta_sample=1.0), "delta_sample"),
         (dict(n=1), "n"),
     ],

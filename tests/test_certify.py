@@ -1014,8 +1014,8 @@ def test_utility_theorem_relationships(s):
             assert np.all(np.diff(t410) <= 0)  # the optimisation term decreases with N
     with pytest.raises(ParameterError, match="delta_sample"):
         utility.theorem_49(pc, sigma, 10, 1.5)
-    with pytest.raises(ParameterError, match="radius"):
-        utility.theorem_47(pc, sigma, 10, radius=0.0)
+    with pytest.raises(ParameterError, match="comparator_norm"):
+        utility.theorem_47(pc, sigma, 10, comparator_norm=0.0)
 
 
 def test_corollary_411_fields():
@@ -1024,7 +1024,7 @@ def test_corollary_411_fields():
     L = pc.mu + pc.L2 * pc.zeta**2
     rho = 1 - pc.eta * pc.mu
     for N, beta, W, ds in ((1, 0.05, 1.0, 0.01), (50, 0.01, 2.0, 0.1), (500, 0.5, 0.3, 0.2)):
-        b = utility.corollary_411(pc, sigma, N, beta, radius=W, delta_sample=ds)
+        b = utility.corollary_411(pc, sigma, N, beta, comparator_norm=W, delta_sample=ds)
         r_beta = sigma * (math.sqrt(pc.d) + math.sqrt(2 * math.log(1 / beta)))
         R_beta = (pc.L1 * pc.zeta + r_beta) / pc.mu
         U = r_beta**2 / (2 * pc.mu) + L / 2 * rho ** (2 * N) * R_beta**2 + rho**N * r_beta * R_beta

@@ -51,7 +51,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def plans():
-    common = dict(n=N, d=D, zeta=1.0, epsilon=2.0, delta=1e-5, radius=3.0, mu=1.0)
+    common = dict(n=N, d=D, zeta=1.0, epsilon=2.0, delta=1e-5, comparator_norm=3.0, mu=1.0)
     return {
         loss: tight(loss, max_iterations=20, objective="empirical", **common)
         for loss in ("logistic", "robust")

@@ -3,7 +3,10 @@ fix it (the error classes live in :mod:`objpert.exceptions`)."""
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from objpert.exceptions import (  # noqa: F401  (re-exported: the classes live there)
@@ -63,3 +66,26 @@ def check_int(name: str, value: Any, minimum: int) -> int:
     if not math.isfinite(f) or f != int(f) or f < minimum:
         raise _bad(name, value, f"an integer >= {minimum}")
     return int(f)
+
+
+def renamed_keyword(old: str, new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Accept the former keyword ``old`` of ``new`` for one release, with a
+    DeprecationWarning (giving both is an error)."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if old in kwargs:
+                if new in kwargs:
+                    raise ParameterError(f"give {new} only ({old} is its former name)")
+                warnings.warn(
+                    f"{fn.__name__}({old}=...) is deprecated: use {new}=",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

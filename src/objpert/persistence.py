@@ -634,7 +634,7 @@ def _recertify(
             ("plan sigma", plan.sigma, plan.certificate.sigma),
             ("epsilon (per release)", plan.epsilon, split.epsilon_i),
             ("delta (per release)", plan.delta, split.delta_i),
-            ("comparator_norm", plan.comparator_radius, p["radius"]),
+            ("comparator_norm", plan.comparator_radius, p["comparator_norm"]),
         ]
         if p["mu"] is not None:
             checks.append(("mu (alpha)", pc.mu, p["mu"]))

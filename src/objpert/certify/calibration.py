@@ -34,6 +34,7 @@ from objpert.errors import (
     check_int,
     check_open_unit,
     check_positive,
+    renamed_keyword,
 )
 from objpert.losses import get_loss, require_bounded_gradient
 from objpert.special import chi_radius, q1
@@ -193,16 +194,16 @@ def certify_plan(
     return exact.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
 
 
-def _check_targets(epsilon, delta, radius, delta_sample):
+def _check_targets(epsilon, delta, comparator_norm, delta_sample):
     return (
         check_positive("epsilon", epsilon),
         check_open_unit("delta", delta),
-        check_positive("radius", radius),
+        check_positive("comparator_norm", comparator_norm),
         check_open_unit("delta_sample", delta_sample),
     )
 
 
-def _finish(method, pc, sigma, N, epsilon, delta, cert, radius, delta_sample) -> Plan:
+def _finish(method, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample) -> Plan:
     if not (cert.certified and cert.delta <= delta):
         raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
             f"internal error: the {method} plan does not certify (epsilon={epsilon}, "
@@ -227,9 +228,9 @@ def _finish(method, pc, sigma, N, epsilon, delta, cert, radius, delta_sample) ->
         truncation=cert.truncation,
         delta_truncation=cert.truncation_mass,
         delta_divergence=cert.divergence_term,
-        comparator_radius=radius,
+        comparator_radius=comparator_norm,
         delta_sample=delta_sample,
-        utility_bound=float(utility.theorem_47(pc, sigma, N, radius, delta_sample)),
+        utility_bound=float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
         theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
         certificate=cert,
     )
@@ -251,6 +252,7 @@ def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
     )
 
 
+@renamed_keyword("radius", "comparator_norm")
 def corollary_413(
     loss: str,
     *,
@@ -259,14 +261,16 @@ def corollary_413(
     zeta: float,
     epsilon: float,
     delta: float,
-    radius: float = 1.0,
+    comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
     **loss_params: float,
 ) -> Plan:
     """Corollary 4.13 exactly as stated: u = sqrt(2 log(2/delta)), sigma = 4 G u / epsilon,
     mu = max{sqrt(2A)/W, L2 zeta^2 / (n (e^(epsilon/4) - 1))}, eta = 1/L, and the smallest N
     satisfying eq. (7) and c_N <= epsilon / 4. Requires 0 < epsilon <= 1."""
-    epsilon, delta, radius, delta_sample = _check_targets(epsilon, delta, radius, delta_sample)
+    epsilon, delta, comparator_norm, delta_sample = _check_targets(
+        epsilon, delta, comparator_norm, delta_sample
+    )
     if epsilon > 1:
         raise ParameterError(
             f"epsilon must be in (0, 1] for Corollary 4.13; got {epsilon!r} "
@@ -280,7 +284,7 @@ def corollary_413(
     sigma = 4.0 * G * u / epsilon
     mu_priv = loss_obj.L2 * zeta**2 / (n * math.expm1(epsilon / 4.0))
     A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + math.log(1.0 / delta_sample)) / n
-    mu_util = math.sqrt(2.0 * A) / radius
+    mu_util = math.sqrt(2.0 * A) / comparator_norm
     pc = problem(loss_obj, n=n, d=d, zeta=zeta, mu=max(mu_util, mu_priv))
     start = theorem41.threshold_iterations(pc, sigma, u)
     N = start
@@ -292,7 +296,9 @@ def corollary_413(
             break
         N += 4096
     cert = theorem41.certify(pc, sigma, u, N, epsilon)
-    return _finish("corollary413", pc, sigma, N, epsilon, delta, cert, radius, delta_sample)
+    return _finish(
+        "corollary413", pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample
+    )
 
 
 def corollary_413_bound(plan: Plan) -> float:
@@ -352,7 +358,7 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
 OBJECTIVES = ("population", "empirical")
 
 
-def _bound(pc, sigma, N, radius, delta_sample, objective="population") -> float:
+def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") -> float:
     """The bound the tight calibration minimises.
 
     ``population``: Theorem 4.7 (unregularised population excess risk against comparators of
@@ -363,10 +369,11 @@ def _bound(pc, sigma, N, radius, delta_sample, objective="population") -> float:
     if not math.isfinite(sigma):
         return math.inf
     if objective == "empirical":
-        return float(utility.theorem_410(pc, sigma, N)) + 0.5 * pc.mu * radius**2
-    return float(utility.theorem_47(pc, sigma, N, radius, delta_sample))
+        return float(utility.theorem_410(pc, sigma, N)) + 0.5 * pc.mu * comparator_norm**2
+    return float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample))
 
 
+@renamed_keyword("radius", "comparator_norm")
 def tight(
     loss: str,
     *,
@@ -375,7 +382,7 @@ def tight(
     zeta: float,
     epsilon: float,
     delta: float,
-    radius: float = 1.0,
+    comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     rtol: float = 0.01,
@@ -396,7 +403,9 @@ def tight(
     ``rtol`` of its value at ``max_iterations``: a public compute budget, never a
     data-dependent stop. The Theorem 4.7 bound is then within ``rtol`` of its optimum too.
     """
-    epsilon, delta, radius, delta_sample = _check_targets(epsilon, delta, radius, delta_sample)
+    epsilon, delta, comparator_norm, delta_sample = _check_targets(
+        epsilon, delta, comparator_norm, delta_sample
+    )
     max_iterations = check_int("max_iterations", max_iterations, 1)
     rtol = check_positive("rtol", rtol)
     if objective not in OBJECTIVES:
@@ -409,7 +418,7 @@ def tight(
     def bound_at(mu: float, N: int) -> float:
         pc = pc_for(mu)
         sigma, _ = _best_sigma(pc, epsilon, delta, N)
-        return _bound(pc, sigma, N, radius, delta_sample, objective)
+        return _bound(pc, sigma, N, comparator_norm, delta_sample, objective)
 
     def perturbation(mu: float, N: int) -> float:
         pc = pc_for(mu)
@@ -425,7 +434,16 @@ def tight(
             )
     else:
         best_mu = _search_mu(
-            bound_at, loss_obj, n, d, zeta, epsilon, delta, radius, delta_sample, max_iterations
+            bound_at,
+            loss_obj,
+            n,
+            d,
+            zeta,
+            epsilon,
+            delta,
+            comparator_norm,
+            delta_sample,
+            max_iterations,
         )
     return _tight_iterations(
         pc_for,
@@ -433,7 +451,7 @@ def tight(
         best_mu,
         epsilon,
         delta,
-        radius,
+        comparator_norm,
         delta_sample,
         max_iterations,
         rtol,
@@ -442,7 +460,7 @@ def tight(
 
 
 def _search_mu(
-    bound_at, loss_obj, n, d, zeta, epsilon, delta, radius, delta_sample, max_iterations
+    bound_at, loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations
 ) -> float:
     """Steps 1-2 of :func:`tight`: the mu minimising ``bound_at(mu, max_iterations)``."""
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
@@ -458,7 +476,7 @@ def _search_mu(
                     zeta=zeta,
                     epsilon=epsilon,
                     delta=delta,
-                    radius=radius,
+                    comparator_norm=comparator_norm,
                     delta_sample=delta_sample,
                 ).mu
             )
@@ -493,7 +511,16 @@ def _search_mu(
 
 
 def _tight_iterations(
-    pc_for, perturbation, mu, epsilon, delta, radius, delta_sample, max_iterations, rtol, objective
+    pc_for,
+    perturbation,
+    mu,
+    epsilon,
+    delta,
+    comparator_norm,
+    delta_sample,
+    max_iterations,
+    rtol,
+    objective,
 ) -> Plan:
     """Step 3 of :func:`tight`: the smallest N whose Theorem 4.10 bound (at its optimised
     sigma) is within rtol of the full-budget one, and the plan at that N."""
@@ -510,7 +537,7 @@ def _tight_iterations(
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     cert = exact.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
-    plan = _finish("tight", pc, sigma, hi, epsilon, delta, cert, radius, delta_sample)
+    plan = _finish("tight", pc, sigma, hi, epsilon, delta, cert, comparator_norm, delta_sample)
     return replace(plan, objective=objective)
 
 

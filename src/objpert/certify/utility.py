@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import rho_power
-from objpert.errors import check_nonnegative, check_open_unit, check_positive
+from objpert.errors import check_nonnegative, check_open_unit, check_positive, renamed_keyword
 
 
 def e_opt(
@@ -60,17 +60,18 @@ def theorem_49(
     return 2.0 * theorem_410(pc, sigma, N) + sample_term(pc, delta_sample)
 
 
+@renamed_keyword("radius", "comparator_norm")
 def theorem_47(
     pc: ProblemConstants,
     sigma: float,
     N: ArrayLike,
-    radius: float = 1.0,
+    comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
 ) -> np.ndarray:
-    """Unregularised excess risk against any comparator of norm <= W = ``radius`` (Theorem 4.7):
-    Theorem 4.9's bound + (mu / 2) W^2."""
-    radius = check_positive("radius", radius)
-    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * radius**2
+    """Unregularised excess risk against any comparator of norm <= W = ``comparator_norm``
+    (Theorem 4.7): Theorem 4.9's bound + (mu / 2) W^2."""
+    W = check_positive("comparator_norm", comparator_norm)
+    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * W**2
 
 
 @dataclass(frozen=True)
@@ -87,12 +88,13 @@ class SingleReleaseBound:
         return asdict(self)
 
 
+@renamed_keyword("radius", "comparator_norm")
 def corollary_411(
     pc: ProblemConstants,
     sigma: float,
     N: int,
     beta: float,
-    radius: float = 1.0,
+    comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
 ) -> SingleReleaseBound:
     """Corollary 4.11: r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta))), R_beta = (L_ell + r_beta)/mu,
@@ -103,4 +105,4 @@ def corollary_411(
     r_n = float(rho_power(pc, N))
     u_n = r_beta**2 / (2 * pc.mu) + 0.5 * pc.L * r_n**2 * R_beta**2 + r_n * r_beta * R_beta
     pop = 2.0 * u_n + sample_term(pc, delta_sample)
-    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * radius**2)
+    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * comparator_norm**2)

@@ -121,7 +121,7 @@ def plan_for(
     zeta: float,
     epsilon: float,
     delta: float,
-    radius: float,
+    comparator_norm: float,
     max_iterations: int,
     mu: float | None,
 ) -> Plan:
@@ -129,7 +129,7 @@ def plan_for(
 
     ``calibration="tight"``: :func:`~objpert.certify.calibration.tight` with the empirical
     objective (``mu=None`` chooses mu); ``"corollary413"``: Corollary 4.13 (which chooses mu
-    and N itself; needs epsilon <= 1). ``radius`` is the comparator norm W.
+    and N itself; needs epsilon <= 1). ``comparator_norm`` is W.
     """
     params = {} if scale is None else {"scale": scale}
     if calibration == "tight":
@@ -140,7 +140,7 @@ def plan_for(
             zeta=zeta,
             epsilon=epsilon,
             delta=delta,
-            radius=radius,
+            comparator_norm=comparator_norm,
             max_iterations=max_iterations,
             objective="empirical",
             mu=mu,
@@ -150,7 +150,14 @@ def plan_for(
         if mu is not None:
             raise ParameterError("Corollary 4.13 chooses mu itself: use alpha='auto'")
         return corollary_413(
-            loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, radius=radius, **params
+            loss,
+            n=n,
+            d=d,
+            zeta=zeta,
+            epsilon=epsilon,
+            delta=delta,
+            comparator_norm=comparator_norm,
+            **params,
         )
     raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
 
@@ -242,7 +249,7 @@ class PrivateGLM(BaseEstimator):
             "data_norm": check_positive("data_norm", self.data_norm),
             "fit_intercept": _check_bool("fit_intercept", self.fit_intercept),
             "clip": _check_bool("clip", self.clip),
-            "radius": check_positive("comparator_norm", self.comparator_norm),
+            "comparator_norm": check_positive("comparator_norm", self.comparator_norm),
             "max_iterations": check_int("max_iterations", self.max_iterations, 1),
         }
         scaling = self.intercept_scaling
@@ -331,7 +338,7 @@ class PrivateGLM(BaseEstimator):
             prepared.zeta,
             split.epsilon_i,
             split.delta_i,
-            p["radius"],
+            p["comparator_norm"],
             p["max_iterations"],
             p["mu"],
         )
