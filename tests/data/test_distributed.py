@@ -11,7 +11,7 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from objpert.bench.dask_engine import bench_dask  # noqa: E402
+from objpert.apps.bench.dask_engine import bench_dask  # noqa: E402
 from objpert.certify.calibration import tight  # noqa: E402
 from objpert.data import DataError, for_plan  # noqa: E402
 from objpert.data.distributed import from_csv, from_parquet, map_rows  # noqa: E402
