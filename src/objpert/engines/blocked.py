@@ -25,6 +25,13 @@ from threadpoolctl import ThreadpoolController
 
 from objpert.losses import Loss
 
+__all__ = [
+    "PARALLEL_MIN_WORK",
+    "BlockedEngine",
+    "available_cores",
+    "single_threaded_blas",
+]
+
 #: Below this much work per gradient (see ``BlockedEngine.work``) the sweep is one block in
 #: the caller's thread: handing blocks to a pool costs tens of microseconds.
 PARALLEL_MIN_WORK = 1 << 21

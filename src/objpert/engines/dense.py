@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from objpert.engines import blocked, kernels
+from objpert.engines import blocked, compiled
 from objpert.engines.blocked import BlockedEngine
 from objpert.losses import Loss
+
+__all__ = ["BLOCK_BYTES", "DenseEngine"]
 
 #: Target bytes of one row block of X plus its margins: small enough to stay in a core's
 #: cache between the two products (1297 rows at d = 100; 1k-2k rows were best here).
@@ -51,7 +53,7 @@ class DenseEngine(BlockedEngine):
         return np.append(np.arange(0, self.n, rows), self.n)
 
     def _parallel(self, W: np.ndarray, loss: Loss) -> Any:
-        return kernels.parallel_kernel(loss)
+        return compiled.parallel_kernel(loss)
 
     def _sweep(
         self,
@@ -67,7 +69,7 @@ class DenseEngine(BlockedEngine):
         if self.work(B) >= blocked.PARALLEL_MIN_WORK:
             # the threaded path (not the cheap one): the compiled row kernel for one point,
             # the tiled kernel with the vectorised loss derivative for several
-            kernel = (kernels.fused_kernel if W.ndim == 1 else kernels.batched_kernel)(loss)
+            kernel = (compiled.fused_kernel if W.ndim == 1 else compiled.batched_kernel)(loss)
             if kernel is not None:
                 kernel(self.X, W, y, int(bounds[0]), int(bounds[-1]), out)
                 return
@@ -75,7 +77,7 @@ class DenseEngine(BlockedEngine):
         # derivative by the compiled vectorised one where there is one (several times
         # faster than scipy's expit), else by loss.d1_into
         X, matmul = self.X, np.matmul
-        fast = kernels.derivative_kernel(loss)
+        fast = compiled.derivative_kernel(loss)
         for s, e in itertools.pairwise(bounds.tolist()):
             Xb = X[s:e]
             m = margins[: e - s]

@@ -17,6 +17,8 @@ from scipy.sparse import _sparsetools
 from objpert.engines.blocked import BlockedEngine
 from objpert.losses import Loss
 
+__all__ = ["BLOCK_NNZ", "SparseEngine"]
+
 #: Target stored entries per block (data and indices: 12-16 bytes each).
 BLOCK_NNZ = 1 << 16
 

@@ -22,7 +22,7 @@ from scipy import sparse
 from scipy.special import expit
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from objpert.bench.common import BenchResult
+from objpert.apps.bench.common import BenchResult
 from objpert.certify import calibration
 from objpert.engines import (
     ArrayEngine,
@@ -135,10 +135,10 @@ def test_cheap_path_is_the_plain_two_pass_product(fmt):
     w = np.random.default_rng(6).normal(size=5)
     assert_close(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss), rtol=1e-14)
     if fmt == "dense":  # literally X.T @ l'(X @ w, y) (l' compiled and vectorised if numba)
-        from objpert.engines import kernels
+        from objpert.engines import compiled
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(kernels, "ENABLED", False)
+            mp.setattr(compiled, "ENABLED", False)
             assert np.array_equal(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss))
 
 
@@ -316,7 +316,7 @@ def test_release_batch_refuses_like_the_single_release():
     bad = dataclasses.replace(plan, iterations=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # refused before the seed is read
-        with pytest.raises(PrivacyError, match="does not certify"):
+        with pytest.raises(PrivacyError, match=r"does not certify|re-derived"):
             release_batch(X, y, bad, 4, gen)
         with pytest.raises(ParameterError, match="draws"):
             release_batch(X, y, plan, 0, gen)
@@ -417,7 +417,7 @@ def test_span_reduction_is_automatic_when_it_pays(monkeypatch):
 
 
 def test_benchmarks_run_tiny():
-    from objpert.bench.engine import bench_batched, bench_dense, bench_sparse
+    from objpert.apps.bench.engine import bench_batched, bench_dense, bench_sparse
 
     results = (
         bench_dense(n=3000, d=8, repeats=1, threads=2)
@@ -443,7 +443,7 @@ def test_best_times_interleaves_the_functions():
     """A round calls every function once, in turn (so a figure and its baseline see the
     same machine), after the warm-up rounds and a settling sleep before each timed call;
     each function's best time is returned."""
-    from objpert.bench.common import best_times
+    from objpert.apps.bench.common import best_times
 
     calls: list[str] = []
     times = best_times(
@@ -475,13 +475,13 @@ def test_d1_into_equals_d1_bit_for_bit(name):
 def test_dense_row_kernel_equals_two_pass(name, use_kernel, n, d, threads, threaded, monkeypatch):
     """With numba (the compiled kernel) and without it (the numpy sweep): the two-pass
     gradient to 1e-12, bitwise repeatable, also at margins where exp overflows."""
-    from objpert.engines import kernels
+    from objpert.engines import compiled
 
-    if use_kernel and not kernels.available():
+    if use_kernel and not compiled.available():
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(kernels, "ENABLED", use_kernel)
+    monkeypatch.setattr(compiled, "ENABLED", use_kernel)
     loss = loss_object(name)
-    assert (kernels.fused_kernel(loss) is not None) == use_kernel
+    assert (compiled.fused_kernel(loss) is not None) == use_kernel
     X, y = data(n, d, seed=21)
     if name != "logistic":
         y = y * np.random.default_rng(22).uniform(0.0, 3.0, size=n)
@@ -496,7 +496,7 @@ def test_dense_row_kernel_equals_two_pass(name, use_kernel, n, d, threads, threa
 
 
 def test_dense_row_kernel_only_for_the_shipped_losses():
-    from objpert.engines import kernels
+    from objpert.engines import compiled
 
     @dataclasses.dataclass(frozen=True)
     class Doubled(type(get_loss("logistic"))):
@@ -506,7 +506,7 @@ def test_dense_row_kernel_only_for_the_shipped_losses():
         def d1_into(self, t, y, out):
             return Loss.d1_into(self, t, y, out)
 
-    assert kernels.fused_kernel(Doubled()) is None  # a subclass keeps its own d1
+    assert compiled.fused_kernel(Doubled()) is None  # a subclass keeps its own d1
     X, y = data(300, 6, seed=24)
     w = np.linspace(-1.0, 1.0, 6)
     with pytest.MonkeyPatch.context() as mp:
@@ -519,11 +519,11 @@ def test_dense_row_kernel_only_for_the_shipped_losses():
 
 
 def needs_numba():
-    from objpert.engines import kernels
+    from objpert.engines import compiled
 
-    if not kernels.available():
+    if not compiled.available():
         pytest.skip("numba is not installed")
-    return kernels
+    return compiled
 
 
 def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -531,7 +531,7 @@ def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def test_vectorised_exp_is_within_1_ulp_of_numpy():
-    kernels = needs_numba()
+    compiled = needs_numba()
     rng = np.random.default_rng(30)
     x = np.concatenate(
         [
@@ -548,18 +548,18 @@ def test_vectorised_exp_is_within_1_ulp_of_numpy():
     )
     with np.errstate(over="ignore"):
         ref = np.exp(x)
-    got = kernels.exp(x)
+    got = compiled.exp(x)
     finite = np.isfinite(ref) & (ref > 0.0)
     assert ulps(got[finite], ref[finite]).max() <= 1
     assert np.array_equal(got[~finite], ref[~finite])  # 0 and inf where np.exp has them
-    assert np.isnan(kernels.exp(np.array([np.nan]))[0])
+    assert np.isnan(compiled.exp(np.array([np.nan]))[0])
 
 
 @pytest.mark.parametrize("name", LOSSES)
 def test_vectorised_derivative_equals_d1(name):
-    kernels = needs_numba()
+    compiled = needs_numba()
     loss = loss_object(name)
-    fast = kernels.derivative_kernel(loss)
+    fast = compiled.derivative_kernel(loss)
     rng = np.random.default_rng(31)
     y = np.where(rng.random(300) < 0.5, -1.0, 1.0)
     if name != "logistic":
@@ -571,7 +571,7 @@ def test_vectorised_derivative_equals_d1(name):
         ref = loss.d1(tt, yy)
         got = fast(tt.copy(), yy)
         np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-300)
-    assert kernels.derivative_kernel(type("Sub", (type(loss),), {})()) is None
+    assert compiled.derivative_kernel(type("Sub", (type(loss),), {})()) is None
 
 
 @pytest.mark.parametrize("name", LOSSES)
@@ -594,9 +594,9 @@ def test_dense_batched_kernel_equals_two_pass(name, n, d, B, threads, threaded):
     a multiple of 8 columns: B = 64, 16, 8, and 24 in chunks of 8, with leftover rows and
     features) against the two-pass gradient to 1e-12, bitwise repeatable, also at margins
     where exp overflows or underflows (the clamps)."""
-    kernels = needs_numba()
+    compiled = needs_numba()
     loss = loss_object(name)
-    assert kernels.batched_kernel(loss) is not None
+    assert compiled.batched_kernel(loss) is not None
     X, y = data(n, d, seed=32)
     if name != "logistic":
         y = y * np.random.default_rng(33).uniform(0.0, 3.0, size=n)
@@ -609,7 +609,7 @@ def test_dense_batched_kernel_equals_two_pass(name, n, d, B, threads, threaded):
         assert_close(got, two_pass(X, W, y, loss))
         assert np.array_equal(engine.glm_gradient(W, y, loss), got)
         out = np.zeros(d)  # one point through the batched kernel
-        kernels.batched_kernel(loss)(X, W[:, 0].copy(), y, 0, n, out)
+        compiled.batched_kernel(loss)(X, W[:, 0].copy(), y, 0, n, out)
         assert_close(out, two_pass(X, W[:, 0], y, loss))
 
 
@@ -622,7 +622,7 @@ def test_parallel_kernel_is_the_sum_of_its_ranges_in_order(name, B):
     is restored."""
     import numba
 
-    kernels = needs_numba()
+    compiled = needs_numba()
     loss = loss_object(name)
     X, y = data(701, 9, seed=35)
     if name != "logistic":
@@ -630,8 +630,8 @@ def test_parallel_kernel_is_the_sum_of_its_ranges_in_order(name, B):
     rng = np.random.default_rng(37)
     W = rng.normal(scale=3.0, size=(9, B) if B else 9)
     cuts = np.array([0, 5, 300, 301, 701])
-    run = kernels.parallel_kernel(loss)
-    single = kernels.batched_kernel(loss) if B else kernels.fused_kernel(loss)
+    run = compiled.parallel_kernel(loss)
+    single = compiled.batched_kernel(loss) if B else compiled.fused_kernel(loss)
     expected = np.zeros_like(W)
     for s, e in itertools.pairwise(cuts.tolist()):
         part = np.zeros_like(W)
@@ -656,15 +656,15 @@ def test_parallel_kernel_is_the_sum_of_its_ranges_in_order(name, B):
 def test_dense_engine_launches_its_ranges_on_numbas_pool(threaded, monkeypatch):
     """With numba, the threaded dense path is one parallel launch over equal row ranges (a
     multiple of ``threads`` equal blocks), not the Python pool."""
-    kernels = needs_numba()
+    compiled = needs_numba()
     calls: list[np.ndarray] = []
-    real = kernels.parallel_kernel
+    real = compiled.parallel_kernel
 
     def recording(loss):
         run = real(loss)
         return lambda X, W, y, cuts: calls.append(np.asarray(cuts)) or run(X, W, y, cuts)
 
-    monkeypatch.setattr(kernels, "parallel_kernel", recording)
+    monkeypatch.setattr(compiled, "parallel_kernel", recording)
     X, y = data(1000, 5, seed=38)
     loss = get_loss("logistic")
     W = np.random.default_rng(39).normal(size=(5, 3))
@@ -679,18 +679,18 @@ def test_a_forked_child_sweeps_on_its_own_threads(threaded):
     same gradient through the engine's own threads."""
     import os
 
-    kernels = needs_numba()
+    compiled = needs_numba()
     loss = get_loss("logistic")
     X, y = data(800, 6, seed=40)
     W = np.random.default_rng(41).normal(size=(6, 4))
     engine = DenseEngine(X, threads=2)
     expected = engine.glm_gradient(W, y, loss)  # launches numba's pool here
-    assert kernels.parallel_kernel(loss) is not None
+    assert compiled.parallel_kernel(loss) is not None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
         pid = os.fork()
     if pid == 0:  # the child: exit status 0 only when everything holds
-        ok = kernels.parallel_kernel(loss) is None
+        ok = compiled.parallel_kernel(loss) is None
         ok = ok and np.allclose(engine.glm_gradient(W, y, loss), expected, rtol=1e-12)
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
@@ -703,7 +703,7 @@ def test_register_blocked_logistic_derivative_equals_d1(B, label):
     """With one row x = (1), the batched gradient at W = (t_1 .. t_B) is l'(t_b, y) itself:
     the vector-code logistic derivative of the register-blocked path (8 or 16 values a
     step) against loss.d1, within a few ulp, across exp's clamps, and NaN in, NaN out."""
-    kernels = needs_numba()
+    compiled = needs_numba()
     loss = get_loss("logistic")
     rng = np.random.default_rng(42)
     for t in (
@@ -712,9 +712,9 @@ def test_register_blocked_logistic_derivative_equals_d1(B, label):
     ):
         X, y = np.ones((1, 1)), np.array([label])
         out = np.zeros((1, B))
-        kernels.batched_kernel(loss)(X, t.reshape(1, B).copy(), y, 0, 1, out)
+        compiled.batched_kernel(loss)(X, t.reshape(1, B).copy(), y, 0, 1, out)
         np.testing.assert_allclose(out[0], loss.d1(t, label), rtol=1e-14, atol=1e-300)
     t = np.full((1, B), np.nan)
     out = np.zeros((1, B))
-    kernels.batched_kernel(loss)(np.ones((1, 1)), t, np.array([label]), 0, 1, out)
+    compiled.batched_kernel(loss)(np.ones((1, 1)), t, np.array([label]), 0, 1, out)
     assert np.isnan(out).all()

@@ -1,0 +1,224 @@
+"""The kernel sets: the functions of :mod:`.loops` and :mod:`.exponential` compiled by
+numba, or run as they are, gathered in an immutable :class:`KernelSet` built once per
+process.
+
+Each function is compiled from a copy bound to a namespace (one per source module, made
+here and never changed after the build) in which the names it calls are the compiled
+functions and LLVM intrinsics (:mod:`.simd`): no module state is filled in, and the plain
+functions stay plain. The compile options of every function are in :data:`_PLAN`; they
+fix its rounding, so they are part of the kernels' results. numba's disk cache of a
+function is keyed on its own source file: after editing only a callee in another file
+(:mod:`.exponential`, :mod:`.simd`), delete this package's ``__pycache__/*.nb[ic]``.
+
+Builds and warm-ups hold :data:`LOCK`. Fork safety: the before-fork handler registered
+here takes :data:`LOCK` and numba's compiler lock (waiting for a build or compile running
+in another thread to finish) and the after-fork handlers release them in parent and
+child, so a child is never left with a lock held by a thread it does not have.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from objpert.engines.compiled import exponential, loops
+
+__all__ = ["BACKENDS", "LOCK", "KernelSet", "kernel_set", "warm"]
+
+#: "numba": compiled (needs numba); "python": the plain functions (debugging, tests).
+BACKENDS = ("numba", "python")
+
+
+class KernelSet(NamedTuple):
+    """One backend's kernels, with the argument conventions of :mod:`.loops`."""
+
+    backend: str
+    #: fused_rows(X, w, y, start, stop, kind, scale, out)
+    fused: Callable[..., None]
+    #: batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk)
+    batched: Callable[..., None]
+    #: deriv_tile(M, y, s, rows, cols, kind, scale)
+    derivative: Callable[..., None]
+    #: exp_array(x, out)
+    exp: Callable[..., None]
+    #: parallel_fused(X, w, y, cuts, kind, scale, outs)
+    parallel_fused: Callable[..., None]
+    #: parallel_batched(X, W, y, cuts, kind, scale, outs, tile, chunk)
+    parallel_batched: Callable[..., None]
+
+
+#: Held by builds and warm-ups, and across fork (reentrant).
+LOCK = threading.RLock()
+
+_BUILT: dict[str, KernelSet | None] = {}
+
+_INLINE: dict[str, Any] = {"inline": "always"}
+# numpy's error model: x / 0 gives inf or nan, without the ZeroDivisionError branch that
+# would stop the vectoriser (no denominator here can be 0)
+_VECTOR: dict[str, Any] = {"inline": "always", "error_model": "numpy"}
+# products and sums contracted to FMAs (one rounding where there were two; nothing
+# approximate)
+_TILE: dict[str, Any] = {"nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
+_PARALLEL: dict[str, Any] = {"parallel": True, "nogil": True, "error_model": "numpy"}
+
+#: (function, numba.njit options) of every compiled function; options not listed are
+#: numba's defaults (no fast math, Python's error model)
+_PLAN: tuple[tuple[Callable[..., Any], dict[str, Any]], ...] = (
+    # reassociation only (no contraction, no approximations): the sum vectorises
+    (loops.row_dot, {"fastmath": {"reassoc"}}),
+    (loops.row_deriv, _INLINE),
+    (exponential.exp_parts, _VECTOR),
+    (exponential.exp, _VECTOR),
+    (loops.logistic, _VECTOR),
+    (loops.robust, _VECTOR),
+    (loops.four_rows, _INLINE),
+    (loops.deriv_tile, _TILE),
+    (loops.margins, _TILE),
+    (loops.accumulate, _TILE),
+    (loops.simd_tile, _TILE),
+    (loops.fused_rows, {"nogil": True}),
+    (loops.batched_rows, {"nogil": True, "error_model": "numpy"}),
+    (exponential.exp_array, _TILE),
+    (loops.parallel_fused, _PARALLEL),
+    (loops.parallel_batched, _PARALLEL),
+)
+
+
+def kernel_set(backend: str = "numba") -> KernelSet | None:
+    """The kernels of ``backend`` (one of :data:`BACKENDS`), built on the first call and
+    the same object afterwards; ``None`` for "numba" when numba is missing or its JIT is
+    disabled (``NUMBA_DISABLE_JIT``). numba compiles each kernel on its first call (or
+    loads it from its disk cache); :func:`warm` does it at once."""
+    try:
+        return _BUILT[backend]
+    except KeyError:
+        pass
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown kernel backend {backend!r}; expected one of {BACKENDS}")
+    with LOCK:
+        if backend not in _BUILT:
+            _BUILT[backend] = _build(backend)
+        return _BUILT[backend]
+
+
+def warm(backend: str = "numba", *, parallel: bool = True) -> KernelSet | None:
+    """:func:`kernel_set` with every kernel compiled (or loaded from numba's cache) for
+    the argument types the engines pass, under :data:`LOCK`; ``parallel=False`` leaves
+    the two parallel kernels to their first call."""
+    with LOCK:
+        kernels = kernel_set(backend)
+        if kernels is not None and kernels.backend == "numba":
+            for dispatcher, signature in _signatures(kernels, parallel):
+                dispatcher.compile(signature)
+        return kernels
+
+
+def _build(backend: str) -> KernelSet | None:
+    if backend == "python":
+        return KernelSet(
+            "python",
+            loops.fused_rows,
+            loops.batched_rows,
+            loops.deriv_tile,
+            exponential.exp_array,
+            loops.parallel_fused,
+            loops.parallel_batched,
+        )
+    try:
+        import numba
+    except ImportError:
+        return None
+    if numba.config.DISABLE_JIT:
+        return None
+    try:
+        return _compile(numba, cache=True)
+    except Exception:  # pragma: no cover - e.g. no writable cache directory
+        return _compile(numba, cache=False)
+
+
+def _compile(numba: Any, cache: bool) -> KernelSet:
+    """The numba kernel set (jitted lazily: each compiles on its first call)."""
+    from objpert.engines.compiled import simd
+
+    spaces = {module.__name__: dict(vars(module)) for module in (exponential, loops)}
+
+    def bind(name: str, value: Any) -> None:
+        for space in spaces.values():
+            space[name] = value
+
+    for name, value in (
+        ("f2i", simd.f2i),
+        ("i2f", simd.i2f),
+        ("prange", numba.prange),
+        ("margins4", simd.margins_block(4)),
+        ("margins1", simd.margins_block(1)),
+        ("accumulate4", simd.accumulate_block(4)),
+        ("accumulate1", simd.accumulate_block(1)),
+        ("logistic2", simd.logistic_block(2)),
+        ("logistic4", simd.logistic_block(4)),
+    ):
+        bind(name, value)
+    jitted: dict[str, Any] = {}
+    for function, options in _PLAN:
+        copy = types.FunctionType(
+            function.__code__,
+            spaces[function.__module__],
+            function.__name__,
+            function.__defaults__,
+            function.__closure__,
+        )
+        copy.__qualname__, copy.__doc__ = function.__qualname__, function.__doc__
+        jitted[function.__name__] = numba.njit(cache=cache, **dict(options))(copy)
+        bind(function.__name__, jitted[function.__name__])
+    return KernelSet(
+        "numba",
+        jitted["fused_rows"],
+        jitted["batched_rows"],
+        jitted["deriv_tile"],
+        jitted["exp_array"],
+        jitted["parallel_fused"],
+        jitted["parallel_batched"],
+    )
+
+
+def _signatures(kernels: KernelSet, parallel: bool) -> Iterator[tuple[Any, tuple]]:
+    """(dispatcher, argument types) of each kernel as the engines call it: C-ordered
+    float64 arrays, Python ints (int64) and floats."""
+    from numba import types as nt
+
+    f8, i8 = nt.float64, nt.int64
+    v, m, t = nt.float64[::1], nt.float64[:, ::1], nt.float64[:, :, ::1]
+    yield kernels.fused, (m, v, v, i8, i8, i8, f8, v)
+    yield kernels.batched, (m, m, v, i8, i8, i8, f8, m, i8, i8)
+    yield kernels.derivative, (v, v, i8, i8, i8, i8, f8)
+    yield kernels.exp, (v, v)
+    if parallel:
+        yield kernels.parallel_fused, (m, v, v, nt.int64[::1], i8, f8, m)
+        yield kernels.parallel_batched, (m, m, v, nt.int64[::1], i8, f8, t, i8, i8)
+
+
+_HELD: list[Any] = []
+
+
+def _before_fork() -> None:
+    LOCK.acquire()
+    held = [LOCK]
+    compiler = sys.modules.get("numba.core.compiler_lock")
+    if compiler is not None:
+        compiler.global_compiler_lock.acquire()
+        held.append(compiler.global_compiler_lock)
+    _HELD[:] = held
+
+
+def _after_fork() -> None:
+    held = _HELD[:]
+    _HELD.clear()  # before LOCK is released: a fork from another thread refills it
+    for lock in reversed(held):
+        lock.release()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
