@@ -22,16 +22,17 @@ from scipy import stats
 
 from objpert.audit import attacks
 from objpert.audit.planted import PLANTED_BUGS, sample_clean
-from objpert.certify.peers import gaussian_epsilon
+from objpert.certify.peers import gaussian_epsilon, grid_noise
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError
 from objpert.mechanisms import PrivacyError
 from objpert.mechanisms import peers as mpeers
+from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.qop import qop_release, qop_release_batch
 from objpert.randomness import TestingSeedWarning as SeedWarning
 
 EPS, DELTA = attacks.DEFAULT_EPSILON, attacks.DEFAULT_DELTA
-PEERS = ("lop", "lop-clip", "amp", "output", "noisy-gd")
+PEERS = ("lop", "lop_clip", "amp", "output_perturbation", "noisy_gd")
 
 
 @functools.cache
@@ -219,26 +220,28 @@ def test_a_peer_batch_of_one_is_the_single_release(mechanism):
     batch = quiet(mpeers.peer_release_batch, X, y, p, 1, 7)
     assert batch.weights.shape == (1, p.d) and batch.draws == 1
     # same noise; the LOP family's minimisers agree to within 2 tolerance / mu
-    atol = 0.0 if mechanism == "noisy-gd" else 4 * (p.tolerance or 0) / p.mu + 1e-12
+    atol = 0.0 if mechanism == "noisy_gd" else 4 * (p.tolerance or 0) / p.mu + 1e-12
     np.testing.assert_allclose(batch.weights[0], single.weights, rtol=1e-12, atol=atol)
 
 
-@pytest.mark.parametrize("mechanism", ["lop", "lop-clip", "amp"])
+@pytest.mark.parametrize("mechanism", ["lop", "lop_clip", "amp"])
 def test_peer_batch_rows_are_perturbed_minimisers(mechanism):
     p, X, y = plan(mechanism), pair().X, pair().y
     draws = 6
     batch = quiet(mpeers.peer_release_batch, X, y, p, draws, 3)
     gen = np.random.default_rng(3)
     Z = gen.normal(0.0, p.sigma, size=(draws, p.d))  # objective noise, one row per release
-    W = batch.weights
-    if mechanism == "amp":
-        W = W - gen.normal(0.0, p.output_sigma, size=(draws, p.d))
+    W, slack = batch.weights, 0.0
+    if mechanism == "amp":  # output noise on the grid: W = minimisers rounded + gamma Y
+        gamma, scale = grid_noise(p.output_sigma, p.grid_bits)
+        W = W - gamma * discrete_gaussian_array(gen, scale, (draws, p.d))
+        slack = (0.25 * p.zeta**2 + p.mu) * gamma * np.sqrt(p.d) / 2  # rounding <= gamma/2
     loss = p.loss_object()
-    if mechanism == "lop-clip":
+    if mechanism == "lop_clip":
         loss = mpeers.ClippedGLMLoss.for_rows(loss, X, y, p.clip)
     f = GLMObjective(X, y, loss, p.mu)
     for b in range(draws):
-        assert np.linalg.norm(f.gradient(W[b]) + Z[b]) <= p.tolerance
+        assert np.linalg.norm(f.gradient(W[b]) + Z[b]) <= p.tolerance + slack
     assert len({tuple(w) for w in W}) == draws  # independent noise per row
 
 
@@ -251,11 +254,13 @@ def test_batch_solver_falls_back_to_single_solves_for_large_d(monkeypatch):
 
 
 def test_output_perturbation_batch_shares_one_minimiser():
-    p, X, y = plan("output"), pair().X, pair().y
+    p, X, y = plan("output_perturbation"), pair().X, pair().y
     batch = quiet(mpeers.peer_release_batch, X, y, p, 4, 5)
-    noise = np.random.default_rng(5).normal(0.0, p.sigma, size=(4, p.d))
-    centre = batch.weights - noise
-    np.testing.assert_allclose(centre, np.broadcast_to(centre[0], centre.shape), atol=1e-15)
+    gamma, scale = grid_noise(p.sigma, p.grid_bits)  # noise on the grid gamma Z
+    units = batch.weights / gamma
+    assert np.array_equal(units, np.rint(units))
+    centre = units - discrete_gaussian_array(np.random.default_rng(5), scale, (4, p.d))
+    assert np.array_equal(centre, np.broadcast_to(centre[0], centre.shape))
 
 
 def test_peer_batch_refusals():
@@ -263,7 +268,7 @@ def test_peer_batch_refusals():
     with pytest.raises(ParameterError, match="draws"):
         quiet(mpeers.peer_release_batch, X, y, plan("lop"), 0, 1)
     with pytest.raises(PrivacyError, match="PeerPlan"):
-        quiet(mpeers.peer_release_batch, X, y, plan("wa"), 2, 1)
+        quiet(mpeers.peer_release_batch, X, y, plan("watkins_arora"), 2, 1)
 
 
 def test_qop_batch_rows_are_the_perturbed_minimisers():
@@ -297,8 +302,8 @@ def test_qop_batch_with_l1_runs_draw_by_draw():
 def wa_audit(name: str):
     """Attack of the clean W&A release or a planted bug on the canonical pair, 6000 draws."""
     if name == "clean":
-        return attacks.audit_mechanism("wa", pair(), plan=plan("wa"), draws=6000, rng=0)
-    return attacks.audit_sampler(PLANTED_BUGS[name].sample, pair(), plan("wa"), draws=6000, rng=0,
+        return attacks.audit_mechanism("watkins_arora", pair(), plan=plan("watkins_arora"), draws=6000, rng=0)
+    return attacks.audit_sampler(PLANTED_BUGS[name].sample, pair(), plan("watkins_arora"), draws=6000, rng=0,
                            name=name)  # fmt: skip
 
 
@@ -318,7 +323,7 @@ def test_clean_wa_release_is_not_flagged():
 
 
 def test_clean_sampler_of_the_planted_module_agrees_with_the_release():
-    r = attacks.audit_sampler(sample_clean, pair(), plan("wa"), draws=6000, rng=0)
+    r = attacks.audit_sampler(sample_clean, pair(), plan("watkins_arora"), draws=6000, rng=0)
     assert not r.flagged and abs(r.epsilon_lower - wa_audit("clean").epsilon_lower) < 0.4
 
 

@@ -1,10 +1,13 @@
 """Tests of the peer mechanisms: objpert.certify.peers and objpert.mechanisms.peers.
 
 Calibrations are checked against their formulas evaluated directly here; the exact
-Gaussian calibration against the profile; noisy-GD accounting against the single Gaussian
-mechanism (T = 1), a brute-force hockey-stick integral (T = 2) and dp-accounting (when
-installed). Releases are checked for refusals, noise draws, reproducibility, the solver
-tolerance and accuracy on a synthetic logistic problem.
+Gaussian calibration against the profile; the continuous noisy-GD accounting against the
+single Gaussian mechanism (T = 1), a brute-force hockey-stick integral (T = 2) and
+dp-accounting (when installed). Published noise (output perturbation, AMP's output, noisy
+GD) is a discrete Gaussian on a grid, certified by Canonne, Kamath & Steinke (2020),
+Theorem 14 and Corollary 13 (the grid and the sampler are tested in test_noise.py).
+Releases are checked for refusals, noise draws, reproducibility, the solver tolerance and
+accuracy on a synthetic logistic problem.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from objpert.errors import ParameterError
 from objpert.losses import get_loss
 from objpert.mechanisms import PrivacyError
 from objpert.mechanisms import peers as mpeers
+from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.randomness import TestingSeedWarning as SeedWarning
 
 N, D = 5000, 5
@@ -78,6 +82,25 @@ def logistic_grad(X, y, w, mu):
 
 def accuracy(X, labels, w):
     return float(np.mean((X @ w > 0) == (np.asarray(labels) == 1)))
+
+
+def grid_of(sigma, bits=cpeers.GRID_BITS):
+    """(gamma, s) written out: gamma = 2^(floor(log2 sigma) - k), s = sigma / gamma."""
+    gamma = 2.0 ** (math.floor(math.log2(sigma)) - bits)
+    s = sigma / gamma
+    assert s == int(s) and 2**bits <= s < 2 ** (bits + 1)  # a planned sigma is on its grid
+    return gamma, int(s)
+
+
+def grid_delta(epsilon, sens, sigma, d=D, steps=1):
+    """delta(epsilon) of the grid discrete Gaussian, written out: rho = T (sens + gamma
+    sqrt(d))^2 / (2 sigma^2) (Canonne et al. 2020, Theorem 14), Corollary 13 minimised
+    over a fine grid of alpha (any alpha is valid, so this is >= the library's optimum)."""
+    gamma, _ = grid_of(sigma)
+    rho = steps * (sens + gamma * math.sqrt(d)) ** 2 / (2 * sigma**2)
+    a = 1.0 + np.geomspace(1e-4, 1e5, 200001)
+    log_d = (a - 1) * (a * rho - epsilon) - np.log(a - 1) + a * np.log1p(-1 / a)
+    return float(np.exp(log_d.min()))
 
 
 # ================================================================= calibration formulas
@@ -162,16 +185,31 @@ def test_output_perturbation_formula():
     sens = (2 * 1.0 / N + 2 * plan.tolerance) / 0.01
     assert plan.certificate.details["sensitivity"] == pytest.approx(sens, rel=1e-15)
     assert cpeers.output_sensitivity(N, 1.0, 0.01) == pytest.approx(2 / (N * 0.01))
-    direct = float(gaussian_profile(EPS, sens, plan.sigma))
-    assert plan.certificate.delta == direct <= DELTA
-    assert direct == pytest.approx(DELTA, rel=1e-6)
+    gamma, _ = grid_of(plan.sigma)
+    assert plan.certificate.details["grid_spacing"] == gamma
+    assert plan.certificate.details["grid_sensitivity"] == sens + gamma * math.sqrt(D)
+    # discrete Gaussian on the grid: Theorem 14 + Corollary 13, tight at the target
+    direct = grid_delta(EPS, sens, plan.sigma)
+    assert plan.certificate.delta <= DELTA
+    assert plan.certificate.delta == pytest.approx(direct, rel=1e-6)
+    assert plan.certificate.delta == pytest.approx(DELTA, rel=1e-4)
+    below = plan.sigma - gamma  # the grid point below the calibrated sigma fails
+    assert cpeers.discrete_gaussian_delta(EPS, sens, below, D) > DELTA
+    # never below the continuous Gaussian at the same sigma
+    assert plan.certificate.delta >= float(gaussian_profile(EPS, sens, plan.sigma))
     # default mu: the public heuristic
     c = math.sqrt(2 * math.log(1.25 / DELTA))
     assert plan_for("output_perturbation").mu == pytest.approx(
         2 * math.sqrt(c * math.sqrt(D) / (N * EPS))
     )
     classical = plan_for("output_perturbation", 0.5, mu=0.01, calibration="classical")
-    assert classical.sigma == pytest.approx(cpeers.classical_gaussian_sigma(sens, 0.5, DELTA))
+    c_sigma = cpeers.classical_gaussian_sigma(sens, 0.5, DELTA)
+    gamma, _ = grid_of(classical.sigma)
+    # the classical formula at the grid sensitivity: sens + gamma sqrt(d)
+    grid_sens = sens + gamma * math.sqrt(D)
+    assert classical.sigma >= cpeers.classical_gaussian_sigma(grid_sens, 0.5, DELTA)
+    assert classical.sigma == pytest.approx(c_sigma, rel=1e-4)
+    assert classical.certificate.delta <= 0.05 * DELTA  # the classical factor's margin
 
 
 @pytest.mark.parametrize("calib", ["exact", "classical"])
@@ -185,19 +223,23 @@ def test_amp_formula(calib):
     sigma1 = math.sqrt(8 * math.log(2 / plan.delta_objective) + 4 * eps1) / (N * eps1)
     assert plan.sigma == pytest.approx(sigma1, rel=1e-10)
     assert plan.mu == pytest.approx(2 * 0.25 / (N * eps1), rel=1e-15)
-    # output part: sensitivity 2 gamma / mu, Gaussian at (eps2, delta2)
+    # output part: sensitivity 2 gamma / mu (+ the grid's), discrete Gaussian at (eps2, delta2)
     sens = 2 * 1e-8 / plan.mu
     assert cert.details["output_sensitivity"] == pytest.approx(sens, rel=1e-15)
-    d2 = float(gaussian_profile(eps2, sens, plan.output_sigma))
-    assert cert.details["delta_output"] == d2 <= plan.delta_output
+    d2 = grid_delta(eps2, sens, plan.output_sigma)
+    assert cert.details["delta_output"] == pytest.approx(d2, rel=1e-6)
+    assert cert.details["delta_output"] <= plan.delta_output
+    assert cert.details["output_grid_spacing"] == grid_of(plan.output_sigma)[0]
+    d2 = cert.details["delta_output"]
     d1 = cpeers.lop_delta(N, 1.0, plan.sigma, eps1)
     assert cert.details["delta_objective"] == d1 <= plan.delta_objective
     assert cert.delta == pytest.approx(d1 + d2, rel=1e-15) and cert.delta <= DELTA
     assert cert.epsilon == eps1 + eps2 <= EPS
-    if calib == "classical":
-        assert plan.output_sigma == pytest.approx(
-            cpeers.classical_gaussian_sigma(sens, eps2, plan.delta_output)
-        )
+    if calib == "classical":  # the classical formula at the grid sensitivity
+        gamma = cert.details["output_grid_spacing"]
+        grid_sens = sens + gamma * math.sqrt(D)
+        classical = cpeers.classical_gaussian_sigma(grid_sens, eps2, plan.delta_output)
+        assert classical <= plan.output_sigma <= classical * (1 + 2.0**-19)
 
 
 # ================================================================= noisy GD accounting
@@ -234,9 +276,13 @@ def test_noisy_gd_plan_formula_and_monotonicity():
     sens = 2.0 / N
     z = plan.sigma / sens
     assert plan.certificate.details["noise_multiplier"] == pytest.approx(z)
-    direct = float(gaussian_profile(EPS, math.sqrt(plan.iterations) * sens, plan.sigma))
-    assert plan.certificate.delta == direct <= DELTA
-    assert direct == pytest.approx(DELTA, rel=1e-6)
+    # T composed grid discrete Gaussians: T rho-zCDP (Theorem 14), Corollary 13
+    direct = grid_delta(EPS, sens, plan.sigma, steps=plan.iterations)
+    assert plan.certificate.delta <= DELTA
+    assert plan.certificate.delta == pytest.approx(direct, rel=1e-6)
+    assert plan.certificate.delta == pytest.approx(DELTA, rel=1e-4)
+    continuous = float(gaussian_profile(EPS, math.sqrt(plan.iterations) * sens, plan.sigma))
+    assert plan.certificate.delta >= continuous
     assert plan.eta == pytest.approx(1 / 0.25) and plan.certificate.iterations == 100
     zs = [cpeers.calibrate_noise_multiplier(1.0, 1e-5, T) for T in (1, 10, 100, 1000)]
     assert all(a < b for a, b in itertools.pairwise(zs))
@@ -254,8 +300,10 @@ def test_rdp_accountant_is_valid_and_looser_than_exact():
         assert e_rdp <= cpeers.rdp_epsilon(1e-5, T, z, orders=grid)[0] + 1e-12
     plan = plan_for("noisy_gd", accountant="rdp")
     assert plan.certificate.delta == DELTA and plan.certificate.epsilon <= EPS
-    assert plan.certificate.epsilon == pytest.approx(EPS, rel=1e-9)
-    assert plan.sigma > plan_for("noisy_gd").sigma
+    assert plan.certificate.epsilon == pytest.approx(EPS, rel=1e-5)  # one grid step
+    # discrete noise: 'exact' (Corollary 13) and 'rdp' (Proposition 12 at alpha T rho)
+    # are the same curve of the same zCDP guarantee, so they pick the same sigma
+    assert plan.sigma == pytest.approx(plan_for("noisy_gd").sigma, rel=1e-5)
 
 
 def test_noisy_gd_accounting_against_dp_accounting():
@@ -383,16 +431,34 @@ class CountingGenerator(np.random.Generator):
 
 
 @pytest.mark.parametrize(
-    ("method", "draws"),
-    [("lop", 1), ("lop_clip", 1), ("amp", 2), ("output_perturbation", 1), ("noisy_gd", 100)],
+    ("method", "normal", "discrete"),
+    [
+        ("lop", 1, []),
+        ("lop_clip", 1, []),
+        ("amp", 1, [(D,)]),
+        ("output_perturbation", 0, [(D,)]),
+        ("noisy_gd", 0, [(100, D)]),  # the 100 steps' noise in one block
+    ],
 )
-def test_noise_is_drawn_once_per_vector(method, draws):
+def test_noise_is_drawn_once_per_vector(method, normal, discrete, monkeypatch):
+    """Objective noise: one continuous draw; published noise: one call of the discrete
+    sampler (its coins are uniform integers from the same generator)."""
     X, y = problem()
     gen = CountingGenerator(3)
+    shapes = []
+
+    def recording(generator, scale, shape):
+        assert generator is gen
+        shapes.append(shape)
+        return discrete_gaussian_array(generator, scale, shape)
+
+    monkeypatch.setattr(mpeers, "discrete_gaussian_array", recording)
     release = seeded(method, X, y, plan_for(method), gen)
     assert release.seeded
-    assert len(gen.calls) == draws
-    assert all(name == "normal" and kw["size"] == D for name, _, kw in gen.calls)
+    normals = [kw for name, _, kw in gen.calls if name == "normal"]
+    assert len(normals) == normal and all(kw["size"] == D for kw in normals)
+    assert {name for name, _, _ in gen.calls} <= {"normal", "integers"}
+    assert shapes == discrete
 
 
 @pytest.mark.parametrize("method", cpeers.METHODS)
@@ -411,19 +477,25 @@ def test_release_is_reproducible_with_a_seed_and_fresh_without(method):
 
 
 def test_noisy_gd_equals_reference_loop_bit_for_bit():
+    """w_{t+1} = -eta gamma (sum of the grid gradients q_s + Y_s), the integers summed
+    exactly: the release is a function of the published grid-valued noisy gradients."""
     X, labels = problem()
     plan = plan_for("noisy_gd", mu=1e-3)
     release = seeded("noisy_gd", X, labels, plan, 5)
-    y, gen, w = pm1(labels), np.random.default_rng(5), np.zeros(D)
-    for _ in range(plan.iterations):
+    gamma, s = grid_of(plan.sigma)
+    Y = discrete_gaussian_array(np.random.default_rng(5), s, (plan.iterations, D))
+    y, w, total = pm1(labels), np.zeros(D), np.zeros(D, dtype=np.int64)
+    for k in range(plan.iterations):
         r = -y * expit(-y * (X @ w))
         r = r / N
         g = X.T @ r
         g = g + plan.mu * w
-        g = g + gen.normal(0.0, plan.sigma, size=D)
-        w = w - plan.eta * g
+        total += np.rint(g / gamma).astype(np.int64) + Y[k]
+        w = -(plan.eta * gamma) * total.astype(float)
     assert np.array_equal(release.weights, w)
     assert release.iterations == plan.iterations
+    c = plan.eta * gamma
+    assert np.array_equal(c * np.rint(release.weights / c), release.weights)
 
 
 def test_lop_release_is_the_perturbed_minimiser():
@@ -441,19 +513,25 @@ def test_amp_release_is_a_gamma_minimiser_plus_output_noise():
     release = seeded("amp", X, labels, plan, 4)
     gen = np.random.default_rng(4)
     b1 = gen.normal(0.0, plan.sigma, size=D)
-    b2 = gen.normal(0.0, plan.output_sigma, size=D)
-    w = release.weights - b2
+    gamma, s = grid_of(plan.output_sigma)
+    b2 = gamma * discrete_gaussian_array(gen, s, D)
+    assert np.array_equal(np.rint(release.weights / gamma), release.weights / gamma)
+    w = release.weights - b2  # the minimiser rounded to the grid: within gamma/2 of it
     g = logistic_grad(X, pm1(labels), w, plan.mu) + b1
-    assert np.linalg.norm(g) <= plan.tolerance * (1 + 1e-6)
+    smooth = 0.25 + plan.mu  # L2 zeta^2 + mu bounds the Hessian
+    assert np.linalg.norm(g) <= plan.tolerance * (1 + 1e-6) + smooth * gamma * math.sqrt(D) / 2
 
 
 def test_output_perturbation_release_is_the_minimiser_plus_noise():
     X, labels = problem()
     plan = plan_for("output_perturbation")
     release = seeded("output_perturbation", X, labels, plan, 6)
-    noise = np.random.default_rng(6).normal(0.0, plan.sigma, size=D)
+    gamma, s = grid_of(plan.sigma)
+    noise = gamma * discrete_gaussian_array(np.random.default_rng(6), s, D)
+    assert np.array_equal(np.rint(release.weights / gamma), release.weights / gamma)
     g = logistic_grad(X, pm1(labels), release.weights - noise, plan.mu)
-    assert np.linalg.norm(g) <= plan.tolerance * (1 + 1e-6)
+    smooth = 0.25 + plan.mu
+    assert np.linalg.norm(g) <= plan.tolerance * (1 + 1e-6) + smooth * gamma * math.sqrt(D) / 2
 
 
 def test_amp_refuses_when_the_tolerance_is_not_met():

@@ -21,9 +21,11 @@ from scipy import sparse
 from scipy.special import gammainc, gammaincinv
 
 from objpert.certify import qop
+from objpert.certify.peers import grid_noise
 from objpert.certify.qop import QOPCertificate, QOPPlan, qop_plan
 from objpert.data import DataError
 from objpert.errors import ParameterError, UnreachableTargetError
+from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.perturbed_gd import PrivacyError
 from objpert.mechanisms.qop import QOPRelease, qop_release
 from objpert.randomness import TestingSeedWarning as SeedWarning
@@ -283,7 +285,7 @@ def test_exact_plan_fields_and_certificate():
     assert plan.log_wishart == pytest.approx(math.log(Dm), abs=1e-12)
     assert plan.sigma2_branch == "alpha1"
     assert plan.epsilon == 1.0 and plan.delta == pytest.approx(0.01)
-    cert = plan.certificate()
+    cert = plan.certificate
     assert isinstance(cert, QOPCertificate)
     assert (cert.mechanism, cert.epsilon, cert.delta) == ("qop-exact", 1.0, plan.delta)
     assert cert.delta_parts == {"delta1": 0.005, "delta3": 0.005}
@@ -318,7 +320,7 @@ def test_inexact_plan_fields_and_certificate():
         qop.output_noise(1e-3, 1e-3, plan.alpha, s2, beta, 0.5, 0.003), rel=1e-14
     )
     assert plan.epsilon == 1.5 and plan.delta == pytest.approx(0.01)
-    cert = plan.certificate()
+    cert = plan.certificate
     assert cert.mechanism == "qop-inexact"
     assert set(cert.delta_parts) == {"delta1", "delta2", "delta3", "delta4"}
     assert plan.recompute() == plan
@@ -454,11 +456,13 @@ def test_inexact_release_adds_the_planned_output_noise():
     X, y, ref = regression_data(seed=2)
     plan = small_plan(inexact=True, tau=1e-3, eta=1e-3, epsilons=(0.5, 0.5))
     rel = release(X, y, plan, ref, iterations=50, rng=3, inexact=True, tau=1e-3, eta=1e-3)
-    # a twin generator: W first, then the output noise
+    # a twin generator: W first, then the output noise: the discrete Gaussian on the grid
+    # of sigma_tilde (flag v of objpert.certify.qop)
     gen = np.random.default_rng(3)
     gen.standard_normal((D_, plan.m))
-    noise = gen.normal(0.0, plan.sigma_tilde, size=D_)
-    assert plan.sigma_tilde > 0
+    gamma, scale = grid_noise(plan.sigma_tilde)
+    units = discrete_gaussian_array(gen, scale, D_)
+    assert plan.sigma_tilde > 0 and gamma * scale >= plan.sigma_tilde
     # the 50 Davis-Yin steps (no prox, no projection, lambda_k = 1) written out
     W = twin_w(3, D_, plan.m)
     s2 = plan.sigma2
@@ -468,8 +472,9 @@ def test_inexact_release_adds_the_planned_output_noise():
         th = x.copy()
         g = X.T @ (X @ th - y) + s2 * W @ (th - ref)
         x += (2 * th - x - step * g) - th
-    # theta of the last iteration is released (prox(x_{K-1}), as the authors' loop)
-    np.testing.assert_allclose(rel.weights, th + noise, rtol=1e-12, atol=1e-13)
+    # theta of the last iteration is released (prox(x_{K-1}), as the authors' loop), on the
+    # grid: gamma (rint(theta / gamma) + Y)
+    assert np.array_equal(rel.weights, gamma * (np.rint(th / gamma) + units))
     assert rel.certificate.mechanism == "qop-inexact"
     assert rel.epsilon == 1.0
 
