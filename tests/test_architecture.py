@@ -17,19 +17,20 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 #: What each top-level part of the package may import (besides itself). A part not listed
 #: here (the application layer, the command line) may import anything but must not be
 #: imported by the library.
+BASE = {"exceptions", "errors", "jsonable"}
 ALLOWED: dict[str, set[str]] = {
     "exceptions": set(),
+    "jsonable": set(),
     "errors": {"exceptions"},
-    "special": {"exceptions", "errors"},
-    "losses": {"exceptions", "errors"},
-    "randomness": {"exceptions", "errors"},
-    "certify": {"exceptions", "errors", "special", "losses"},
-    "data": {"exceptions", "errors", "engines"},
-    "engines": {"exceptions", "errors", "losses"},
-    "solvers": {"exceptions", "errors", "losses", "engines"},
-    "mechanisms": {
-        "exceptions",
-        "errors",
+    "special": BASE,
+    "losses": BASE,
+    "randomness": BASE,
+    "certify": BASE | {"special", "losses"},
+    "data": BASE | {"engines"},
+    "engines": BASE | {"losses"},
+    "solvers": BASE | {"losses", "engines"},
+    "mechanisms": BASE
+    | {
         "losses",
         "randomness",
         "certify",

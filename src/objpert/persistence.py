@@ -67,6 +67,7 @@ from objpert.certify.composition import (
 from objpert.data import total_norm
 from objpert.errors import ObjpertError, UnverifiedModelWarning
 from objpert.estimators import LABEL_SET, PrivateLogisticRegression, PrivateRobustRegression
+from objpert.jsonable import canonical_json, to_json_value
 
 __all__ = [
     "FORMAT",
@@ -162,25 +163,11 @@ class LoadedModel:
 
 
 def _jsonable(value: Any) -> Any:
-    """Plain JSON values: numpy to Python, tuples to lists, non-finite floats to None."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    raise ModelFileError(f"cannot save a value of type {type(value).__name__}: {value!r}")
-
-
-def canonical_json(payload: dict[str, Any]) -> str:
-    """The canonical form digests and signatures cover: sorted keys, compact separators."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """Plain JSON values (:func:`objpert.jsonable.to_json_value`); anything else refused."""
+    try:
+        return to_json_value(value, strict=True)
+    except TypeError as exc:
+        raise ModelFileError(f"cannot save {exc}") from None
 
 
 def digest(payload: dict[str, Any]) -> str:

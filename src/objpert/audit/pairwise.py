@@ -56,18 +56,10 @@ from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, log_a
 from objpert.certify import exact, theorem41
 from objpert.certify.calibration import Plan
 from objpert.errors import ParameterError, check_int, check_open_unit
+from objpert.jsonable import to_json_value
 
 PROPOSALS = ("gaussian", "tilted")
 _DEFENSIVE = 0.1  # pi_0 of the tilted proposal: importance weights <= 1/pi_0 = 10
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float | np.floating):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------- the result
@@ -125,9 +117,9 @@ class PairwiseProfile:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: _clean(v) for k, v in asdict(self).items()}
-        out["measured"] = _clean(self.measured)
-        out["looseness"] = _clean(self.looseness)
+        out = {k: to_json_value(v) for k, v in asdict(self).items()}
+        out["measured"] = to_json_value(self.measured)
+        out["looseness"] = to_json_value(self.looseness)
         out["flagged"] = self.flagged
         out["below_certified"] = self.below_certified
         return out

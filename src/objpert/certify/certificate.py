@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from objpert.jsonable import to_json_value
+
 FORMS = ("theorem41", "c13", "limit")
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe scalars: numpy to Python, inf/nan to None."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 @dataclass(frozen=True)
@@ -86,8 +78,8 @@ class Certificate:
     def to_dict(self) -> dict:
         """Flat snake_case dictionary (details merged in), JSON-serialisable."""
         skip = ("details", "reasons", "not_public")
-        out = {k: _clean(v) for k, v in asdict(self).items() if k not in skip}
-        out.update({k: _clean(v) for k, v in self.details.items()})
+        out = {k: to_json_value(v) for k, v in asdict(self).items() if k not in skip}
+        out.update({k: to_json_value(v) for k, v in self.details.items()})
         out["reasons"] = list(self.reasons)
         out["not_public"] = list(self.not_public)
         return out

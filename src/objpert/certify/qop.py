@@ -50,6 +50,15 @@ Flags about the authors' formulas
      a theorem for eps2 < 1 only (Dwork & Roth 2014, Theorem A.1); the formula functions
      evaluate it for any eps2 (the authors' Figure 1 does), :func:`qop_plan` refuses
      eps2 >= 1 for a release.
+(v)  The output noise is released as a discrete Gaussian on a grid
+     (:mod:`objpert.mechanisms.discrete_noise`, scale
+     :func:`objpert.certify.peers.grid_sigma` (sigma_tilde) >= sigma_tilde), not as the
+     continuous Gaussian of the classical theorem: :func:`qop_plan` checks that it
+     certifies delta2 at eps2 by Canonne, Kamath & Steinke (2020), Theorem 14 and
+     Corollary 13, with sensitivity 2 radius + gamma sqrt(d) (the grid's rounding), and
+     refuses the plan otherwise (:func:`output_noise_delta`). The classical factor leaves
+     room: for eps2 < 1 the discrete Gaussian's delta is below 5% of delta2 at the
+     default grid.
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv, gammaln
 
+from objpert.certify.peers import discrete_gaussian_delta
 from objpert.errors import (
     ParameterError,
     UnreachableTargetError,
@@ -72,6 +82,7 @@ from objpert.errors import (
     check_open_unit,
     check_positive,
 )
+from objpert.jsonable import to_json_value
 
 __all__ = [
     "READINGS",
@@ -87,6 +98,7 @@ __all__ = [
     "max_eigenvalue_bound",
     "min_eigenvalue_bound",
     "output_noise",
+    "output_noise_delta",
     "qop_plan",
     "sigma2",
     "utility_exact",
@@ -401,8 +413,35 @@ def output_noise(
     beta = check_positive("beta", beta)
     epsilon2 = check_positive("epsilon2", epsilon2)
     delta2 = check_open_unit("delta2", delta2)
-    radius = math.sqrt(2.0 * tau / (alpha * s2)) + beta * eta / alpha
+    radius = _output_radius(tau, eta, alpha, s2, beta)
     return radius * (2.0 / epsilon2) * math.sqrt(2.0 * math.log(1.25 / delta2))
+
+
+def _output_radius(tau: float, eta: float, alpha: float, s2: float, beta: float) -> float:
+    """sqrt(2 tau / (alpha sigma^2)) + beta eta / alpha: how far the inexact solve may be
+    from the exact minimiser (notes, "Inexact solve"); the output sensitivity is twice it."""
+    return math.sqrt(2.0 * tau / (alpha * s2)) + beta * eta / alpha
+
+
+def output_noise_delta(
+    tau: float,
+    eta: float,
+    alpha: float,
+    sigma2_value: float,
+    beta: float,
+    epsilon2: float,
+    sigma_tilde: float,
+    d: int,
+) -> float:
+    """The delta2 the released output noise certifies at eps2 (flag v): the discrete
+    Gaussian on the grid of sigma_tilde (:func:`objpert.certify.peers.grid_noise`) with l2
+    sensitivity 2 radius + gamma sqrt(d), by Canonne, Kamath & Steinke (2020), Theorem 14
+    (rho-zCDP) and Corollary 13 (to (eps2, delta2)). 0 when there is no noise (radius 0)."""
+    radius = _output_radius(tau, eta, alpha, float(sigma2_value), beta)
+    if sigma_tilde == 0.0 and radius == 0.0:
+        return 0.0
+    return discrete_gaussian_delta(check_positive("epsilon2", epsilon2), 2.0 * radius,
+                                   check_positive("sigma_tilde", sigma_tilde), d)  # fmt: skip
 
 
 def utility_exact(sigma2_value: float, m: float, distance: float) -> float:
@@ -447,16 +486,6 @@ def utility_inexact(
 # ----------------------------------------------------------------------- plan, certificate
 
 
-def _clean(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class QOPCertificate:
     """The (epsilon, delta) guarantee of a QOP release and the terms it is made of.
@@ -479,9 +508,9 @@ class QOPCertificate:
     assumptions: tuple[str, ...]
 
     def to_dict(self) -> dict:
-        out = {k: _clean(v) for k, v in asdict(self).items()}
-        out["epsilon_parts"] = {k: _clean(v) for k, v in self.epsilon_parts.items()}
-        out["delta_parts"] = {k: _clean(v) for k, v in self.delta_parts.items()}
+        out = {k: to_json_value(v) for k, v in asdict(self).items()}
+        out["epsilon_parts"] = {k: to_json_value(v) for k, v in self.epsilon_parts.items()}
+        out["delta_parts"] = {k: to_json_value(v) for k, v in self.delta_parts.items()}
         out["assumptions"] = list(self.assumptions)
         return out
 
@@ -564,7 +593,10 @@ class QOPPlan:
             reading=self.reading,
         )
 
+    @property
     def certificate(self) -> QOPCertificate:
+        """The plan's certificate, computed from its public fields (an attribute, as every
+        plan type has)."""
         assumptions = [
             "per-sample losses convex with smoothness <= L and Hessian rank <= rho",
             "interpolation: the per-sample losses share a common minimiser",
@@ -574,6 +606,14 @@ class QOPPlan:
             assumptions.append(
                 f"the solve reaches accuracy tau = {self.tau:g}, eta = {self.eta:g} "
                 "(not verified: checking would touch the data)"
+            )
+            grid_delta = output_noise_delta(
+                self.tau, self.eta, self.alpha, self.sigma2, self.beta, self.epsilon2,
+                self.sigma_tilde, self.d,
+            )  # fmt: skip
+            assumptions.append(
+                "output noise: discrete Gaussian on a grid (Canonne, Kamath & Steinke 2020, "
+                f"Theorem 14 and Corollary 13): delta2 = {grid_delta:.3g} <= {self.delta2:g}"
             )
             mech = "qop-inexact"
         else:
@@ -614,7 +654,7 @@ class QOPPlan:
         )
 
     def to_dict(self) -> dict:
-        out = {k: _clean(v) for k, v in asdict(self).items()}
+        out = {k: to_json_value(v) for k, v in asdict(self).items()}
         out.update(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -726,6 +766,13 @@ def qop_plan(
     )
     if inexact:
         beta = max_eigenvalue_bound(d, m, d3, d4)
+        st = output_noise(tau, eta, alpha, s2, beta, e2, d2)
+        grid_delta = output_noise_delta(tau, eta, alpha, s2, beta, e2, st, d)
+        if not grid_delta <= d2:
+            raise UnreachableTargetError(
+                f"the discrete output noise certifies delta2 = {grid_delta:.3g} > {d2:.3g} at "
+                f"eps2 = {e2:g} (flag v of objpert.certify.qop): choose a smaller epsilon2"
+            )
         plan.update(
             inexact=True,
             epsilon2=e2,
@@ -734,6 +781,6 @@ def qop_plan(
             tau=tau,
             eta=eta,
             beta=beta,
-            sigma_tilde=output_noise(tau, eta, alpha, s2, beta, e2, d2),
+            sigma_tilde=st,
         )
     return QOPPlan(**plan)

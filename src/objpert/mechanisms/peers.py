@@ -4,11 +4,18 @@ Each follows :func:`objpert.mechanisms.perturbed_gd.perturbed_gradient_descent`:
 plan's certificate is recomputed from its public fields before any data is touched (and
 must equal the stored one and meet the plan's target); data that break the contract
 (shape (n, d), rows of norm <= zeta, labels) are refused; the noise is drawn once, after
-every check has passed (noisy GD: once per step, T steps); the solver runs to a public
-gradient-norm tolerance that is checked afterwards (no release otherwise), or for exactly
-T steps (noisy GD). All gradients are computed by
-:class:`objpert.engines.glm.GLMObjective`. The certificates are in
-:mod:`objpert.certify.peers`.
+every check has passed (noisy GD: one vector per step, T steps, drawn in blocks of steps
+before they are used); the solver runs to a public gradient-norm tolerance that is
+checked afterwards (no release otherwise), or for exactly T steps (noisy GD). All
+gradients are computed by :class:`objpert.engines.glm.GLMObjective`. The certificates are
+in :mod:`objpert.certify.peers`.
+
+Noise that enters an objective (LOP, LOP-Clip, AMP's b1) is continuous Gaussian from the
+generator. Noise that is published added to a value (output perturbation, AMP's output
+noise b2, noisy GD's gradient noise) is the exact discrete Gaussian on the plan's public
+grid (:mod:`objpert.mechanisms.discrete_noise`): the value is rounded to gamma Z and
+gamma N_Z(0, s^2) added, so what is released lies on the grid (noisy GD: its iterates are
+-eta gamma times an integer vector, the sum of the grid-valued noisy gradients).
 
 :func:`peer_release_batch` runs many independent releases of a plan on the same data
 (for audits) through the same code path as the single releases (one noise vector per
@@ -24,7 +31,6 @@ and do not retry on the same data with fresh noise.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -34,15 +40,22 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from objpert.certify.certificate import Certificate
-from objpert.certify.peers import PeerPlan
+from objpert.certify.peers import NOISY_GD_MAX_ITERATIONS, PeerPlan, grid_noise
 from objpert.data import (
     for_plan,
     row_norms,
 )
 from objpert.engines.glm import GLMObjective
-from objpert.errors import check_int
+from objpert.errors import ParameterError, check_int
 from objpert.losses import Loss
+from objpert.mechanisms.discrete_noise import (
+    GRID_CLIP,
+    discrete_gaussian_array,
+    from_grid,
+    to_grid,
+)
 from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
+from objpert.mechanisms.progress import step_progress
 from objpert.randomness import make_rng
 
 __all__ = [
@@ -52,6 +65,7 @@ __all__ = [
     "check_peer_plan",
     "lop_clip_release",
     "lop_release",
+    "noisy_gd_clip",
     "noisy_gd_release",
     "output_perturbation_release",
     "peer_release_batch",
@@ -404,22 +418,34 @@ def _solve_checked(objective, z, plan: PeerPlan) -> tuple[np.ndarray, int]:
 def _gaussian(
     generator: np.random.Generator, sigma: float, d: int, draws: int | None
 ) -> np.ndarray:
-    """N(0, sigma^2 I_d) noise: shape (d,) for one release (``draws`` None), else (d, draws),
-    one column per release. A batch of one draws exactly the numbers of one release."""
+    """N(0, sigma^2 I_d) objective noise (continuous: it enters the objective and is never
+    published added to a value): shape (d,) for one release (``draws`` None), else
+    (d, draws), one column per release. A batch of one draws exactly the numbers of one
+    release."""
     if draws is None:
         return generator.normal(0.0, sigma, size=d)
     return generator.normal(0.0, sigma, size=(draws, d)).T
 
 
-def _plus(w: np.ndarray, noise: np.ndarray) -> np.ndarray:
-    """w (d,) or (d, B) plus noise (d,) or (d, B): one minimiser is shared by a batch."""
-    return (w[:, None] if w.ndim < noise.ndim else w) + noise
+def _discrete(
+    generator: np.random.Generator, scale: int, d: int, draws: int | None, steps: int = 0
+) -> np.ndarray:
+    """N_Z(0, scale^2) integers: shape (d,) for one release (``draws`` None), else (d, draws),
+    one column per release; with ``steps`` > 0, that many such vectors stacked in front
+    (steps, d) or (steps, d, draws). Drawn row-major over (steps, draws, d), so a batch of
+    one draws exactly the numbers of one release."""
+    shape = (d,) if draws is None else (draws, d)
+    if steps:
+        shape = (steps, *shape)
+    y = discrete_gaussian_array(generator, scale, shape)
+    return y if draws is None else np.swapaxes(y, -1, -2)
 
 
-def _show_progress(verbose: bool | None, iterations: int) -> bool:
-    if verbose is None:
-        return iterations >= 2000 and sys.stderr.isatty()
-    return bool(verbose)
+def _on_grid(w: np.ndarray, units: np.ndarray, gamma: float) -> np.ndarray:
+    """gamma (rint(w / gamma) + Y): w (d,) or (d, B), Y (d,) or (d, B) (one minimiser may be
+    shared by a batch). The result lies on the grid gamma Z."""
+    q = to_grid(w, gamma)
+    return from_grid((q[:, None] if q.ndim < units.ndim else q) + units, gamma)
 
 
 def _lop(
@@ -440,10 +466,11 @@ def _amp(
     draws: int | None,
     verbose: bool | None,
 ) -> tuple[np.ndarray, int]:
+    gamma, scale = grid_noise(plan.output_sigma, plan.grid_bits)
     b1 = _gaussian(generator, plan.sigma, plan.d, draws)  # objective noise, drawn once
-    b2 = _gaussian(generator, plan.output_sigma, plan.d, draws)  # output noise, drawn once
+    b2 = _discrete(generator, scale, plan.d, draws)  # output noise on the grid, drawn once
     w, used = _solve_checked(objective, b1, plan)
-    return _plus(w, b2), used
+    return _on_grid(w, b2, gamma), used
 
 
 def _output_perturbation(
@@ -453,9 +480,10 @@ def _output_perturbation(
     draws: int | None,
     verbose: bool | None,
 ) -> tuple[np.ndarray, int]:
-    noise = _gaussian(generator, plan.sigma, plan.d, draws)  # the one and only draw
+    gamma, scale = grid_noise(plan.sigma, plan.grid_bits)
+    noise = _discrete(generator, scale, plan.d, draws)  # the one and only draw
     w, used = _solve_checked(objective, np.zeros(plan.d), plan)  # one solve for a batch
-    return _plus(w, noise), used
+    return _on_grid(w, noise, gamma), used
 
 
 def _noisy_gd(
@@ -465,26 +493,41 @@ def _noisy_gd(
     draws: int | None,
     verbose: bool | None,
 ) -> tuple[np.ndarray, int]:
-    T, eta, d = int(plan.iterations), float(plan.eta), plan.d
-    w = np.zeros(d if draws is None else (d, draws))
-    bar = None
-    if _show_progress(verbose, T):
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        bar.start()
-        task = bar.add_task("noisy gradient descent", total=T)
-    try:
+    T, d = int(plan.iterations), plan.d
+    gamma, scale = grid_noise(plan.sigma, plan.grid_bits)
+    step = float(plan.eta) * gamma  # exact: gamma is a power of two
+    bound = noisy_gd_clip(T)
+    total = np.zeros(d if draws is None else (d, draws), dtype=np.int64)  # sum of the g_t
+    w = np.zeros(total.shape)
+    block = max(1, NOISE_BLOCK // (d * (draws or 1)))
+    with step_progress("noisy gradient descent", T, verbose) as tick:
         for k in range(T):
-            g = objective.gradient(w)
-            g += _gaussian(generator, plan.sigma, d, draws)  # one draw per step
-            w -= eta * g
-            if bar is not None and (k + 1) % max(1, T // 200) == 0:
-                bar.update(task, completed=k + 1)
-    finally:
-        if bar is not None:
-            bar.stop()
+            if k % block == 0:  # the next steps' noise, drawn before they run
+                noise = _discrete(generator, scale, d, draws, min(block, T - k))
+                if np.abs(noise).max() >= _NOISE_BOUND:  # pragma: no cover - P < e^-(2^29)
+                    raise RuntimeError("discrete noise out of range: the generator is broken")
+            total += to_grid(objective.gradient(w), gamma, bound)
+            total += noise[k % block]
+            w = -step * total.astype(float)  # w_{k+1} = -eta gamma (q_1 + Y_1 + ... )
+            tick(k)
     return w, T
+
+
+#: Noisy GD draws the noise of this many numbers at a time (a block of steps).
+NOISE_BLOCK = 2**18
+_NOISE_BOUND = 2**40
+
+
+def noisy_gd_clip(iterations: int) -> int:
+    """The public box of noisy GD's gradients on the grid: |q| <= B = min(2^52,
+    floor(2^62 / T) - 2^40) grid units per coordinate, so the int64 sum of T steps
+    (|q + Y| <= B + 2^40 each: |Y| < 2^40 is checked, and fails with probability below
+    e^-(2^29) for s <= 2^25) stays below 2^62. A 1-Lipschitz clip: the sensitivity bound
+    holds. T <= 2^21."""
+    T = check_int("iterations", iterations, 1)
+    if T > NOISY_GD_MAX_ITERATIONS:
+        raise ParameterError(f"noisy GD with T = {T} > 2^21 steps is not supported")
+    return min(GRID_CLIP, 2**62 // T - 2**40)
 
 
 #: method -> (objective, plan, generator, draws, verbose) -> (weights, iterations).
@@ -549,18 +592,20 @@ def lop_clip_release(
 
 def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
     """Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1): draw
-    b1 ~ N(0, sigma^2 I) and b2 ~ N(0, output_sigma^2 I) once each, minimise
-    F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise), release
-    w + b2."""
+    b1 ~ N(0, sigma^2 I) (continuous: it enters the objective) and the output noise once
+    each, minimise F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise),
+    release gamma_g (rint(w / gamma_g) + Y), Y ~ N_Z(0, s^2 I), (gamma_g, s) the grid of
+    output_sigma (:func:`objpert.certify.peers.grid_noise`): w + b2 on the grid."""
     return _release("amp", X, y, plan, rng, clip)
 
 
 def output_perturbation_release(
     X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False
 ) -> Release:
-    """Gaussian output perturbation (Chaudhuri et al. 2011): minimise F to the plan's
-    tolerance (checked; the sensitivity includes it), release w + N(0, sigma^2 I), the
-    noise drawn once."""
+    """Output perturbation (Chaudhuri et al. 2011) with discrete Gaussian noise: minimise F
+    to the plan's tolerance (checked; the sensitivity includes it), release
+    gamma (rint(w / gamma) + Y), Y ~ N_Z(0, s^2 I) drawn once, (gamma, s) the grid of sigma
+    (:func:`objpert.certify.peers.grid_noise`): a point of the grid gamma Z."""
     return _release("output_perturbation", X, y, plan, rng, clip)
 
 
@@ -573,9 +618,12 @@ def noisy_gd_release(
     clip: bool = False,
     verbose: bool | None = None,
 ) -> Release:
-    """Noisy full-batch gradient descent: exactly T = plan.iterations steps of
-    w <- w - eta (grad F(w) + xi_t) from w_0 = 0, xi_t ~ N(0, sigma^2 I) drawn fresh at
-    every step (T draws); release w_T."""
+    """Noisy full-batch gradient descent: exactly T = plan.iterations steps from w_0 = 0 of
+    w_{t+1} = w_t - eta g_t, g_t = gamma (q_t + Y_t), q_t = rint(grad F(w_t) / gamma)
+    (clipped to :func:`noisy_gd_clip`), Y_t ~ N_Z(0, s^2 I) fresh at every step (T draws),
+    (gamma, s) the grid of sigma (:func:`objpert.certify.peers.grid_noise`). The integers
+    q_t + Y_t are summed exactly (int64) and w_t = -(eta gamma) times the sum: every iterate,
+    and the released w_T, is a fixed function of the published noisy gradients."""
     return _release("noisy_gd", X, y, plan, rng, clip, verbose=verbose)
 
 

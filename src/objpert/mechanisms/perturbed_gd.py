@@ -11,7 +11,6 @@ recursion in the span of the features (Lemma B.6) when that is cheaper.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from objpert.engines.span import FeatureSpan, span_reduction_pays
 from objpert.errors import check_int
 from objpert.exceptions import PrivacyError
 from objpert.losses import Loss
+from objpert.mechanisms.progress import show_progress, step_progress
 from objpert.randomness import make_rng
 
 __all__ = [
@@ -81,14 +81,12 @@ def check_plan(plan: Plan) -> Certificate:
     return rederive_plan(plan)
 
 
-def _show_progress(verbose: bool | None, iterations: int) -> bool:
-    if verbose is None:
-        return iterations >= 2000 and sys.stderr.isatty()
-    return bool(verbose)
-
-
 def run_gradient_descent(
-    objective: GLMObjective, z: np.ndarray, eta: float, iterations: int, progress: bool = False
+    objective: GLMObjective,
+    z: np.ndarray,
+    eta: float,
+    iterations: int,
+    progress: bool | None = False,
 ) -> np.ndarray:
     """Exactly ``iterations`` steps of eq. (4) from w_0 = 0; no stopping rule of any kind.
 
@@ -104,17 +102,12 @@ def run_gradient_descent(
                 g += z
                 w -= eta * g
             return w
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("perturbed gradient descent", total=iterations)
-            step = max(1, iterations // 200)
+        with step_progress("perturbed gradient descent", iterations, True) as tick:
             for k in range(iterations):
                 g = objective.gradient(w)
                 g += z
                 w -= eta * g
-                if (k + 1) % step == 0:
-                    bar.update(task, completed=k + 1)
+                tick(k)
     return w
 
 
@@ -166,7 +159,7 @@ def _descend(
     """w_N for noise z of shape (d,) or (d, B), in the feature span when ``span_reduction``
     (None: when :func:`~objpert.engines.span.span_reduction_pays`)."""
     N, mu, eta = plan.iterations, plan.constants.mu, plan.constants.eta
-    progress = _show_progress(verbose, N)
+    progress = show_progress(verbose, N)
     draws = z.shape[1] if z.ndim == 2 else 1
     if span_reduction is None:
         span_reduction = span_reduction_pays(M, N, draws)
