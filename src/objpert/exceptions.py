@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "CliError",
+    "CryptoUnavailableError",
     "DataError",
     "ExternalPeerError",
     "LossError",
@@ -53,6 +54,11 @@ class LossError(ParameterError):
     (L1, L2, L3) that its derivatives violate."""
 
 
+class CryptoUnavailableError(ImportError):
+    """The cryptographic bit generator (``randomgen.ChaCha``) cannot be loaded: nothing is
+    drawn (objpert never falls back to a non-cryptographic generator)."""
+
+
 class ModelFileError(ObjpertError):
     """A model file cannot be saved or loaded: it is malformed, altered or not certified."""
 
@@ -78,3 +84,5 @@ class UnverifiedModelWarning(PrivacyLeakWarning):
 
 class TestingSeedWarning(UserWarning):
     """A seed was given: the noise is reproducible, so the output is for testing only."""
+
+    __test__ = False  # a warning, not a test class

@@ -65,8 +65,9 @@ from objpert.certify.composition import (
     split_budget,
 )
 from objpert.data import total_norm
-from objpert.errors import ObjpertError, UnverifiedModelWarning
 from objpert.estimators import LABEL_SET, PrivateLogisticRegression, PrivateRobustRegression
+from objpert.estimators.base import FitSettings
+from objpert.exceptions import ModelFileError, ObjpertError, UnverifiedModelWarning
 from objpert.jsonable import canonical_json, to_json_value
 
 __all__ = [
@@ -111,10 +112,6 @@ _REQUIRED = {1: _REQUIRED_V1, 2: (*_REQUIRED_V1, "releases", "signature")}
 _OPTIONAL = ("objpert_version",)
 _UNSIGNED = ("digest", "signature")  # the digest covers everything but these
 _CLASS_KINDS = "biufUO"  # bool, int, uint, float, str, object (of str/int/float/bool)
-
-
-class ModelFileError(ObjpertError):
-    """A model file cannot be saved or loaded: it is malformed, altered or not certified."""
 
 
 @dataclass(frozen=True)
@@ -571,7 +568,7 @@ def _with_not_public(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _recertify(
-    plans_data: Any, releases: int, model: Any, p: dict[str, Any]
+    plans_data: Any, releases: int, model: Any, p: FitSettings
 ) -> tuple[list[Plan], list[Certificate]]:
     """Re-derive each plan and check it against the model's parameters and the others."""
     if not isinstance(plans_data, list) or len(plans_data) != releases:
@@ -579,13 +576,13 @@ def _recertify(
             f"inconsistent shapes: expected {releases} plan(s), one per release; got "
             f"{len(plans_data) if isinstance(plans_data, list) else plans_data!r}"
         )
-    d = model.n_features_in_ + (1 if p["fit_intercept"] else 0)
+    d = model.n_features_in_ + (1 if p.fit_intercept else 0)
     c = 0.0
-    if p["fit_intercept"]:
-        c = p["data_norm"] if p["intercept_scaling"] is None else p["intercept_scaling"]
-    zeta = total_norm(p["data_norm"], c)
+    if p.fit_intercept:
+        c = p.data_norm if p.intercept_scaling is None else p.intercept_scaling
+    zeta = total_norm(p.data_norm, c)
     try:
-        split = split_budget(p["epsilon"], p["delta"], releases)
+        split = split_budget(p.epsilon, p.delta, releases)
     except ObjpertError as exc:
         raise ModelFileError(f"invalid params: {exc}") from None
     plans, certs = [], []
@@ -595,9 +592,9 @@ def _recertify(
         expected = {
             "loss": model._loss,
             "d": d,
-            "method": p["calibration"],
-            "objective": "empirical" if p["calibration"] == "tight" else "population",
-            "loss_params": [] if p["scale"] is None else [["scale", p["scale"]]],
+            "method": p.calibration,
+            "objective": "empirical" if p.calibration == "tight" else "population",
+            "loss_params": [] if p.scale is None else [["scale", p.scale]],
         }
         found = {
             "loss": pc.loss,
@@ -621,16 +618,16 @@ def _recertify(
             ("plan sigma", plan.sigma, plan.certificate.sigma),
             ("epsilon (per release)", plan.epsilon, split.epsilon_i),
             ("delta (per release)", plan.delta, split.delta_i),
-            ("comparator_norm", plan.comparator_radius, p["comparator_norm"]),
+            ("comparator_norm", plan.comparator_radius, p.comparator_norm),
         ]
-        if p["mu"] is not None:
-            checks.append(("mu (alpha)", pc.mu, p["mu"]))
+        if p.mu is not None:
+            checks.append(("mu (alpha)", pc.mu, p.mu))
         for key, got, want in checks:
             if not math.isclose(got, want, rel_tol=_RTOL):
                 raise ModelFileError(
                     f"plan {i} does not match the model: {key} = {got!r}, expected {want!r}"
                 )
-        if plan.method == "tight" and plan.iterations > p["max_iterations"]:
+        if plan.method == "tight" and plan.iterations > p.max_iterations:
             raise ModelFileError(
                 f"plan {i} does not match the model: {plan.iterations} iterations, more than "
                 f"max_iterations = {p['max_iterations']}"
@@ -648,14 +645,14 @@ def _recertify(
 
 
 def _certificate(
-    data: Any, certs: list[Certificate], p: dict[str, Any], releases: int
+    data: Any, certs: list[Certificate], p: FitSettings, releases: int
 ) -> Certificate | ComposedCertificate:
     """The model's certificate recomputed from the re-derived plans, checked against the
     stored one and the target; its ``not_public`` items as stored."""
     if not isinstance(data, dict):
         raise ModelFileError("certificate must be a JSON object")
     not_public = _not_public(data, "certificate")
-    split = split_budget(p["epsilon"], p["delta"], releases)
+    split = split_budget(p.epsilon, p.delta, releases)
     if releases == 1:
         cert: Certificate | ComposedCertificate = dataclasses.replace(
             certs[0], not_public=not_public
@@ -686,7 +683,7 @@ def _certificate(
         raise ModelFileError(
             f"the stored certificate differs from the one recomputed from the plans at {where}"
         )
-    if cert.epsilon > p["epsilon"] * (1 + _RTOL) or cert.delta > p["delta"]:
+    if cert.epsilon > p.epsilon * (1 + _RTOL) or cert.delta > p.delta:
         raise ModelFileError(
             f"the certificate ({cert.epsilon:g}, {cert.delta:.3g}) exceeds the model's target "
             f"(epsilon={p['epsilon']:g}, delta={p['delta']:.3g})"
@@ -719,7 +716,7 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
         )
 
 
-def _releases(data: Any, plans: list[Plan], p: dict[str, Any], params: dict) -> list[bool]:
+def _releases(data: Any, plans: list[Plan], p: FitSettings, params: dict) -> list[bool]:
     """The per-release records (version 2): iterations as planned; the seeded flags."""
     if not isinstance(data, list) or len(data) != len(plans):
         raise ModelFileError(f"releases must list {len(plans)} record(s), one per plan")

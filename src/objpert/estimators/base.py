@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
+    "FitSettings",
     "PrivateGLM",
     "blockwise_on_dask",
     "plan_for",
@@ -236,50 +237,69 @@ def blockwise_on_dask(method: Any) -> Any:
     return wrapper
 
 
+@dataclass(frozen=True)
+class FitSettings:
+    """The validated public settings of one fit (from the estimator's parameters)."""
+
+    epsilon: float
+    delta: float
+    data_norm: float
+    fit_intercept: bool
+    clip: bool
+    comparator_norm: float
+    max_iterations: int
+    intercept_scaling: float | None
+    calibration: str
+    mu: float | None  # None: alpha="auto"
+    scale: float | None  # the pseudo-Huber scale (robust regression only)
+    classes: np.ndarray | None = field(default=None, compare=False)  # the declared label set
+
+
 class PrivateGLM(BaseEstimator):
     """Shared machinery: parameter checks, data contract, plans and releases."""
 
     _loss: str = ""
 
-    def _public_constants(self) -> dict[str, Any]:
+    def _public_constants(self) -> FitSettings:
         """Validate the constructor arguments (scikit-learn validates in fit, not __init__)."""
-        p: dict[str, Any] = {
-            "epsilon": check_positive("epsilon", self.epsilon),
-            "delta": check_open_unit("delta", self.delta),
-            "data_norm": check_positive("data_norm", self.data_norm),
-            "fit_intercept": _check_bool("fit_intercept", self.fit_intercept),
-            "clip": _check_bool("clip", self.clip),
-            "comparator_norm": check_positive("comparator_norm", self.comparator_norm),
-            "max_iterations": check_int("max_iterations", self.max_iterations, 1),
-        }
-        scaling = self.intercept_scaling
-        p["intercept_scaling"] = (
-            None if scaling is None else check_positive("intercept_scaling", scaling)
-        )
-        if self.calibration not in CALIBRATIONS:
-            raise ParameterError(
-                f"calibration must be one of {CALIBRATIONS}; got {self.calibration!r}"
-            )
-        p["calibration"] = self.calibration
         alpha = self.alpha
         if isinstance(alpha, str):
             if alpha != "auto":
                 raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
-            p["mu"] = None
+            mu = None
         elif isinstance(alpha, bool | np.bool_):
             raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
         else:
-            p["mu"] = check_positive("alpha", alpha)
-        if p["calibration"] == "corollary413" and p["mu"] is not None:
+            mu = check_positive("alpha", alpha)
+        if self.calibration not in CALIBRATIONS:
+            raise ParameterError(
+                f"calibration must be one of {CALIBRATIONS}; got {self.calibration!r}"
+            )
+        if self.calibration == "corollary413" and mu is not None:
             raise ParameterError(
                 "calibration='corollary413' chooses mu itself (Corollary 4.13): use "
                 f"alpha='auto'; got alpha={alpha!r}"
             )
-        p["scale"] = None
+        scaling = self.intercept_scaling
         classes = getattr(self, "classes", None)
-        p["classes"] = None if classes is None else check_label_set(classes)
+        scale = getattr(self, "scale", None)
         _check_random_state(self.random_state)
-        return p
+        return FitSettings(
+            epsilon=check_positive("epsilon", self.epsilon),
+            delta=check_open_unit("delta", self.delta),
+            data_norm=check_positive("data_norm", self.data_norm),
+            fit_intercept=_check_bool("fit_intercept", self.fit_intercept),
+            clip=_check_bool("clip", self.clip),
+            comparator_norm=check_positive("comparator_norm", self.comparator_norm),
+            max_iterations=check_int("max_iterations", self.max_iterations, 1),
+            intercept_scaling=(
+                None if scaling is None else check_positive("intercept_scaling", scaling)
+            ),
+            calibration=self.calibration,
+            mu=mu,
+            scale=None if self._loss != "robust" else check_positive("scale", scale),
+            classes=None if classes is None else check_label_set(classes),
+        )
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
         if hasattr(X, "dtypes") and hasattr(X, "columns"):
@@ -296,7 +316,7 @@ class PrivateGLM(BaseEstimator):
             y_numeric=y_numeric,
         )
 
-    def _prepare_dask(self, X: Any, y: Any, labels: str, p: dict[str, Any], client: Any):
+    def _prepare_dask(self, X: Any, y: Any, labels: str, p: FitSettings, client: Any):
         """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
         validate_data sets them, the data checked and prepared on the cluster."""
         from objpert.data.distributed import prepare_dask
@@ -308,12 +328,12 @@ class PrivateGLM(BaseEstimator):
             X,
             y,
             labels=labels,
-            data_norm=p["data_norm"],
-            fit_intercept=p["fit_intercept"],
-            intercept_scaling=p["intercept_scaling"],
-            clip=p["clip"],
+            data_norm=p.data_norm,
+            fit_intercept=p.fit_intercept,
+            intercept_scaling=p.intercept_scaling,
+            clip=p.clip,
             client=client,
-            classes=p["classes"],
+            classes=p.classes,
         )
         if prepared.n < 2:
             raise DataError(f"training needs at least 2 rows; got {prepared.n}")
@@ -323,24 +343,24 @@ class PrivateGLM(BaseEstimator):
         self,
         prepared: PreparedData,
         targets: list[Any],
-        p: dict[str, Any],
+        p: FitSettings,
         not_public: tuple[str, ...] = (),
     ) -> None:
         """Calibrate (cached), release once per target, and store the fitted attributes.
         ``not_public``: structural choices read from the data (recorded in the certificate)."""
-        split = split_budget(p["epsilon"], p["delta"], len(targets))
+        split = split_budget(p.epsilon, p.delta, len(targets))
         plan = plan_for(
             self._loss,
-            p["scale"],
-            p["calibration"],
+            p.scale,
+            p.calibration,
             prepared.n,
             prepared.d,
             prepared.zeta,
             split.epsilon_i,
             split.delta_i,
-            p["comparator_norm"],
-            p["max_iterations"],
-            p["mu"],
+            p.comparator_norm,
+            p.max_iterations,
+            p.mu,
         )
         rngs = _release_rngs(self.random_state, len(targets))
         releases: list[Release] = [
@@ -351,7 +371,7 @@ class PrivateGLM(BaseEstimator):
         ]
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling
-        if p["fit_intercept"]:
+        if p.fit_intercept:
             coef, intercept = W[:, :-1], W[:, -1] * c  # intercept column of value c
         else:
             coef, intercept = W, np.zeros(W.shape[0])

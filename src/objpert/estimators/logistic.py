@@ -145,7 +145,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         docs/dask.md.
         """
         p = self._public_constants()
-        declared = p["classes"]
+        declared = p.classes
         if is_dask(X) or is_dask(y) or client is not None:
             prepared = self._prepare_dask(X, y, "classes", p, client)
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array
@@ -172,10 +172,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
                 X,
                 codes.astype(np.float64),
                 labels="real",
-                data_norm=p["data_norm"],
-                fit_intercept=p["fit_intercept"],
-                intercept_scaling=p["intercept_scaling"],
-                clip=p["clip"],
+                data_norm=p.data_norm,
+                fit_intercept=p.fit_intercept,
+                intercept_scaling=p.intercept_scaling,
+                clip=p.clip,
             )
         # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
         ks = [1] if len(classes) == 2 else range(len(classes))

@@ -3,13 +3,10 @@ Arora 2026)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from sklearn.base import RegressorMixin
 
 from objpert.data import is_dask, prepare
-from objpert.errors import check_positive
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
@@ -92,11 +89,6 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
 
     _loss = "robust"
 
-    def _public_constants(self) -> dict[str, Any]:
-        p = super()._public_constants()
-        p["scale"] = check_positive("scale", self.scale)
-        return p
-
     def fit(self, X, y, client=None):
         """Release the model for (X, y) (real targets). Errors and Dask input as in
         :meth:`PrivateLogisticRegression.fit`."""
@@ -110,10 +102,10 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
             X,
             y,
             labels="real",
-            data_norm=p["data_norm"],
-            fit_intercept=p["fit_intercept"],
-            intercept_scaling=p["intercept_scaling"],
-            clip=p["clip"],
+            data_norm=p.data_norm,
+            fit_intercept=p.fit_intercept,
+            intercept_scaling=p.intercept_scaling,
+            clip=p.clip,
         )
         self._release(prepared, [prepared.y], p)
         return self
