@@ -1,0 +1,294 @@
+"""The model file format: constants, the canonical JSON, the digest and the HMAC-SHA-256
+signature, and the checks of a file before its model is rebuilt."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from objpert.certify.calibration import Plan
+from objpert.certify.composition import (
+    certificate_from_dict,
+)
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.exceptions import ModelFileError
+from objpert.jsonable import canonical_json, to_json_value
+
+__all__ = [
+    "FORMAT",
+    "KEY_ENV",
+    "READABLE_VERSIONS",
+    "SIGNATURE_ALGORITHM",
+    "VERSION",
+    "LoadedModel",
+    "digest",
+    "plan_from_dict",
+    "signature",
+    "signing_key",
+]
+
+
+FORMAT = "objpert-model"
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+KEY_ENV = "OBJPERT_MODEL_KEY"
+SIGNATURE_ALGORITHM = "hmac-sha256"
+_RTOL = 1e-9  # recomputed certificates may differ from stored ones by rounding only
+
+_ESTIMATORS = {
+    "PrivateLogisticRegression": PrivateLogisticRegression,
+    "PrivateRobustRegression": PrivateRobustRegression,
+}
+_REQUIRED_V1 = (
+    "format",
+    "version",
+    "estimator",
+    "params",
+    "n_features_in",
+    "feature_names_in",
+    "coef",
+    "intercept",
+    "classes",
+    "n_iter",
+    "plans",
+    "certificate",
+    "digest",
+)
+_REQUIRED = {1: _REQUIRED_V1, 2: (*_REQUIRED_V1, "releases", "signature")}
+_OPTIONAL = ("objpert_version",)
+_UNSIGNED = ("digest", "signature")  # the digest covers everything but these
+_CLASS_KINDS = "biufUO"  # bool, int, uint, float, str, object (of str/int/float/bool)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model read by :func:`read`, with what its file proved about it.
+
+    ``signature``: ``"verified"`` (signed, and the HMAC holds under the key),
+    ``"unsigned"`` (the file carries no signature) or ``"no key"`` (signed, but no key was
+    given and ``OBJPERT_MODEL_KEY`` is unset, so the signature was not checked).
+    """
+
+    model: Any
+    version: int
+    signature: str
+
+    @property
+    def verified(self) -> bool:
+        return self.signature == "verified"
+
+    @property
+    def status(self) -> str:
+        """One line for people: what the signature proves."""
+        if self.signature == "verified":
+            return "signed and verified"
+        if self.signature == "no key":
+            return f"signed, not verified (no key: pass one or set {KEY_ENV}): weights unverified"
+        return "unsigned: weights unverified"
+
+    @property
+    def warning(self) -> str:
+        """The :class:`UnverifiedModelWarning` text of an unverified file."""
+        if self.signature == "no key":
+            what = f"signed, but no key was given to verify it (pass key= or set {KEY_ENV})"
+        elif self.version < 2:
+            what = f"a version {self.version} model file (unsigned; seeding not recorded)"
+        else:
+            what = "the file is unsigned"
+        return (
+            f"{what}: its weights are unverified (its plans were re-derived and check out, "
+            f"but anyone could have written the file); sign model files with a key "
+            f"(save(..., key=...) or {KEY_ENV})"
+        )
+
+
+# ---------------------------------------------------------------- JSON helpers
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values (:func:`objpert.jsonable.to_json_value`); anything else refused."""
+    try:
+        return to_json_value(value, strict=True)
+    except TypeError as exc:
+        raise ModelFileError(f"cannot save {exc}") from None
+
+
+def digest(payload: dict[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``payload`` without ``digest`` and
+    ``signature``."""
+    body = {k: v for k, v in payload.items() if k not in _UNSIGNED}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def signing_key(key: bytes | str | None = None) -> bytes | None:
+    """The HMAC key: ``key`` (str is UTF-8 encoded) or, when None, the value of the
+    environment variable ``OBJPERT_MODEL_KEY`` (None when unset or empty)."""
+    if key is None:
+        text = os.environ.get(KEY_ENV)
+        return os.fsencode(text) if text else None
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, bytes | bytearray | memoryview):
+        raise ModelFileError(f"a signing key must be bytes or str; got {type(key).__name__}")
+    key = bytes(key)
+    if not key:
+        raise ModelFileError("the signing key is empty")
+    return key
+
+
+def signature(payload: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA-256 (hex) of the canonical JSON of ``payload`` without ``signature``."""
+    body = {k: v for k, v in payload.items() if k != "signature"}
+    return hmac.new(key, canonical_json(body).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+# ---------------------------------------------------------------- plans and certificates
+
+
+def plan_from_dict(data: dict[str, Any]) -> Plan:
+    """Inverse of :meth:`Plan.to_dict` (the certificate rebuilt from its flat dict)."""
+    if not isinstance(data, dict):
+        raise ModelFileError(f"a plan must be a JSON object; got {type(data).__name__}")
+    names = {f.name for f in fields(Plan)}
+    required = {f.name for f in fields(Plan) if f.name != "objective"}
+    missing = sorted(required - set(data))
+    if missing:
+        raise ModelFileError(f"plan is missing keys {missing}")
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ModelFileError(f"plan has unknown keys {unknown}")
+    kwargs = dict(data)
+    kwargs["certificate"] = certificate_from_dict(data["certificate"])
+    return Plan(**kwargs)
+
+
+def _close(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two JSON values differ beyond rounding (a path), or None when they agree."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return f"{path or '.'} keys {sorted(set(a) ^ set(b))}"
+        for k in sorted(a):
+            where = _close(a[k], b[k], f"{path}.{k}")
+            if where:
+                return where
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} length"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            where = _close(x, y, f"{path}[{i}]")
+            if where:
+                return where
+        return None
+    numbers = (int, float)
+    if (
+        isinstance(a, numbers)
+        and isinstance(b, numbers)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
+        return None if math.isclose(a, b, rel_tol=_RTOL, abs_tol=0.0) else path
+    return None if a == b else path
+
+
+def _normal(value: Any) -> Any:
+    """A value as it reads back from the file (JSON round trip)."""
+    return json.loads(json.dumps(_jsonable(value)))
+
+
+def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The ``not_public`` items stored in a certificate's dict (none in version 1 files)."""
+    items = data.get("not_public", [])
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise ModelFileError(f"{where}: not_public must be a list of strings; got {items!r:.80}")
+    if len(set(items)) != len(items):
+        raise ModelFileError(f"{where}: not_public lists an item twice: {items!r:.80}")
+    return tuple(items)
+
+
+# ---------------------------------------------------------------- load
+
+
+def _read(path: str | Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{path}: not a JSON model file (not UTF-8 text)") from None
+    try:
+        payload = json.loads(text, parse_constant=_no_constant)
+    except (json.JSONDecodeError, ModelFileError) as exc:
+        raise ModelFileError(f"{path}: not a JSON model file ({exc})") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: not a JSON model file (nested too deeply)") from None
+    if not isinstance(payload, dict):
+        raise ModelFileError(f"{path}: not a model file (a JSON {type(payload).__name__})")
+    return payload
+
+
+def _no_constant(name: str) -> Any:
+    raise ModelFileError(f"{name} is not a JSON number")
+
+
+def _check_header(payload: dict[str, Any]) -> int:
+    if payload.get("format") != FORMAT:
+        raise ModelFileError(
+            f"wrong format {payload.get('format')!r}: expected {FORMAT!r} (an objpert model file)"
+        )
+    version = payload.get("version")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise ModelFileError(
+            f"unsupported format version {version!r}: this objpert reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
+        )
+    missing = [k for k in _REQUIRED[version] if k not in payload]
+    if missing:
+        raise ModelFileError(f"model file is missing keys {missing}")
+    unknown = sorted(set(payload) - set(_REQUIRED[version]) - set(_OPTIONAL))
+    if unknown:
+        raise ModelFileError(f"model file has unknown keys {unknown}")
+    return version
+
+
+def _check_signature(payload: dict[str, Any], version: int, key: bytes | None) -> str:
+    """Returns "verified", "unsigned" or "no key"; refuses a signature that does not verify."""
+    sig = payload.get("signature") if version >= 2 else None
+    if sig is None:
+        return "unsigned"
+    if (
+        not isinstance(sig, dict)
+        or set(sig) != {"algorithm", "value"}
+        or not isinstance(sig["value"], str)
+    ):
+        raise ModelFileError("signature must be null or an object with 'algorithm' and 'value'")
+    if sig["algorithm"] != SIGNATURE_ALGORITHM:
+        raise ModelFileError(
+            f"unknown signature algorithm {sig['algorithm']!r}: expected {SIGNATURE_ALGORITHM!r}"
+        )
+    if key is None:
+        return "no key"
+    if not hmac.compare_digest(sig["value"].encode("ascii", "replace"), _sign(payload, key)):
+        raise ModelFileError(
+            "signature does not verify: the file was altered after it was signed, or it was "
+            "signed with another key"
+        )
+    return "verified"
+
+
+def _sign(payload: dict[str, Any], key: bytes) -> bytes:
+    return signature(payload, key).encode("ascii")
+
+
+def _check_digest(payload: dict[str, Any]) -> None:
+    if not isinstance(payload["digest"], str) or not hmac.compare_digest(
+        digest(payload).encode("ascii"), payload["digest"].encode("ascii", "replace")
+    ):
+        raise ModelFileError(
+            "digest mismatch: the file was tampered with or corrupted (its SHA-256 digest "
+            "does not match its content)"
+        )

@@ -1,0 +1,143 @@
+"""Saving: the model file of a fitted estimator, checked to load before it is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import objpert
+from objpert.certify.calibration import Plan
+from objpert.exceptions import ModelFileError
+from objpert.persistence.fileformat import (
+    _CLASS_KINDS,
+    _ESTIMATORS,
+    FORMAT,
+    SIGNATURE_ALGORITHM,
+    VERSION,
+    _jsonable,
+    _normal,
+    digest,
+    signature,
+    signing_key,
+)
+from objpert.persistence.load import _rebuild
+
+__all__ = [
+    "save",
+    "to_payload",
+]
+
+
+# ---------------------------------------------------------------- save
+
+
+def _encode_classes(classes: np.ndarray) -> dict[str, Any]:
+    arr = np.asarray(classes)
+    if arr.dtype.kind not in _CLASS_KINDS:
+        raise ModelFileError(
+            f"cannot save classes_ of dtype {arr.dtype}: use str, int, float or bool labels"
+        )
+    values = [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
+    for v in values:
+        if not isinstance(v, bool | int | float | str):
+            raise ModelFileError(f"cannot save a class label of type {type(v).__name__}: {v!r}")
+    return {"values": values, "dtype": arr.dtype.str if arr.dtype.kind != "O" else "object"}
+
+
+def _params(model: Any) -> dict[str, Any]:
+    params = model.get_params(deep=False)
+    rs = params.get("random_state")
+    if rs is not None and not (isinstance(rs, int | np.integer) and not isinstance(rs, bool)):
+        params["random_state"] = None  # a Generator/RandomState: its state is not saved
+    return _jsonable(params)
+
+
+def _release_records(model: Any, plans: list[Plan]) -> list[dict[str, Any]]:
+    """Per release: its iteration count and whether a testing seed drew its noise.
+
+    Not its ``n_clipped`` (a statistic of the private data) nor its ``seconds`` (timing
+    is a side channel)."""
+    releases = getattr(model, "releases_", None)
+    if releases is not None:
+        records = [{"iterations": int(r.iterations), "seeded": bool(r.seeded)} for r in releases]
+    else:  # a loaded model: no Release objects, its recorded flags
+        seeded = getattr(model, "seeded_", None)
+        if not isinstance(seeded, bool | np.bool_):
+            raise ModelFileError(
+                "this model records neither releases_ nor seeded_: whether its noise was "
+                "seeded is unknown (refit it)"
+            )
+        n_iter = np.asarray(model.n_iter_).ravel()
+        records = [{"iterations": int(k), "seeded": bool(seeded)} for k in n_iter]
+    if len(records) != len(plans):
+        raise ModelFileError(
+            f"the model has {len(records)} release(s) but {len(plans)} plan(s): refit it"
+        )
+    return records
+
+
+def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
+    """The model file's content (a JSON object, digest and signature included).
+
+    Refuses (:class:`ModelFileError`) a model whose file would not load: unfitted, of
+    another class, or whose parameters no longer match its fitted plans (``set_params``
+    after ``fit``)."""
+    name = type(model).__name__
+    if _ESTIMATORS.get(name) is not type(model):
+        raise ModelFileError(
+            f"can only save {sorted(_ESTIMATORS)}; got {type(model).__module__}.{name}"
+        )
+    if not hasattr(model, "coef_"):
+        raise ModelFileError(f"this {name} is not fitted: call fit before save")
+    secret = signing_key(key)
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    cert = model.certificate_
+    names = getattr(model, "feature_names_in_", None)
+    payload: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "objpert_version": objpert.__version__,
+        "estimator": name,
+        "params": _params(model),
+        "n_features_in": int(model.n_features_in_),
+        "feature_names_in": None if names is None else [str(s) for s in names],
+        "coef": _jsonable(np.asarray(model.coef_, dtype=np.float64)),
+        "intercept": _jsonable(model.intercept_),
+        "classes": _encode_classes(model.classes_) if hasattr(model, "classes_") else None,
+        "n_iter": _jsonable(np.asarray(model.n_iter_).ravel()),
+        "plans": [_jsonable(p.to_dict()) for p in plans],
+        "releases": _release_records(model, plans),
+        "certificate": _jsonable(cert.to_dict()),
+    }
+    payload = _normal(payload)
+    try:  # the file must load: the params must still be those the plans were fitted with
+        _rebuild(payload, VERSION)
+    except ModelFileError as exc:
+        raise ModelFileError(
+            f"cannot save this {name}: its parameters no longer match its fitted plans "
+            f"({exc}); were they changed with set_params after fit? Refit the model, or "
+            "set the parameters back"
+        ) from None
+    payload["digest"] = digest(payload)
+    payload["signature"] = (
+        None
+        if secret is None
+        else {"algorithm": SIGNATURE_ALGORITHM, "value": signature(payload, secret)}
+    )
+    return payload
+
+
+def save(model: Any, path: str | Path, key: bytes | str | None = None) -> Path:
+    """Write a fitted :class:`PrivateLogisticRegression` or :class:`PrivateRobustRegression`
+    to ``path`` as JSON (see the module docstring for the content); returns the path.
+
+    Signed with HMAC-SHA-256 under ``key`` (bytes or str) or, when ``key`` is None, under
+    the value of ``OBJPERT_MODEL_KEY``; unsigned when neither is set. Refuses
+    (:class:`ModelFileError`) a model whose parameters no longer match its fitted plans."""
+    payload = to_payload(model, key)
+    path = Path(path)
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    return path
