@@ -302,9 +302,12 @@ def test_qop_batch_with_l1_runs_draw_by_draw():
 def wa_audit(name: str):
     """Attack of the clean W&A release or a planted bug on the canonical pair, 6000 draws."""
     if name == "clean":
-        return attacks.audit_mechanism("watkins_arora", pair(), plan=plan("watkins_arora"), draws=6000, rng=0)
-    return attacks.audit_sampler(PLANTED_BUGS[name].sample, pair(), plan("watkins_arora"), draws=6000, rng=0,
-                           name=name)  # fmt: skip
+        return attacks.audit_mechanism(
+            "watkins_arora", pair(), plan=plan("watkins_arora"), draws=6000, rng=0
+        )
+    return attacks.audit_sampler(
+        PLANTED_BUGS[name].sample, pair(), plan("watkins_arora"), draws=6000, rng=0, name=name
+    )
 
 
 def test_redrawn_noise_bug_is_flagged():

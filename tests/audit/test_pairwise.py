@@ -1,6 +1,6 @@
-"""The exact pairwise audit (issue 5): eq. (6) privacy loss by Newton preimages, its
+"""The exact pairwise audit: eq. (6) privacy loss by Newton preimages, its
 Monte Carlo profile against the exact Gaussian profile of Section C.5, the Jacobian checks of
-Theorems A.12-A.13, the worst-pair search and the bar. Small, seeded configurations."""
+Theorems A.12-A.13, the worst-pair search and the pairwise check. Small, seeded configurations."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from objpert.audit.maps import (
 )
 from objpert.audit.pairwise import (
     PairwiseProfile,
-    bar_pairs,
     certified_delta,
+    check_pairs,
     pairwise_profile,
     preimage,
     privacy_loss,
@@ -339,7 +339,7 @@ def test_worst_pair_for_the_linear_loss_is_antipodal():
     json.dumps(wp.to_dict())
 
 
-# ---------------------------------------------------------------- the bar
+# ---------------------------------------------------------------- the pairwise check
 
 
 def test_bar_small_logistic_pairs_below_certificate(logi):
@@ -364,7 +364,7 @@ def test_bar_small_logistic_pairs_below_certificate(logi):
         "orthogonal": (e[0], 1.0, e[1], 1.0),
         "worst": (np.array(wp.x), wp.label, np.array(wp.x_prime), wp.label_prime),
     }
-    report = bar_pairs(Xs, ys, plan, pairs, [0.2, 0.5, 1.0], samples=1500, rng=3)
+    report = check_pairs(Xs, ys, plan, pairs, [0.2, 0.5, 1.0], samples=1500, rng=3)
     assert len(report.rows) == 3 and report.passed
     for row in report.rows:
         assert all(np.isfinite(row.profile.looseness) | (np.asarray(row.profile.measured) == 0))

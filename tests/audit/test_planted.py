@@ -1,4 +1,4 @@
-"""Planted bugs (issue 5): their samplers against closed forms (Section C.5's linear loss)
+"""Planted bugs: their samplers against closed forms (Section C.5's linear loss)
 and the mechanism's own code, and the pairwise audit flagging bugs 1, 3 and 4 while passing
 the clean release. Small, seeded configurations."""
 

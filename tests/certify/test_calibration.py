@@ -3,7 +3,7 @@
 ``tight`` plans are re-certified with Theorem C.13 (exact chi-tail truncation) and
 ``corollary_413`` plans with Theorem 4.1 (paper truncation), from the plan's public constants
 alone; Corollary 4.13's choices are recomputed from its displayed formulas. Calibration is
-slow (about a second per tight plan), so plans are built once per session and shared.
+slow (about a second per tight plan), so plans are built once per test run and shared.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def test_calibrate_dispatches():
         calibration.calibrate(loss, method="magic", n=n, d=d, zeta=ZETA, epsilon=eps, delta=delta)
 
 
-# ----------------------------------------------------------------------------- the issue's bar
+# ----------------------------------------------------------------------------- calibration targets
 
 
 @pytest.mark.parametrize("case", GRID, ids=[_id(c) for c in GRID])

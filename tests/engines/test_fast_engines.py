@@ -1,4 +1,4 @@
-"""Tests of the fast engines (issue 6): the fused row-blocked sweeps, batched releases and
+"""Tests of the fast engines: the fused row-blocked sweeps, batched releases and
 the data-span reduction of Lemma B.6.
 
 Every fused gradient is compared with the plain two-pass numpy reference

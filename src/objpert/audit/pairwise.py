@@ -475,12 +475,13 @@ def pairwise_profile(
     )
 
 
-# ---------------------------------------------------------------- the bar (issue 5)
+# ---------------------------------------------------------------- the pairwise check
 
 
 @dataclass(frozen=True)
-class BarRow:
-    """One neighbouring pair of the bar: the differing samples and the measured profile."""
+class PairCheckRow:
+    """One neighbouring pair of the pairwise check: the differing samples and the measured
+    profile."""
 
     name: str
     x: tuple[float, ...]
@@ -516,10 +517,11 @@ class BarRow:
 
 
 @dataclass(frozen=True)
-class BarReport:
-    """Issue 5's bar: on every pair, measured delta_pair(epsilon) below the certified one."""
+class PairCheckReport:
+    """The pairwise check: on every pair, measured delta_pair(epsilon) below the certified
+    one."""
 
-    rows: tuple[BarRow, ...]
+    rows: tuple[PairCheckRow, ...]
 
     @property
     def passed(self) -> bool:
@@ -545,7 +547,7 @@ class BarReport:
         return "\n".join(lines)
 
 
-def bar_pairs(
+def check_pairs(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
     plan: Plan,
@@ -556,8 +558,8 @@ def bar_pairs(
     rng: Any = None,
     proposal: str = "tilted",
     confidence: float = 0.95,
-) -> BarReport:
-    """The bar of issue 5 for the plan's Watkins & Arora release: for each named pair
+) -> PairCheckReport:
+    """The pairwise check of the plan's Watkins & Arora release: for each named pair
     ``name: (x, label, x', label')`` (the differing sample appended to the n - 1 shared rows),
     the pairwise profile (eq. 6) at ``epsilons`` against the certified delta (Theorem C.13),
     with the looseness certified / measured."""
@@ -580,7 +582,7 @@ def bar_pairs(
             confidence=confidence,
         )
         rows.append(
-            BarRow(
+            PairCheckRow(
                 name,
                 tuple(float(v) for v in x),
                 float(lab),
@@ -589,4 +591,4 @@ def bar_pairs(
                 prof,
             )
         )
-    return BarReport(tuple(rows))
+    return PairCheckReport(tuple(rows))

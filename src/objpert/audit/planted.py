@@ -1,5 +1,5 @@
 """Planted bugs: wrong implementations of the Watkins & Arora (2026) release that an audit
-must catch (issue 5).
+must catch.
 
 Each :class:`PlantedBug` offers ``sample(X, y, plan, draws, rng)`` (an array (draws, d) of
 releases, all draws in one batched sweep) for attacks, and ``release_map(plan)``: the map
@@ -104,7 +104,7 @@ def _recalibrate(plan: Plan, n: int) -> Plan:
         "zeta": plan.zeta,
         "epsilon": plan.epsilon,
         "delta": plan.delta,
-        "radius": plan.comparator_radius,
+        "comparator_norm": plan.comparator_radius,
         "delta_sample": plan.delta_sample,
     }
     if plan.method == "tight":

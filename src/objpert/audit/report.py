@@ -29,6 +29,7 @@ from objpert.audit.attacks import (
     parse_pair,
 )
 from objpert.errors import check_int, check_open_unit, check_positive
+from objpert.mechanisms import registry
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -63,8 +64,8 @@ class AuditReport:
     plan: Any
     pair: NeighbouringPair
     attack: AttackResult
-    profile: Any = None  # objpert.audit.pairwise.PairwiseProfile for "wa", else None
-    jacobian: Any = None  # objpert.audit.jacobian.JacobianReport on S for "wa", else None
+    profile: Any = None  # objpert.audit.pairwise.PairwiseProfile (W&A), else None
+    jacobian: Any = None  # objpert.audit.jacobian.JacobianReport on S (W&A), else None
 
     @property
     def epsilon_certified(self) -> float:
@@ -113,22 +114,23 @@ def run_audit(
 ) -> AuditReport:
     """Plan ``mechanism`` for the audit problem at (epsilon, delta), build ``pair``
     (``canonical``, ``worst``, ``random:SEED``), attack with ``draws`` releases per dataset
-    and, for ``wa``, measure the exact pairwise profile with ``samples`` noise draws per
-    direction at :func:`profile_grid`. One generator (``rng``) drives everything."""
+    and, for a map of one noise draw (W&A), measure the exact pairwise profile with
+    ``samples`` noise draws per direction at :func:`profile_grid`. One generator (``rng``) drives everything."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     draws = check_int("draws", draws, 4)
     samples = check_int("samples", samples, 2)
     parse_pair(pair)
+    mech = registry.get(mechanism)
+    mechanism = mech.name
     generator = np.random.default_rng(rng)
     plan = audit_plan(mechanism, epsilon=epsilon, delta=delta)
-    loss = "squared" if mechanism == "qop" else "logistic"
-    found = make_pair(pair, loss=loss, epsilon=epsilon, delta=delta, rng=generator)
+    found = make_pair(pair, loss=mech.audit_loss, epsilon=epsilon, delta=delta, rng=generator)
     attack = audit_mechanism(
         mechanism, found, plan=plan, draws=draws, rng=generator, confidence=confidence
     )
     profile = jacobian = None
-    if mechanism == "wa":
+    if mech.release_map is not None:  # a map of one noise draw: the exact profile applies
         from objpert.audit.jacobian import check_jacobian
         from objpert.audit.pairwise import pairwise_profile
 
