@@ -115,7 +115,8 @@ def run_audit(
     """Plan ``mechanism`` for the audit problem at (epsilon, delta), build ``pair``
     (``canonical``, ``worst``, ``random:SEED``), attack with ``draws`` releases per dataset
     and, for a map of one noise draw (W&A), measure the exact pairwise profile with
-    ``samples`` noise draws per direction at :func:`profile_grid`. One generator (``rng``) drives everything."""
+    ``samples`` noise draws per direction at :func:`profile_grid`. One generator (``rng``)
+    drives everything."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     draws = check_int("draws", draws, 4)
