@@ -308,3 +308,37 @@ def test_register_loss_refuses_violated_constants(cls):
     assert cls.name not in registered_losses()
     with pytest.raises(LossError, match="not a registered loss"):
         get_loss(cls())
+
+
+# ---------------------------------------------------------------- nothing non-finite is released
+
+
+def test_robust_regression_on_extreme_finite_targets_releases_finite_weights():
+    """Targets near +-1.7e308: t - y overflows, the pseudo-Huber derivative stays +-c."""
+    from objpert import PrivateRobustRegression
+    from objpert.losses import PseudoHuberLoss
+
+    loss = PseudoHuberLoss(0.5)
+    t = np.array([0.0, 1e308, -1e308])
+    y = np.array([1.7e308, -1.7e308, 1.7e308])
+    np.testing.assert_array_equal(loss.d1(t, y), [-0.5, 0.5, -0.5])
+    assert np.all(np.isfinite(loss.d1_into(t.copy(), y, np.empty(3))))
+    X, _ = _data()
+    targets = np.where(np.arange(N_ROWS) % 2 == 0, 1.7e308, -1.7e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = PrivateRobustRegression(scale=0.5, max_iterations=300, random_state=0)
+        model.fit(X, targets)
+    assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
+
+
+def test_non_finite_weights_are_never_released(monkeypatch):
+    from objpert.mechanisms import perturbed_gd
+
+    plan = _plan()
+    X, y = _data()
+    monkeypatch.setattr(
+        perturbed_gd, "run_gradient_descent", lambda *a, **k: np.array([np.nan, 0.0, 0.0])
+    )
+    with pytest.raises(PrivacyError, match="non-finite"):
+        perturbed_gradient_descent(X, (y == "dog").astype(int), plan, None, span_reduction=False)

@@ -50,6 +50,9 @@ _ALIASES: dict[str, str] = {
 }
 
 
+_Z_MAX = 1e300  # |z| of the pseudo-Huber loss is clamped here (see PseudoHuberLoss._rz)
+
+
 def broadcast_pair(t: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Margins t and labels y as float arrays of one broadcast shape (for Loss methods)."""
     return np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(y, dtype=float))
@@ -218,10 +221,13 @@ class PseudoHuberLoss(Loss):
         return {"scale": self.scale}
 
     def _rz(self, t: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(r, z, h) = (t - y, r / c, sqrt(1 + z^2)), with z clamped to +-1e300: t - y can
+        overflow to +-inf for finite t and y near 1.8e308, and the clamp keeps z / h (= +-1
+        there in double) and every derivative finite. Nothing changes for |z| <= 1e300."""
         t, y = broadcast_pair(t, y)
-        r = t - y
-        z = r / self.scale
-        return r, z, np.hypot(1.0, z)  # hypot: sqrt(1 + z^2) without overflow
+        with np.errstate(over="ignore"):
+            z = np.clip((t - y) / self.scale, -_Z_MAX, _Z_MAX)
+        return self.scale * z, z, np.hypot(1.0, z)  # hypot: sqrt(1 + z^2) without overflow
 
     def value(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         r, z, h = self._rz(t, y)
@@ -233,8 +239,10 @@ class PseudoHuberLoss(Loss):
         return self.scale * (z / h)
 
     def d1_into(self, t: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
-        np.subtract(t, y, out=out)
+        with np.errstate(over="ignore"):
+            np.subtract(t, y, out=out)
         out /= self.scale
+        np.clip(out, -_Z_MAX, _Z_MAX, out=out)  # as in _rz: finite where t - y overflows
         out /= np.hypot(1.0, out)
         out *= self.scale
         return out

@@ -36,6 +36,7 @@ __all__ = [
     "PrivacyError",
     "Release",
     "check_plan",
+    "finite_or_refused",
     "perturbed_gradient_descent",
     "release_batch",
     "run_gradient_descent",
@@ -147,6 +148,17 @@ def _prepare(
     return cert, M, yy, loss, clipped
 
 
+def finite_or_refused(w: np.ndarray) -> np.ndarray:
+    """``w`` if every weight is finite; otherwise :class:`PrivacyError` and nothing is
+    released (a NaN or an infinity is no point of the mechanism's output distribution)."""
+    if not np.all(np.isfinite(w)):
+        raise PrivacyError(
+            "the gradient descent produced non-finite weights (an overflow in the loss or "
+            "the data); nothing was released"
+        )
+    return w
+
+
 def _descend(
     M: Any,
     y: np.ndarray,
@@ -164,10 +176,12 @@ def _descend(
     if span_reduction is None:
         span_reduction = span_reduction_pays(M, N, draws)
     if not span_reduction:
-        return run_gradient_descent(GLMObjective(M, y, loss, mu), z, eta, N, progress)
+        return finite_or_refused(
+            run_gradient_descent(GLMObjective(M, y, loss, mu), z, eta, N, progress)
+        )
     span = FeatureSpan(M)
     objective = GLMObjective(span.features, y, loss, mu)
-    return run_in_feature_span(span, objective, z, eta, N, progress)
+    return finite_or_refused(run_in_feature_span(span, objective, z, eta, N, progress))
 
 
 def perturbed_gradient_descent(

@@ -107,8 +107,9 @@ def logistic(t, yi):
 
 def robust(t, yi, scale):
     """c z / hypot(1, z), z = (t - y) / c; hypot(1, z) = sqrt(1 + z^2) (within an ulp)
-    where z^2 cannot overflow, |z| beyond (where it equals |z| in double)."""
-    z = (t - yi) / scale
+    where z^2 cannot overflow, |z| beyond (where it equals |z| in double). z is clamped to
+    +-1e300, as the loss clamps it: t - y overflows to +-inf for finite t, y near 1.8e308."""
+    z = min(max((t - yi) / scale, -1e300), 1e300)
     a = abs(z)
     h = math.sqrt(1.0 + z * z)  # computed either way, so the select vectorises
     return scale * (z / (a if a > 1e150 else h))
