@@ -342,3 +342,22 @@ def test_non_finite_weights_are_never_released(monkeypatch):
     )
     with pytest.raises(PrivacyError, match="non-finite"):
         perturbed_gradient_descent(X, (y == "dog").astype(int), plan, None, span_reduction=False)
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_compiled_robust_kernels_are_finite_on_extreme_targets(backend):
+    from objpert.engines import compiled
+    from objpert.losses import PseudoHuberLoss
+
+    if backend == "numba" and not compiled.available():
+        pytest.skip("numba is not installed")
+    loss = PseudoHuberLoss(0.5)
+    X = np.ones((4, 2))
+    y = np.array([1.7e308, -1.7e308, 1.7e308, 1.0])
+    expected = loss.d1(np.zeros(4), y).sum()
+    out = np.zeros(2)
+    compiled.fused_kernel(loss, backend=backend)(X, np.zeros(2), y, 0, 4, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+    outs = np.zeros((2, 8))
+    compiled.batched_kernel(loss, backend=backend)(X, np.zeros((2, 8)), y, 0, 4, outs)
+    np.testing.assert_allclose(outs, expected, rtol=1e-12)

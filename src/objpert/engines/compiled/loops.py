@@ -65,8 +65,8 @@ def row_deriv(t, yi, kind, scale):
         e = math.exp(-abs(u))
         q = 1.0 + e
         return -yi * (1.0 / q if u >= 0.0 else e / q)
-    if kind == ROBUST:  # c z / sqrt(1 + z^2), z = (t - y) / c
-        z = (t - yi) / scale
+    if kind == ROBUST:  # c z / sqrt(1 + z^2), z = (t - y) / c, clamped as in robust()
+        z = min(max((t - yi) / scale, -1e300), 1e300)
         return scale * (z / math.hypot(1.0, z))
     return t - yi
 
