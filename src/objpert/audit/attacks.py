@@ -40,7 +40,8 @@ import numpy as np
 from scipy import stats
 
 from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
-from objpert.randomness import TestingSeedWarning
+from objpert.exceptions import TestingSeedWarning
+from objpert.mechanisms import registry
 
 __all__ = [
     "AUDIT_D",
@@ -67,16 +68,9 @@ __all__ = [
     "worst_case_pair",
 ]
 
-#: The mechanisms ``objpert audit`` knows: W&A, the peers, QOP.
-MECHANISMS: tuple[str, ...] = ("wa", "lop", "lop-clip", "amp", "output", "noisy-gd", "qop")
-#: ``--mechanism`` name -> :func:`objpert.certify.peers.calibrate_peer` method.
-PEER_METHODS: dict[str, str] = {
-    "lop": "lop",
-    "lop-clip": "lop_clip",
-    "amp": "amp",
-    "output": "output_perturbation",
-    "noisy-gd": "noisy_gd",
-}
+#: The mechanisms ``objpert audit`` knows: every registered one
+#: (:mod:`objpert.mechanisms.registry`).
+MECHANISMS: tuple[str, ...] = registry.names()
 #: The test statistics the attack chooses from (on the calibration half).
 STATISTICS: tuple[str, ...] = ("linear", "quadratic")
 #: Pair kinds of :func:`make_pair` (``random:SEED`` takes an integer seed).
@@ -94,8 +88,13 @@ AUDIT_ZETA = 1.0
 #: its noise out (the planted bug is then visible), with N ~ 10^2 steps.
 WA_MU = 0.03
 WA_MAX_ITERATIONS = 3000
-#: Planner options of the audited peers (LOP-Clip clips at half the gradient bound).
-PEER_OPTIONS: dict[str, dict[str, Any]] = {"lop-clip": {"clip": 0.5}}
+#: Planner options of the audited mechanisms: W&A at the public ridge WA_MU within
+#: WA_MAX_ITERATIONS steps, LOP-Clip clipping at half the gradient bound; the others use
+#: their planners' defaults.
+PLAN_OPTIONS: dict[str, dict[str, Any]] = {
+    "watkins_arora": {"mu": WA_MU, "max_iterations": WA_MAX_ITERATIONS},
+    "lop_clip": {"clip": 0.5},
+}
 #: ``worst`` pairs: :func:`objpert.audit.worst_pair.worst_pair` searches at this fraction
 #: of the target epsilon (at the target itself delta_pair is ~0 on every pair of the audited
 #: configurations, so the search would be blind), with these (cheap) settings.
@@ -109,6 +108,8 @@ WORST_SEARCH: dict[str, Any] = {
 }
 #: QOP: Davis-Yin iterations, the interpolating comparator theta* = e1 and theta_ref = 0.
 QOP_ITERATIONS = 300
+#: Release options of the audited mechanisms (QOP: deterministic Davis-Yin, theta_ref = 0).
+RELEASE_OPTIONS: dict[str, dict[str, Any]] = {"qop": {"iterations": QOP_ITERATIONS}}
 
 
 def _theta_star(d: int) -> np.ndarray:
@@ -274,7 +275,7 @@ def make_pair(
         return canonical_pair(n, d, zeta, loss=loss)
     if kind == "random":
         return random_pair(seed, n, d, zeta, loss=loss)
-    plan = audit_plan("wa", epsilon=epsilon, delta=delta, n=n, d=d, zeta=zeta)
+    plan = audit_plan("watkins_arora", epsilon=epsilon, delta=delta, n=n, d=d, zeta=zeta)
     return worst_case_pair(
         plan, epsilon=WORST_EPSILON_FRACTION * epsilon, rng=rng, loss=loss, **WORST_SEARCH
     )
@@ -284,9 +285,8 @@ def make_pair(
 
 
 def _check_mechanism(mechanism: str) -> str:
-    if mechanism not in MECHANISMS:
-        raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}; got {mechanism!r}")
-    return mechanism
+    """The registered name of ``mechanism`` (a former name warns)."""
+    return registry.get(mechanism).name
 
 
 def audit_plan(
@@ -298,39 +298,27 @@ def audit_plan(
     d: int = AUDIT_D,
     zeta: float = AUDIT_ZETA,
 ) -> Any:
-    """The plan of ``mechanism`` for the audit problem at target (epsilon, delta).
-
-    ``wa``: the tight calibration (:func:`objpert.certify.calibration.calibrate`) at the
-    public ridge :data:`WA_MU`; the peers: :func:`objpert.certify.peers.calibrate_peer`
-    with its defaults (LOP-Clip: clip 0.5); ``qop``: :func:`objpert.certify.qop.qop_plan`
-    for the squared loss (per-sample smoothness zeta^2, m = 2d)."""
-    _check_mechanism(mechanism)
+    """The plan of ``mechanism`` for the audit problem at target (epsilon, delta): the
+    registered planner on the mechanism's audit loss with :data:`PLAN_OPTIONS` (W&A: the
+    tight calibration at the public ridge :data:`WA_MU`; LOP-Clip: clip 0.5; QOP: the
+    squared loss, per-sample smoothness zeta^2, m = 2d)."""
+    mech = registry.get(mechanism)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    if mechanism == "wa":
-        from objpert.certify.calibration import calibrate
-
-        return calibrate(
-            "logistic", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, mu=WA_MU,
-            max_iterations=WA_MAX_ITERATIONS,
-        )  # fmt: skip
-    if mechanism == "qop":
-        from objpert.certify.qop import qop_plan
-
-        return qop_plan(d, epsilon, delta, smoothness=zeta**2)
-    from objpert.certify.peers import calibrate_peer
-
-    return calibrate_peer(
-        PEER_METHODS[mechanism], n, d, zeta, "logistic", epsilon, delta,
-        **PEER_OPTIONS.get(mechanism, {}),
-    )  # fmt: skip
+    return mech.plan(
+        loss=mech.audit_loss,
+        n=n,
+        d=d,
+        zeta=zeta,
+        epsilon=epsilon,
+        delta=delta,
+        **PLAN_OPTIONS.get(mech.name, {}),
+    )
 
 
 def certified_budget(plan: Any) -> tuple[float, float]:
     """The (epsilon, delta) a plan certifies: its certificate's (QOP: the plan's total)."""
     cert = plan.certificate
-    if callable(cert):  # a QOPPlan's certificate() is a method
-        cert = cert()
     return float(cert.epsilon), float(cert.delta)
 
 
@@ -338,29 +326,15 @@ def release_outputs(
     mechanism: str, X: Any, y: Any, plan: Any, draws: int, rng: np.random.Generator
 ) -> np.ndarray:
     """``draws`` independent releases of ``mechanism`` under ``plan`` on (X, y), as an array
-    (draws, d), through the mechanism's own batched release (same checks, same noise):
-    :func:`objpert.mechanisms.perturbed_gd.release_batch`,
-    :func:`objpert.mechanisms.peers.peer_release_batch`,
-    :func:`objpert.mechanisms.qop.qop_release_batch` (theta_ref = 0, no l1, no box,
+    (draws, d), through the mechanism's own batched release (same checks, same noise:
+    the registry's ``release_batch``; QOP with theta_ref = 0, no l1, no box,
     :data:`QOP_ITERATIONS` deterministic Davis-Yin steps). The seeded generator is the
     audit's: its testing-seed warning is silenced here."""
-    _check_mechanism(mechanism)
+    mech = registry.get(mechanism)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TestingSeedWarning)
-        if mechanism == "wa":
-            from objpert.mechanisms.perturbed_gd import release_batch
-
-            return release_batch(X, y, plan, draws, rng).weights
-        if mechanism == "qop":
-            from objpert.mechanisms.qop import qop_release_batch
-
-            ref = np.zeros(plan.d)
-            return qop_release_batch(
-                X, y, plan, ref, draws, iterations=QOP_ITERATIONS, rng=rng
-            ).weights
-        from objpert.mechanisms.peers import peer_release_batch
-
-        return peer_release_batch(X, y, plan, draws, rng).weights
+        batch = mech.release_batch(X, y, plan, draws, rng, **RELEASE_OPTIONS.get(mech.name, {}))
+    return batch.weights
 
 
 # ---------------------------------------------------------------- Clopper-Pearson
@@ -616,9 +590,9 @@ def audit_mechanism(
     ``plan``), release ``draws`` times on each side of ``pair`` (a
     :class:`NeighbouringPair` or a spec for :func:`make_pair`) and attack: the lower bound
     on epsilon at the certified delta against the certified epsilon."""
-    _check_mechanism(mechanism)
+    mechanism = _check_mechanism(mechanism)
     generator = np.random.default_rng(rng)
-    loss = "squared" if mechanism == "qop" else "logistic"
+    loss = registry.get(mechanism).audit_loss
     if isinstance(pair, str):
         pair = make_pair(pair, loss=loss, epsilon=epsilon, delta=delta, rng=generator)
     if pair.loss != loss:

@@ -36,7 +36,7 @@ from objpert.certify.constants import problem
 from objpert.data import as_feature_matrix, bound_rows
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError
-from objpert.losses import Loss, broadcast_pair
+from objpert.losses import Loss, broadcast_pair, register_loss
 from objpert.mechanisms.perturbed_gd import run_gradient_descent
 
 
@@ -92,6 +92,9 @@ class LinearLoss(Loss):
 
     def d3(self, t: ArrayLike, y: ArrayLike) -> np.ndarray:
         return self.d2(t, y)
+
+
+register_loss(LinearLoss)  # its constants are checked like any custom loss's
 
 
 def plan_loss(plan: Plan) -> Loss:

@@ -1,65 +1,22 @@
-"""Shared pieces of the benchmarks: one result row and best-of-k timers."""
+"""Deprecated: moved to :mod:`objpert.apps.bench.common`.
 
-from __future__ import annotations
+Kept for one release: importing it warns (DeprecationWarning) and re-exports
+everything the new module defines.
+"""
 
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
+import warnings
 
+from objpert.apps.bench import common as _moved
+from objpert.apps.bench.common import *  # noqa: F403
+from objpert.apps.bench.common import __all__  # noqa: F401
 
-@dataclass(frozen=True)
-class BenchResult:
-    """One benchmark figure: ``ratio = seconds / baseline_seconds`` (lower is faster),
-    compared with ``bar`` by ``bar_kind`` ("max": ratio <= bar, "min": ratio >= bar,
-    None: reported only)."""
-
-    name: str
-    seconds: float
-    baseline: str
-    baseline_seconds: float
-    ratio: float
-    bar: float | None = None
-    bar_kind: str | None = None
-    note: str = ""
-
-    @property
-    def passed(self) -> bool | None:
-        if self.bar is None or self.bar_kind is None:
-            return None
-        return self.ratio <= self.bar if self.bar_kind == "max" else self.ratio >= self.bar
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "passed": self.passed}
+warnings.warn(
+    "objpert.bench.common is deprecated; import objpert.apps.bench.common instead",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
-#: Seconds of sleep before each timed call of :func:`best_times`. OpenBLAS's threads spin
-#: for ~0.1 s after a multi-threaded product and slowed whatever ran next by up to 40%
-#: here; a descent runs its gradients back to back with BLAS on one thread, never so.
-SETTLE_SECONDS = 0.25
-
-
-def best_times(
-    *fns: Callable[[], Any], repeats: int = 5, warmup: int = 1, settle: float = SETTLE_SECONDS
-) -> list[float]:
-    """Best wall time of each function over ``repeats`` rounds, after ``warmup`` untimed
-    rounds (seconds). A round calls every function once, in turn, so a function and its
-    baseline are timed under the same conditions even when the machine's speed drifts;
-    each timed call starts ``settle`` seconds after the previous call ended, so that no
-    thread pool is still spinning from it."""
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            time.sleep(settle)
-            start = time.perf_counter()
-            fn()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
-
-
-def best_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
-    """Best wall time of ``repeats`` calls after ``warmup`` untimed calls (seconds)."""
-    return best_times(fn, repeats=repeats, warmup=warmup)[0]
+def __getattr__(name: str):
+    """The moved module's other names (its private helpers included)."""
+    return getattr(_moved, name)

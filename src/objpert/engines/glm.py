@@ -33,7 +33,10 @@ class GLMObjective:
         self.engine: Engine = make_engine(X, threads=threads, block_rows=block_rows)
         # y=None: the engine holds the labels (a Dask engine); value/hvp fetch them
         self.y = None if y is None else np.asarray(y, dtype=np.float64)
-        self.loss = get_loss(loss)
+        # a Loss instance is used as given (the objective only computes with it; which loss
+        # a release uses, and its constants, are the mechanism's to re-derive); a name is
+        # looked up in the loss registry
+        self.loss = loss if isinstance(loss, Loss) else get_loss(loss)
         self.mu = float(mu)
         self.n, self.d = self.engine.n, self.engine.d
 

@@ -1,5 +1,17 @@
-"""External peers run in their own environments (never pinned into objpert's)."""
+"""Deprecated: moved to :mod:`objpert.apps.external`.
 
-from objpert.external.diffprivlib_env import DIFFPRIVLIB_REQUIREMENTS, ensure_env, run_diffprivlib
+Kept for one release: importing it warns (DeprecationWarning) and re-exports the new
+package; the old paths of its submodules (``.diffprivlib_env``, ``.diffprivlib_runner``)
+still import, each warning too.
+"""
 
-__all__ = ["DIFFPRIVLIB_REQUIREMENTS", "ensure_env", "run_diffprivlib"]
+import warnings
+
+from objpert.apps.external import *  # noqa: F403
+from objpert.apps.external import __all__  # noqa: F401
+
+warnings.warn(
+    "objpert.external is deprecated; import objpert.apps.external instead",
+    DeprecationWarning,
+    stacklevel=2,
+)

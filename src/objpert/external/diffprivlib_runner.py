@@ -1,58 +1,23 @@
-"""Run IBM diffprivlib's LogisticRegression in its own environment (no objpert import).
+"""Deprecated: moved to :mod:`objpert.apps.external.diffprivlib_runner`.
 
-Usage: python diffprivlib_runner.py IN.npz ARGS.json OUT.json
-IN.npz holds Xtr, ytr, Xte, yte; ARGS.json: epsilons, seeds, data_norm.
+Kept for one release: importing it warns (DeprecationWarning) and re-exports
+everything the new module defines.
 """
 
-import json
-import sys
-import time
 import warnings
 
+from objpert.apps.external import diffprivlib_runner as _moved
+from objpert.apps.external.diffprivlib_runner import *  # noqa: F403
+from objpert.apps.external.diffprivlib_runner import __all__  # noqa: F401
 
-def main() -> None:
-    import diffprivlib
-    import numpy as np
-    import sklearn
-    from diffprivlib.models import LogisticRegression
-
-    data = np.load(sys.argv[1])
-    with open(sys.argv[2]) as fh:
-        args = json.load(fh)
-    rows = []
-    for eps in args["epsilons"]:
-        for seed in range(args["seeds"]):
-            model = LogisticRegression(
-                epsilon=eps, data_norm=args["data_norm"], random_state=seed, max_iter=1000
-            )
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(data["Xtr"], data["ytr"])
-            seconds = time.perf_counter() - t0
-            rows.append(
-                {
-                    "epsilon": eps,
-                    "seed": seed,
-                    "accuracy": float(model.score(data["Xte"], data["yte"])),
-                    "seconds": seconds,
-                    "coef": model.coef_.ravel().tolist(),
-                    "intercept": float(np.ravel(model.intercept_)[0]),
-                }
-            )
-    out = {
-        "rows": rows,
-        "versions": {
-            "diffprivlib": diffprivlib.__version__,
-            "scikit-learn": sklearn.__version__,
-            "numpy": np.__version__,
-            "python": sys.version.split()[0],
-        },
-        "privacy": "pure epsilon-DP (delta = 0): objective perturbation, Chaudhuri et al. 2011",
-    }
-    with open(sys.argv[3], "w") as fh:
-        json.dump(out, fh)
+warnings.warn(
+    "objpert.external.diffprivlib_runner is deprecated; "
+    "import objpert.apps.external.diffprivlib_runner instead",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
-if __name__ == "__main__":
-    main()
+def __getattr__(name: str):
+    """The moved module's other names (its private helpers included)."""
+    return getattr(_moved, name)

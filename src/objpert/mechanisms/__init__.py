@@ -1,5 +1,6 @@
 """Mechanisms: draw the noise once, run the solver exactly as the plan says, release."""
 
+from objpert.mechanisms import builtin  # noqa: F401  (registers the shipped mechanisms)
 from objpert.mechanisms.peers import (
     amp_release,
     lop_clip_release,
@@ -9,7 +10,6 @@ from objpert.mechanisms.peers import (
 )
 from objpert.mechanisms.perturbed_gd import PrivacyError, Release, perturbed_gradient_descent
 from objpert.mechanisms.qop import qop_release
-from objpert.mechanisms import builtin  # noqa: F401, I001  (registers the shipped mechanisms)
 
 __all__ = [
     "PrivacyError",

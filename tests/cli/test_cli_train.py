@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from objpert.cli import _parse_classes, main
+from objpert.cli import main
+from objpert.cli.train import parse_classes
 from objpert.errors import ObjpertError
 from objpert.estimators import PrivateLogisticRegression
 
@@ -323,7 +324,7 @@ def test_classes_outside_the_data_and_with_robust_are_refused(table, capsys):
     ],
 )
 def test_parse_classes(text, want):
-    got = _parse_classes(text)
+    got = parse_classes(text)
     assert got == want and [type(v) for v in got] == [type(v) for v in want]
 
 

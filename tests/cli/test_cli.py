@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
+from objpert.apps.reproduce import example_constants
 from objpert.certify import exact, theorem41
 from objpert.cli import main
-from objpert.reproduce import example_constants
 
 EXAMPLE = [
     "certify",
@@ -228,6 +228,7 @@ def test_console_script_error_subprocess():
     assert "sigma must be > 0" in proc.stderr
 
 
+@pytest.mark.slow
 def test_tables_prints_certificates_and_calibration(capsys):
     out = run_json(capsys, ["tables"])
     forms = [c["form"] for c in out["certificates"]]
@@ -238,6 +239,7 @@ def test_tables_prints_certificates_and_calibration(capsys):
         assert row["tight"]["certificate"]["delta"] <= 1e-6
 
 
+@pytest.mark.slow
 def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
     assert main(["reproduce", "qop", "--runs", "2", "--out", str(tmp_path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -1,12 +1,14 @@
 """``objpert audit``: attack a mechanism on a neighbouring pair and, for the Watkins & Arora
 release, measure the exact pairwise privacy profile, against the certificate.
 
-    objpert audit --mechanism {wa,lop,lop-clip,amp,output,noisy-gd,qop}
+    objpert audit --mechanism {watkins_arora,lop,lop_clip,amp,output_perturbation,noisy_gd,qop}
                   --pair {canonical,worst,random:SEED} [--epsilon E --delta D --draws B
                   --samples K --seed S] [--plot FILE.png] [--json]
 
-The attack (Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the
-certified delta with Clopper-Pearson (1934) intervals; see :mod:`objpert.audit.attacks` and
+``--mechanism`` takes the names of :mod:`objpert.mechanisms.registry`; a former name (``wa``,
+``lop-clip``, ``output``, ``noisy-gd``) is translated with a deprecation warning. The attack
+(Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the certified
+delta with Clopper-Pearson (1934) intervals; see :mod:`objpert.audit.attacks` and
 :mod:`objpert.audit.report`. Errors are one line on stderr with exit code 2 (the caller,
 :func:`objpert.cli.main`, prints :class:`~objpert.errors.ObjpertError`).
 """
@@ -17,7 +19,7 @@ import argparse
 import math
 from typing import Any
 
-from objpert.audit.attacks import MECHANISMS, parse_pair
+from objpert.audit.attacks import parse_pair
 from objpert.audit.report import (
     DEFAULT_DELTA,
     DEFAULT_DRAWS,
@@ -27,9 +29,20 @@ from objpert.audit.report import (
     report_tables,
     run_audit,
 )
+from objpert.cli.common import translate
+from objpert.cli.output import console, emit
 from objpert.errors import ParameterError
+from objpert.mechanisms import registry
 
-__all__ = ["add_parser", "cmd_audit"]
+__all__ = ["add_parser", "cmd_audit", "mechanism_name"]
+
+
+def mechanism_name(value: str) -> str:
+    """``--mechanism``: a registry name as given; a former name translated (it warns).
+    Anything else is left for argparse's choices to refuse."""
+    if value in registry.ALIASES:
+        return translate(lambda name: registry.get(name).name, value)
+    return value
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -48,8 +61,6 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from objpert.cli import _console, _emit
-
     _check(args)
     report = run_audit(
         args.mechanism,
@@ -63,9 +74,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     payload: dict[str, Any] = report.to_dict()
     if args.plot:
         payload["plot"] = plot_audit(report, args.plot)
-    _emit(args, payload, report_tables(report))
+    emit(args, payload, report_tables(report))
     if args.plot and not args.json:
-        _console().print(f"figure: {payload['plot']}")
+        console().print(f"figure: {payload['plot']}")
     return 0
 
 
@@ -75,7 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit",
         help="attack a mechanism on a neighbouring pair: a lower bound on epsilon vs certified",
     )
-    p.add_argument("--mechanism", required=True, choices=MECHANISMS)
+    p.add_argument("--mechanism", required=True, type=mechanism_name, choices=registry.names())
     p.add_argument(
         "--pair",
         default="canonical",

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from objpert.datasets import _published_ranges, load
+from objpert.apps.datasets import _published_ranges, load
 from objpert.errors import ParameterError
 
 

@@ -1,6 +1,5 @@
 """``objpert bench``: the runner, its CLI, the fit benchmark and the flights dataset."""
 
-import importlib.util
 import json
 import math
 import os
@@ -10,9 +9,9 @@ import types
 import numpy as np
 import pytest
 
-from objpert import datasets
-from objpert.bench import runner
-from objpert.bench.common import BenchResult
+from objpert.apps import datasets
+from objpert.apps.bench import runner
+from objpert.apps.bench.common import BenchResult
 from objpert.cli import main
 from objpert.errors import ParameterError
 
@@ -45,7 +44,7 @@ def test_flights_is_a_public_binary_task(flights):
 
 
 @pytest.mark.parametrize(
-    ("bar", "kind", "ratio", "passed"),
+    ("threshold", "kind", "ratio", "passed"),
     [
         (None, None, 5.0, None),
         (2.0, "max", 2.0, True),
@@ -54,8 +53,8 @@ def test_flights_is_a_public_binary_task(flights):
         (2.0, "min", 1.99, False),
     ],
 )
-def test_passed(bar, kind, ratio, passed):
-    r = BenchResult("x", ratio, "b", 1.0, ratio, bar, kind)
+def test_passed(threshold, kind, ratio, passed):
+    r = BenchResult("x", ratio, "b", 1.0, ratio, threshold, kind)
     assert r.passed is passed
     assert r.to_dict()["passed"] is passed
 
@@ -96,7 +95,7 @@ def fake_bench(monkeypatch):
     module.bench_fake = bench_fake
     monkeypatch.setitem(sys.modules, "fake_bench_module", module)
     monkeypatch.setitem(runner.BENCHMARKS, "fake", ("fake_bench_module", "bench_fake"))
-    monkeypatch.setitem(runner.BENCHMARKS, "gone", ("objpert.bench.no_such_module", "f"))
+    monkeypatch.setitem(runner.BENCHMARKS, "gone", ("objpert.apps.bench.no_such_module", "f"))
     module.bench_broken = lambda: 1 / 0
     monkeypatch.setitem(runner.BENCHMARKS, "broken", ("fake_bench_module", "bench_broken"))
     return seen
@@ -107,7 +106,7 @@ def test_runner_passes_options_pins_threads_and_skips_missing(fake_bench):
     assert fake_bench["quick"] is True and fake_bench["threads"] == 1
     assert fake_bench["limits"] <= {1}  # every BLAS/OpenMP pool pinned to one thread
     assert [r.name for r in results] == ["gone", "fake fast", "fake slow"]
-    assert results[0].note == "skipped: objpert.bench.no_such_module is missing"
+    assert results[0].note == "skipped: objpert.apps.bench.no_such_module is missing"
     assert [r.passed for r in results] == [None, True, False]
 
 
@@ -119,13 +118,13 @@ def test_threads_default_to_the_available_cores(fake_bench):
     assert fake_bench["limits"] <= {available_cores()}
 
 
-def test_failed_bar_is_printed_with_exit_zero_and_files_written(fake_bench, tmp_path, capsys):
+def test_missed_threshold_is_printed_with_exit_zero_and_files_written(fake_bench, tmp_path, capsys):
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     args = ["bench", "--only", "fake,gone", "--quick", "--threads", "1", "--json", str(out)]
     assert main([*args, "--markdown-file", str(md)]) == 0
     printed = capsys.readouterr().out
     assert "fake slow" in printed and "FAIL" in printed and "skipped" in printed
-    assert "1 bar(s) failed: fake slow" in printed
+    assert "1 threshold(s) not met: fake slow" in printed
     payload = json.loads(out.read_text())  # strict JSON: skipped NaNs are null
     assert payload["meta"]["quick"] is True and payload["meta"]["threads"] == 1
     assert [r["passed"] for r in payload["results"]] == [True, False, None]
@@ -135,11 +134,9 @@ def test_failed_bar_is_printed_with_exit_zero_and_files_written(fake_bench, tmp_
     assert capsys.readouterr().out.startswith("| benchmark | seconds |")
 
 
-@pytest.mark.parametrize("name", ["dense", "sparse", "batched", "dask"])
-def test_engine_benchmarks_run_quick(name, capsys):
-    module = runner.BENCHMARKS[name][0]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} not written yet")
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dense", "sparse", "batched", "dask", "mechanisms"])
+def test_benchmarks_run_quick_from_the_cli(name, capsys):
     assert main(["bench", "--quick", "--only", name]) == 0
     out = capsys.readouterr().out
     assert "objpert bench (quick sizes" in out and "skipped: objpert" not in out
@@ -153,8 +150,8 @@ def test_fit_quick_from_the_cli(cached_flights, capsys):
 
 
 def test_fit_reports_diffprivlib_as_skipped_when_unavailable(cached_flights, monkeypatch):
-    from objpert.bench.fit import QUICK_ROWS, bench_fit
-    from objpert.external import diffprivlib_env
+    from objpert.apps.bench.fit import QUICK_ROWS, bench_fit
+    from objpert.apps.external import diffprivlib_env
 
     def offline(*args, **kwargs):
         raise diffprivlib_env.ExternalPeerError("could not build the diffprivlib environment")
@@ -168,7 +165,7 @@ def test_fit_reports_diffprivlib_as_skipped_when_unavailable(cached_flights, mon
 
 
 def test_blas_env_is_set_inside_and_restored(monkeypatch):
-    from objpert.bench.fit import BLAS_ENV, blas_env
+    from objpert.apps.bench.fit import BLAS_ENV, blas_env
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
@@ -183,3 +180,59 @@ def test_a_raising_benchmark_is_a_row_and_exit_one(fake_bench, capsys):
     assert "ERROR" in captured.out and "ZeroDivisionError" in captured.out
     assert "fake fast" in captured.out  # the others still ran
     assert captured.err == "objpert: error: benchmark(s) raised: broken\n"
+
+
+def test_the_mechanism_benchmark_is_in_the_runners_list():
+    assert runner.BENCHMARKS["mechanisms"] == (
+        "objpert.apps.bench.mechanisms",
+        "bench_mechanisms",
+    )
+
+
+def test_mechanism_benchmark_times_every_registered_mechanism():
+    from objpert.apps.bench.mechanisms import REFERENCE, bench_mechanisms
+    from objpert.mechanisms import registry
+
+    results = bench_mechanisms(n=200, d=3, rounds=3, warmup=1, settle=0.0)
+    assert [r.name for r in results] == [f"release {name}" for name in registry.names()]
+    for name, r in zip(registry.names(), results, strict=True):
+        assert not r.note.startswith(("error", "skipped")), r.note
+        assert r.seconds > 0 and r.passed is None  # reported only
+        low, high = (float(s) for s in r.note.split("min ")[1].split(", max "))
+        assert low <= r.seconds * (1 + 1e-3) and r.seconds <= high * (1 + 1e-3)
+        assert "median of 3 rounds" in r.note
+        mechanism = registry.get(name)
+        if "logistic" in mechanism.losses:
+            assert r.note.startswith("logistic, n=200, d=3")
+            assert r.baseline == f"{REFERENCE} release"
+            assert r.ratio == pytest.approx(r.seconds / r.baseline_seconds)
+        else:  # QOP: its own squared-loss problem, no common baseline
+            assert r.note.startswith(f"{mechanism.losses[0]}, n=200, d=3")
+            assert r.baseline == "" and math.isnan(r.ratio)
+    assert results[0].name == f"release {REFERENCE}" and results[0].ratio == pytest.approx(1.0)
+
+
+def test_mechanism_benchmark_reports_a_broken_mechanism_and_times_the_others(monkeypatch):
+    import dataclasses
+
+    from objpert.apps.bench import mechanisms as bench
+    from objpert.mechanisms import registry
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no release today")
+
+    real_names, real_get = registry.names, registry.get
+    fake = dataclasses.replace(real_get("amp"), name="broken", release=broken)
+    other = dataclasses.replace(real_get("amp"), name="gd_only", losses=("hinge",))
+    monkeypatch.setattr(registry, "names", lambda: ("lop", "broken", "gd_only"))
+    monkeypatch.setattr(
+        registry, "get", lambda name: {"broken": fake, "gd_only": other}.get(name) or real_get(name)
+    )
+    results = bench.bench_mechanisms(n=100, d=2, rounds=1, warmup=1, settle=0.0)
+    assert real_names()  # the registry itself is untouched
+    lop, bad, skipped = results
+    assert lop.seconds > 0 and lop.baseline == ""  # no Watkins & Arora row to compare with
+    assert bad.note == "error: RuntimeError: no release today" and math.isnan(bad.seconds)
+    assert skipped.note.startswith("skipped: accepts neither") and runner.cells(skipped)[6] == (
+        "skipped"
+    )

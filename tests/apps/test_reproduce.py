@@ -2,8 +2,8 @@
 
 import pytest
 
-from objpert import reproduce
-from objpert.reproduce import agrees
+from objpert.apps import reproduce
+from objpert.apps.reproduce import agrees
 
 ENTRIES = reproduce.all_entries()
 SLIPS = {"Theorem 4.9 bound at N = 519"}

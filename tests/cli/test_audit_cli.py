@@ -1,4 +1,5 @@
-"""``objpert audit``: tables, JSON from the library, the figure, one-line errors (exit 2)."""
+"""``objpert audit``: tables, JSON from the library, the figure, one-line errors (exit 2);
+``--mechanism`` takes the registry's names (a former name warns and is translated)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from objpert.audit import attacks
 from objpert.cli import main
+from objpert.mechanisms import registry
 
 FAST = ["--draws", "400", "--samples", "60", "--seed", "3"]
 
@@ -19,23 +21,23 @@ def run_json(capsys, argv):
 
 
 def test_output_perturbation_json_matches_the_library(capsys):
-    out = run_json(capsys, ["--mechanism", "output", *FAST])
-    assert out["mechanism"] == "output" and out["profile"] is None
+    out = run_json(capsys, ["--mechanism", "output_perturbation", *FAST])
+    assert out["mechanism"] == "output_perturbation" and out["profile"] is None
     attack = out["attack"]
     assert attack["draws"] == 400 and attack["positives"] == attack["negatives"] == 200
     assert out["epsilon_certified"] == pytest.approx(attacks.DEFAULT_EPSILON)
     assert out["delta_certified"] <= attacks.DEFAULT_DELTA
     assert attack["flagged"] is False and attack["epsilon_lower"] < out["epsilon_certified"]
     assert out["pair"]["name"] == "canonical" and out["pair"]["n"] == attacks.AUDIT_N
-    plan = attacks.audit_plan("output", epsilon=2.0, delta=1e-2)
+    plan = attacks.audit_plan("output_perturbation", epsilon=2.0, delta=1e-2)
     assert out["plan"]["sigma"] == plan.sigma
-    again = run_json(capsys, ["--mechanism", "output", *FAST])
+    again = run_json(capsys, ["--mechanism", "output_perturbation", *FAST])
     assert again["attack"] == attack  # seeded: reproducible
 
 
 def test_wa_table_profile_and_plot(capsys, tmp_path):
     png = tmp_path / "audit.png"
-    assert main(["audit", "--mechanism", "wa", *FAST, "--plot", str(png)]) == 0
+    assert main(["audit", "--mechanism", "watkins_arora", *FAST, "--plot", str(png)]) == 0
     text = capsys.readouterr().out
     assert "epsilon lower bound" in text and "Exact pairwise profile" in text
     assert "looseness" in text and str(png) in text
@@ -44,7 +46,8 @@ def test_wa_table_profile_and_plot(capsys, tmp_path):
 
 
 def test_wa_json_profile_at_the_grid(capsys):
-    out = run_json(capsys, ["--mechanism", "wa", *FAST, "--epsilon", "1.5", "--delta", "0.02"])
+    argv = ["--mechanism", "watkins_arora", *FAST, "--epsilon", "1.5", "--delta", "0.02"]
+    out = run_json(capsys, argv)
     prof = out["profile"]
     assert prof["epsilons"] == pytest.approx([f * 1.5 for f in (0.025, 0.05, 0.1, 0.25, 0.5, 1)])
     assert prof["samples"] == 60 and len(prof["looseness"]) == 6
@@ -57,8 +60,8 @@ def test_wa_json_profile_at_the_grid(capsys):
 
 
 def test_random_pair_and_qop(capsys):
-    out = run_json(capsys, ["--mechanism", "lop-clip", "--pair", "random:7", *FAST])
-    assert out["pair"]["name"] == "random:7" and out["attack"]["mechanism"] == "lop-clip"
+    out = run_json(capsys, ["--mechanism", "lop_clip", "--pair", "random:7", *FAST])
+    assert out["pair"]["name"] == "random:7" and out["attack"]["mechanism"] == "lop_clip"
     out = run_json(capsys, ["--mechanism", "qop", "--draws", "100", "--seed", "0"])
     assert out["pair"]["loss"] == "squared" and out["pair"]["x_prime"] == [0.0, 0.0]
     assert out["flagged"] is True  # the point mass at theta_ref (docs/audit.md)
@@ -79,17 +82,17 @@ def test_worst_pair_is_searched_then_attacked(capsys, monkeypatch):
     [
         (["--mechanism", "lop2"], "invalid choice"),
         (["--pair", "canonical"], "required"),
-        (["--mechanism", "wa", "--pair", "random:x"], "random:SEED"),
-        (["--mechanism", "wa", "--pair", "best"], "canonical, worst or random"),
-        (["--mechanism", "wa", "--epsilon", "0"], "--epsilon"),
-        (["--mechanism", "wa", "--epsilon", "-1"], "--epsilon"),
-        (["--mechanism", "wa", "--epsilon", "nan"], "--epsilon"),
-        (["--mechanism", "wa", "--delta", "0"], "--delta"),
-        (["--mechanism", "wa", "--delta", "1"], "--delta"),
-        (["--mechanism", "wa", "--samples", "0"], "--samples"),
-        (["--mechanism", "wa", "--draws", "3"], "--draws"),
-        (["--mechanism", "wa", "--seed", "-2"], "--seed"),
-        (["--mechanism", "wa", "--draws", "many"], "invalid int"),
+        (["--mechanism", "watkins_arora", "--pair", "random:x"], "random:SEED"),
+        (["--mechanism", "watkins_arora", "--pair", "best"], "canonical, worst or random"),
+        (["--mechanism", "watkins_arora", "--epsilon", "0"], "--epsilon"),
+        (["--mechanism", "watkins_arora", "--epsilon", "-1"], "--epsilon"),
+        (["--mechanism", "watkins_arora", "--epsilon", "nan"], "--epsilon"),
+        (["--mechanism", "watkins_arora", "--delta", "0"], "--delta"),
+        (["--mechanism", "watkins_arora", "--delta", "1"], "--delta"),
+        (["--mechanism", "watkins_arora", "--samples", "0"], "--samples"),
+        (["--mechanism", "watkins_arora", "--draws", "3"], "--draws"),
+        (["--mechanism", "watkins_arora", "--seed", "-2"], "--seed"),
+        (["--mechanism", "watkins_arora", "--draws", "many"], "invalid int"),
     ],
 )
 def test_errors_are_one_line_with_exit_2(capsys, argv, match):
@@ -99,3 +102,26 @@ def test_errors_are_one_line_with_exit_2(capsys, argv, match):
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("objpert: error:") and match in lines[0]
     assert "Traceback" not in captured.err
+
+
+def test_mechanism_choices_are_the_registry_names(capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "{" + ",".join(registry.names()) + "}" in usage
+    assert "noisy-gd" not in usage  # former names are accepted, not advertised
+
+
+@pytest.mark.parametrize(("former", "name"), sorted(registry.ALIASES.items()))
+def test_a_former_name_still_works_and_warns(capsys, former, name):
+    with pytest.warns(DeprecationWarning, match=name):
+        assert main(["audit", "--mechanism", former, "--epsilon", "0", "--json"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"objpert: warning: mechanism name {former!r} is deprecated: use {name!r}"
+    assert err[1].startswith("objpert: error: --epsilon")  # parsed as the registry name
+
+
+def test_a_former_name_runs_the_registered_mechanism(capsys):
+    with pytest.warns(DeprecationWarning, match="output_perturbation"):
+        out = run_json(capsys, ["--mechanism", "output", *FAST])
+    assert out["mechanism"] == "output_perturbation"

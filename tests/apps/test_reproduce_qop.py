@@ -1,4 +1,4 @@
-"""Tests of objpert.reproduce_qop: Figures 1 and 2 of Cortild & Cartis (2026), reduced.
+"""Tests of objpert.apps.reproduce_qop: Figures 1 and 2 of Cortild & Cartis (2026), reduced.
 
 Figure 2 is checked for what the paper shows: QOP's empirical risk is far less sensitive to
 the box radius kappa than LOP's, with LOP-Clip in between (the authors' average standard
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from objpert import reproduce_qop as rq
+from objpert.apps import reproduce_qop as rq
 from objpert.certify import qop
 from objpert.errors import ParameterError
 

@@ -1,14 +1,16 @@
 """The comparison harness (small configurations; the full report is `objpert compare`)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from objpert import compare
+from objpert.apps import compare
 from objpert.cli import main
 
 
+@pytest.mark.slow
 def test_harness_rows_certificates_and_not_applicable():
     rows, _ = compare.run(
         ["breast_cancer"], [1.0, 3.0], 1e-6, 2, methods=("watkins_arora", "qop", "nonprivate")
@@ -26,6 +28,7 @@ def test_harness_rows_certificates_and_not_applicable():
     assert "| breast_cancer | watkins_arora | 1 |" in compare.markdown(rows)
 
 
+@pytest.mark.slow  # builds diffprivlib's environment on first use (minutes, network)
 def test_diffprivlib_peer_runs_in_its_own_environment():
     rows, meta = compare.run(["breast_cancer"], [3.0], 1e-6, 2, methods=("diffprivlib",))
     (row,) = rows
@@ -64,3 +67,35 @@ def test_compare_cli_writes_report(tmp_path, capsys):
 def test_compare_cli_errors(argv, capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_methods_are_the_registry_names_and_the_baselines():
+    from objpert.cli.compare import parse_methods
+    from objpert.mechanisms import registry
+
+    assert parse_methods(None) == compare.DEFAULT_METHODS
+    assert (*registry.names(), "nonprivate", "diffprivlib") == compare.DEFAULT_METHODS
+    assert parse_methods(" lop_clip, nonprivate ,lop_clip") == ("lop_clip", "nonprivate")
+
+
+def test_a_former_method_name_still_works_and_warns(capsys):
+    from objpert.cli.compare import parse_methods
+
+    with pytest.warns(DeprecationWarning, match="output_perturbation"):
+        assert parse_methods("output,diffprivlib") == ("output_perturbation", "diffprivlib")
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "objpert: warning: mechanism name 'output' is deprecated: use 'output_perturbation'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"), [("magic", "unknown methods ['magic']"), (",", "no method")]
+)
+def test_unknown_or_no_methods_are_refused(text, fragment):
+    from objpert.cli.compare import parse_methods
+    from objpert.errors import ObjpertError
+
+    with pytest.raises(ObjpertError, match=re.escape(fragment)):
+        parse_methods(text)

@@ -1,0 +1,74 @@
+"""Shared pieces of the benchmarks: one result row and best-of-k timers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["SETTLE_SECONDS", "BenchResult", "best_time", "best_times", "round_times"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark figure: ``ratio = seconds / baseline_seconds`` (lower is faster),
+    compared with its threshold ``bar`` by ``bar_kind`` ("max": ratio <= bar, "min":
+    ratio >= bar, None: reported only)."""
+
+    name: str
+    seconds: float
+    baseline: str
+    baseline_seconds: float
+    ratio: float
+    bar: float | None = None
+    bar_kind: str | None = None
+    note: str = ""
+
+    @property
+    def passed(self) -> bool | None:
+        if self.bar is None or self.bar_kind is None:
+            return None
+        return self.ratio <= self.bar if self.bar_kind == "max" else self.ratio >= self.bar
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed}
+
+
+#: Seconds of sleep before each timed call of :func:`best_times`. OpenBLAS's threads spin
+#: for ~0.1 s after a multi-threaded product and slowed whatever ran next by up to 40%
+#: here; a descent runs its gradients back to back with BLAS on one thread, never so.
+SETTLE_SECONDS = 0.25
+
+
+def round_times(
+    *fns: Callable[[], Any], repeats: int = 5, warmup: int = 1, settle: float = SETTLE_SECONDS
+) -> list[list[float]]:
+    """Wall times of each function in each of ``repeats`` rounds, after ``warmup`` untimed
+    rounds (seconds; one list per function). A round calls every function once, in turn,
+    so a function and its baseline are timed under the same conditions even when the
+    machine's speed drifts; each timed call starts ``settle`` seconds after the previous
+    call ended, so that no thread pool is still spinning from it."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            time.sleep(settle)
+            start = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - start)
+    return times
+
+
+def best_times(
+    *fns: Callable[[], Any], repeats: int = 5, warmup: int = 1, settle: float = SETTLE_SECONDS
+) -> list[float]:
+    """Best wall time of each function over the rounds of :func:`round_times` (seconds)."""
+    return [min(ts) for ts in round_times(*fns, repeats=repeats, warmup=warmup, settle=settle)]
+
+
+def best_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
+    """Best wall time of ``repeats`` calls after ``warmup`` untimed calls (seconds)."""
+    return best_times(fn, repeats=repeats, warmup=warmup)[0]

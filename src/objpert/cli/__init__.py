@@ -1,0 +1,61 @@
+"""The ``objpert`` command line: thin parsing and printing around the library and its
+applications (:mod:`objpert.apps`).
+
+One module per subcommand, each with ``add_parser(subparsers)`` and its ``cmd_*``
+function: :mod:`.certify`, :mod:`.calibrate`, :mod:`.reproduce` (``reproduce`` and
+``tables``), :mod:`.demo`, :mod:`.compare`, :mod:`.train`, :mod:`.predict`, :mod:`.verify`,
+:mod:`.bench` and :mod:`.audit`; :mod:`.output` prints (JSON or tables, plain text without
+rich) and :mod:`.common` holds what they share. Errors are one line on stderr with exit
+code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from objpert.cli import (
+    audit,
+    bench,
+    calibrate,
+    certify,
+    compare,
+    demo,
+    predict,
+    reproduce,
+    train,
+    verify,
+)
+from objpert.cli.common import CliError, Parser
+from objpert.cli.verify import verify_payload
+from objpert.errors import ObjpertError
+
+__all__ = ["SUBCOMMANDS", "CliError", "build_parser", "main", "verify_payload"]
+
+#: The subcommand modules, in the order ``objpert --help`` lists them.
+SUBCOMMANDS = (certify, calibrate, reproduce, demo, compare, train, predict, verify, bench, audit)
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="objpert",
+        description="Differential privacy by objective "
+        "perturbation: certificates, calibration, reproduction.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (CliError, ObjpertError, OSError) as err:
+        msg = " ".join(str(err).split())
+        print(f"objpert: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("objpert: interrupted", file=sys.stderr)
+        return 130

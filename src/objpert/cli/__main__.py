@@ -1,0 +1,5 @@
+"""``python -m objpert.cli``: the ``objpert`` command."""
+
+from objpert.cli import main
+
+raise SystemExit(main())
