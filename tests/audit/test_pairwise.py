@@ -342,7 +342,7 @@ def test_worst_pair_for_the_linear_loss_is_antipodal():
 # ---------------------------------------------------------------- the pairwise check
 
 
-def test_bar_small_logistic_pairs_below_certificate(logi):
+def test_pairwise_check_small_logistic_pairs_below_certificate(logi):
     plan, X, _, _, _ = logi
     rng = np.random.default_rng(9)
     Xs, ys = X[:-1], rng.choice([-1.0, 1.0], 9)

@@ -8,7 +8,7 @@
 * :mod:`~objpert.apps.datasets`: the bundled public datasets and their preprocessing;
 * :mod:`~objpert.apps.external`: external peers (diffprivlib) in environments of their own;
 * :mod:`~objpert.apps.bench`: the benchmarks behind ``objpert bench``;
-* :mod:`~objpert.apps.audit_bar`: the measurements recorded in docs/audit-pairwise.md.
+* :mod:`~objpert.apps.pairwise_audit`: the measurements recorded in docs/audit-pairwise.md.
 
 The command line, :mod:`objpert.cli`, runs them.
 """

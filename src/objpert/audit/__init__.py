@@ -3,7 +3,7 @@ variables (eq. 6), worst-case pair search, attack-based lower bounds with Cloppe
 intervals, Jacobian/invertibility checks and planted bugs.
 
 The command is ``objpert audit`` (:mod:`objpert.cli.audit`); the measurements recorded in
-docs/audit-pairwise.md are :mod:`objpert.apps.audit_bar`.
+docs/audit-pairwise.md are :mod:`objpert.apps.pairwise_audit`.
 """
 
 __all__: list[str] = []

@@ -25,16 +25,16 @@ from objpert.audit.report import (
     DEFAULT_DRAWS,
     DEFAULT_EPSILON,
     DEFAULT_SAMPLES,
+    AuditReport,
     plot_audit,
-    report_tables,
     run_audit,
 )
 from objpert.cli.common import translate
-from objpert.cli.output import console, emit
+from objpert.cli.output import console, emit, new_table
 from objpert.errors import ParameterError
 from objpert.mechanisms import registry
 
-__all__ = ["add_parser", "cmd_audit", "mechanism_name"]
+__all__ = ["add_parser", "cmd_audit", "mechanism_name", "report_tables"]
 
 
 def mechanism_name(value: str) -> str:
@@ -108,3 +108,75 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_audit)
     return p
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _num(value: float) -> str:
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def report_tables(report: AuditReport) -> list[Any]:
+    """The tables of a report (rich, or plain text without rich): the certificate against
+    the attack, and the exact pairwise profile (W&A) with its looseness certified /
+    measured."""
+    a = report.attack
+    pct = f"{100 * a.confidence:g}%"
+    t = new_table(
+        title=f"Audit of {report.mechanism} on the {report.pair.name} pair "
+        f"(n = {report.pair.n}, d = {report.pair.d}): attack with {a.draws} releases per dataset",
+        header_style="bold",
+    )
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    rows = {
+        "certified epsilon": _num(a.epsilon_certified),
+        "certified delta": _num(a.delta),
+        f"attack: epsilon lower bound ({pct})": _num(a.epsilon_lower),
+        "attack: statistic": a.statistic,
+        "attack: false positives (held out)": f"{a.false_positives} / {a.negatives}",
+        "attack: false negatives (held out)": f"{a.false_negatives} / {a.positives}",
+        "attack: FPR, FNR upper bounds": f"{_num(a.fpr_upper)}, {_num(a.fnr_upper)}",
+        "flagged (lower bound > certified)": "[bold red]YES[/]" if a.flagged else "no",
+    }
+    for k, v in rows.items():
+        t.add_row(k, v)
+    tables = [t]
+    p = report.profile
+    if p is not None:
+        pt = new_table(
+            title=f"Exact pairwise profile (eq. 6), {p.samples} samples per direction, "
+            f"{pct} simultaneous bounds",
+            header_style="bold",
+        )
+        for col in ("epsilon", "certified delta", "pair delta", "lower", "upper", "looseness"):
+            pt.add_column(col, justify="right")
+        for i, eps in enumerate(p.epsilons):
+            pt.add_row(
+                _num(eps),
+                _num(p.certified[i]),
+                _num(p.measured[i]),
+                _num(max(p.lower[i], p.lower_reverse[i])),
+                _num(max(p.upper[i], p.upper_reverse[i])),
+                _num(p.looseness[i]),
+            )
+        tables.append(pt)
+    j = report.jacobian
+    if j is not None:
+        jt = new_table(
+            title=f"Jacobian of z -> w_N on S (Theorems A.12/A.13), {j.samples} points in "
+            f"the ball ||z|| <= {_num(j.radius)}",
+            header_style="bold",
+        )
+        jt.add_column("quantity")
+        jt.add_column("value", justify="right")
+        jt.add_row("alpha-bar (eq. 47)", _num(j.alpha_bar))
+        jt.add_row("min sigma_min(J_N)  (>= alpha-bar)", _num(j.min_sigma_min))
+        jt.add_row("max lambda_max(sym J_N)  (<= -alpha-bar)", _num(j.max_sym_eigenvalue))
+        jt.add_row("eq. (5) vs finite differences", _num(j.fd_max_error))
+        jt.add_row("violations", "; ".join(j.violations) or "none")
+        tables.append(jt)
+    return tables

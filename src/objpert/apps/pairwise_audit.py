@@ -1,6 +1,6 @@
 """The measurements recorded in docs/audit-pairwise.md (the exact pairwise audit).
 
-Run ``python -m objpert.apps.audit_bar [--quick] [--out results.json]``. For small logistic
+Run ``python -m objpert.apps.pairwise_audit [--quick] [--out results.json]``. For small logistic
 regressions it (1) checks Theorems A.12-A.13 on the certificate's ball, (2) searches the
 worst neighbouring pair, (3) measures the pairwise delta(epsilon) of eq. (6) on at least
 three pairs (the worst included) against the certified Theorem C.13 delta(epsilon), and
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from objpert.audit.jacobian import check_jacobian
-from objpert.audit.pairwise import bar_pairs, pairwise_profile
+from objpert.audit.pairwise import check_pairs, pairwise_profile
 from objpert.audit.planted import PLANTED_BUGS
 from objpert.audit.worst_pair import worst_pair
 from objpert.certify import calibrate
@@ -88,7 +88,7 @@ def pair_config(
         "random": (random_dirs[0], 1.0, random_dirs[1], -1.0),
         "worst found": (np.array(wp.x), wp.label, np.array(wp.x_prime), wp.label_prime),
     }
-    report = bar_pairs(Xs, ys, plan, pairs, epsilons, samples=samples, rng=seed + 2)
+    report = check_pairs(Xs, ys, plan, pairs, epsilons, samples=samples, rng=seed + 2)
     X, y, Xp, yp = wp.datasets(Xs, ys)
     plain = pairwise_profile(X, y, Xp, yp, plan, epsilons, samples=samples, rng=seed + 3)
     return {
