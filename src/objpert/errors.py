@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from objpert.exceptions import (  # noqa: F401  (re-exported: the classes live there)
+from objpert.exceptions import (  # re-exported: the classes live there
     LossError,
     ObjpertError,
     ParameterError,
@@ -18,6 +18,22 @@ from objpert.exceptions import (  # noqa: F401  (re-exported: the classes live t
     UnreachableTargetError,
     UnverifiedModelWarning,
 )
+
+__all__ = [
+    "LossError",
+    "ObjpertError",
+    "ParameterError",
+    "PrivacyError",
+    "PrivacyLeakWarning",
+    "UnreachableTargetError",
+    "UnverifiedModelWarning",
+    "check_finite",
+    "check_int",
+    "check_nonnegative",
+    "check_open_unit",
+    "check_positive",
+    "renamed_keyword",
+]
 
 
 def _bad(name: str, value: Any, allowed: str) -> ParameterError:

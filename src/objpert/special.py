@@ -15,6 +15,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+__all__ = [
+    "LOG_SQRT_2PI",
+    "chi_radius",
+    "chi_tail",
+    "log_phi",
+    "log_q",
+    "log_q1",
+    "q",
+    "q1",
+    "q1_inverse",
+]
+
 LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CF_FROM = 2.0  # below this t, phi(t) - t Q(t) loses at most ~3 bits to cancellation
 

@@ -23,9 +23,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
-from objpert.certify import exact
+from objpert.certify import theorem_c13
 from objpert.certify.calibration import Plan
 from objpert.errors import ParameterError, check_int
+
+__all__ = [
+    "JacobianReport",
+    "ball_points",
+    "check_jacobian",
+    "finite_difference_jacobian",
+]
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,7 @@ def check_jacobian(
     if M.shape[1] != plan.d:
         raise ParameterError(f"the plan is for d = {plan.d} features; got {M.shape[1]}")
     release = GradientDescentMap.from_plan(plan, loss) if release_map is None else release_map
-    terms = exact.c13_terms(
+    terms = theorem_c13.c13_terms(
         plan.constants, plan.sigma, plan.radius, plan.radius_outer, plan.iterations
     )
     alpha = float(np.asarray(terms.alpha_bar))

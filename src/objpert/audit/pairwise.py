@@ -53,10 +53,27 @@ from scipy import special
 from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
-from objpert.certify import exact, theorem41
+from objpert.certify import theorem41, theorem_c13
 from objpert.certify.calibration import Plan
 from objpert.errors import ParameterError, check_int, check_open_unit
 from objpert.jsonable import to_json_value
+
+__all__ = [
+    "PROPOSALS",
+    "LossSamples",
+    "PairCheckReport",
+    "PairCheckRow",
+    "PairwiseProfile",
+    "Preimage",
+    "bernstein_bounds",
+    "certified_delta",
+    "check_pairs",
+    "hockey_stick_integrand",
+    "normal_bounds",
+    "pairwise_profile",
+    "preimage",
+    "privacy_loss",
+]
 
 PROPOSALS = ("gaussian", "tilted")
 _DEFENSIVE = 0.1  # pi_0 of the tilted proposal: importance weights <= 1/pi_0 = 10
@@ -136,7 +153,7 @@ def certified_delta(plan: Plan, epsilons: ArrayLike) -> np.ndarray:
     eps = np.asarray(epsilons, dtype=float)
     if plan.certificate.form == "theorem41":
         return theorem41.delta(pc, plan.sigma, plan.u, plan.iterations, eps, plan.truncation)
-    return exact.delta_n(
+    return theorem_c13.delta_n(
         pc, plan.sigma, plan.radius, plan.radius_outer, plan.iterations, eps, plan.truncation
     )
 

@@ -41,6 +41,14 @@ from objpert.audit.pairwise import (
 from objpert.certify.calibration import Plan
 from objpert.errors import ParameterError, check_int, check_positive
 
+__all__ = [
+    "WorstPair",
+    "grid_directions",
+    "sphere_angles",
+    "sphere_point",
+    "worst_pair",
+]
+
 
 @dataclass(frozen=True)
 class WorstPair:

@@ -8,6 +8,11 @@ from typing import Any
 
 from objpert.jsonable import to_json_value
 
+__all__ = [
+    "FORMS",
+    "Certificate",
+]
+
 FORMS = ("theorem41", "c13", "limit")
 
 

@@ -12,6 +12,11 @@ from dataclasses import asdict, dataclass
 from objpert.errors import ParameterError, check_int, check_positive
 from objpert.losses import Loss, get_loss, require_bounded_gradient
 
+__all__ = [
+    "ProblemConstants",
+    "problem",
+]
+
 _ETA_SLACK = 1e-12  # eta within this relative distance above 1/L is rounding of 1/L
 
 

@@ -15,6 +15,11 @@ from scipy import special
 
 from objpert.errors import check_positive
 
+__all__ = [
+    "gaussian_integrated_tail_bound",
+    "gaussian_profile",
+]
+
 
 def gaussian_profile(epsilon: ArrayLike, sensitivity: float, sigma: float) -> np.ndarray:
     """Exact privacy profile delta_G(epsilon) of the Gaussian mechanism (Section C.5).

@@ -16,6 +16,18 @@ from numpy.typing import ArrayLike
 from objpert.certify.constants import ProblemConstants
 from objpert.errors import ParameterError
 
+__all__ = [
+    "as_iterations",
+    "g_bar_n",
+    "gamma_n",
+    "log_rho_power",
+    "nu_n",
+    "nu_tilde_from_powers",
+    "nu_tilde_n",
+    "one_minus_rho_power",
+    "rho_power",
+]
+
 _ETA_L_SLACK = 1e-12  # eta L above 1 by this much is rounding of eta = 1/L
 
 

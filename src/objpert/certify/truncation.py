@@ -19,6 +19,15 @@ import numpy as np
 from objpert.errors import ParameterError
 from objpert.special import chi_radius, chi_tail
 
+__all__ = [
+    "TRUNCATIONS",
+    "check_truncation",
+    "radius_for_mass",
+    "radius_from_u",
+    "truncation_mass",
+    "u_from_radius",
+]
+
 TRUNCATIONS = ("paper", "exact")
 
 

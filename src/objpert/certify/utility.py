@@ -17,6 +17,17 @@ from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import rho_power
 from objpert.errors import check_nonnegative, check_open_unit, check_positive, renamed_keyword
 
+__all__ = [
+    "SingleReleaseBound",
+    "corollary_411",
+    "e_opt",
+    "perturbation_term",
+    "sample_term",
+    "theorem_47",
+    "theorem_49",
+    "theorem_410",
+]
+
 
 def e_opt(
     pc: ProblemConstants, sigma: float, N: ArrayLike, grad_norm_at_zero: float | None = None

@@ -10,6 +10,13 @@ from scipy import sparse
 from objpert.engines.dense import DenseEngine
 from objpert.engines.sparse import SparseEngine
 
+__all__ = [
+    "MIN_BLOCKED_SIZE",
+    "ArrayEngine",
+    "Engine",
+    "make_engine",
+]
+
 #: Dense matrices with fewer entries go to :class:`ArrayEngine`: they sit in cache, so one
 #: sweep saves nothing and threads cost more than they bring.
 MIN_BLOCKED_SIZE = 1 << 15

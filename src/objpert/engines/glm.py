@@ -16,6 +16,10 @@ import numpy as np
 from objpert.engines.array import Engine, make_engine
 from objpert.losses import Loss, get_loss
 
+__all__ = [
+    "GLMObjective",
+]
+
 
 class GLMObjective:
     """F(.; S) for data held by an engine, a loss and a ridge coefficient mu."""

@@ -14,6 +14,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+__all__ = [
+    "FeatureSpan",
+    "span_reduction_pays",
+    "stored_columns",
+]
+
 
 class FeatureSpan:
     """An orthonormal basis Q (d x r) of a subspace containing every row of X, computed once.
