@@ -45,16 +45,21 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Release:
-    """What a mechanism hands back: the weights and everything that certifies them."""
+class _Released:
+    """The fields of every release: the weights and everything that certifies them."""
 
     weights: np.ndarray
-    plan: Plan
-    certificate: Certificate
+    plan: Any
+    certificate: Any
     iterations: int
     seconds: float
     n_clipped: int
     seeded: bool
+
+
+@dataclass(frozen=True)
+class Release(_Released):
+    """What a mechanism hands back: the weights (d,) and everything that certifies them."""
 
     @property
     def epsilon(self) -> float:
@@ -212,18 +217,10 @@ def perturbed_gradient_descent(
 
 
 @dataclass(frozen=True)
-class BatchRelease:
+class BatchRelease(_Released):
     """``draws`` independent releases under one plan: row b of ``weights`` (draws, d) is w_N
     for its own noise z_b, drawn once. The certificate covers each row on its own;
     publishing all of them composes ``draws`` releases on the same data."""
-
-    weights: np.ndarray
-    plan: Plan
-    certificate: Certificate
-    iterations: int
-    seconds: float
-    n_clipped: int
-    seeded: bool
 
     @property
     def draws(self) -> int:
