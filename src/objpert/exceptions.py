@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "CliError",
+    "ClusterError",
     "CryptoUnavailableError",
     "DataError",
     "ExternalPeerError",
@@ -39,6 +40,12 @@ class UnreachableTargetError(ObjpertError):
 
 class DataError(ObjpertError):
     """The data break the contract (non-finite values, wrong shapes, labels, norms)."""
+
+
+class ClusterError(ObjpertError):
+    """The Dask cluster failed during a fit: a worker was lost and its partitions could not
+    be remade, a step timed out (a frozen or unreachable worker), or the scheduler went
+    away. Nothing was released; the message says what happened and what to do."""
 
 
 class PrivacyError(ObjpertError):

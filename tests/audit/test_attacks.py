@@ -30,6 +30,7 @@ from objpert.mechanisms import peers as mpeers
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.qop import qop_release, qop_release_batch
 from objpert.randomness import TestingSeedWarning as SeedWarning
+from objpert.solvers import newton
 
 EPS, DELTA = attacks.DEFAULT_EPSILON, attacks.DEFAULT_DELTA
 PEERS = ("lop", "lop_clip", "amp", "output_perturbation", "noisy_gd")
@@ -248,7 +249,7 @@ def test_peer_batch_rows_are_perturbed_minimisers(mechanism):
 def test_batch_solver_falls_back_to_single_solves_for_large_d(monkeypatch):
     p, X, y = plan("lop"), pair().X, pair().y
     dense = quiet(mpeers.peer_release_batch, X, y, p, 3, 9)
-    monkeypatch.setattr(mpeers, "DENSE_NEWTON_MAX_D", 1)  # d = 2 now counts as large
+    monkeypatch.setattr(newton, "DENSE_NEWTON_MAX_D", 1)  # d = 2 now counts as large
     looped = quiet(mpeers.peer_release_batch, X, y, p, 3, 9)
     np.testing.assert_allclose(looped.weights, dense.weights, atol=4 * p.tolerance / p.mu)
 

@@ -28,7 +28,7 @@ from objpert.audit.pairwise import (
 )
 from objpert.audit.planted import ExtraStepMap, NoiseScaledMap
 from objpert.audit.worst_pair import sphere_angles, sphere_point, worst_pair
-from objpert.certify import calibrate, exact
+from objpert.certify import calibrate, theorem_c13
 from objpert.certify.gaussian import gaussian_profile
 from objpert.engines import GLMObjective
 from objpert.errors import ParameterError
@@ -241,7 +241,7 @@ def test_certified_delta_is_the_plans_certificate(logi):
     at_target = float(certified_delta(plan, [plan.epsilon])[0])
     assert at_target == pytest.approx(plan.certificate.delta, rel=1e-12)
     pc = plan.constants
-    ref = exact.delta_n(
+    ref = theorem_c13.delta_n(
         pc, plan.sigma, plan.radius, plan.radius_outer, plan.iterations, EPS, "exact"
     )
     np.testing.assert_array_equal(certified_delta(plan, EPS), ref)

@@ -14,10 +14,10 @@ from certify_cases import (
 )
 
 from objpert.certify import (
-    exact,
     min_iterations,
     problem,
     theorem41,
+    theorem_c13,
 )
 from objpert.errors import ObjpertError, ParameterError
 
@@ -93,7 +93,7 @@ def test_certify_rejects_bad_arguments(kwargs, name):
     pc = s.pc
     calls = [
         lambda: theorem41.certify(pc, args["sigma"], args["u"], 200, args["epsilon"]),
-        lambda: exact.certify(pc, args["sigma"], 200, args["epsilon"], u=args["u"]),
+        lambda: theorem_c13.certify(pc, args["sigma"], 200, args["epsilon"], u=args["u"]),
     ]
     for call in calls:
         with pytest.raises(ObjpertError) as err:

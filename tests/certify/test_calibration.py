@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from objpert.certify import calibration, exact, problem, theorem41, utility
+from objpert.certify import calibration, problem, theorem41, theorem_c13, utility
 from objpert.certify.calibration import Plan
 from objpert.errors import ObjpertError, ParameterError
 from objpert.losses import get_loss
@@ -136,7 +136,7 @@ def test_tight_plan_certifies_by_theorem_c13_recomputed(case):
     pc = plan.constants
     assert plan.method == "tight" and plan.truncation == "exact"
     assert plan.certificate.form == "c13"
-    cert = exact.certify(
+    cert = theorem_c13.certify(
         pc,
         plan.sigma,
         plan.iterations,

@@ -12,8 +12,8 @@ from certify_cases import (
 )
 
 from objpert.certify import (
-    exact,
     theorem41,
+    theorem_c13,
 )
 
 mpf = mpmath.mpf
@@ -37,10 +37,10 @@ def _certificates():
     return {
         "theorem41": theorem41.certify(pc, sigma, u, 400, 1.0),
         "theorem41-failed": theorem41.certify(pc, sigma, u, 3, 1.0),
-        "c13": exact.certify(pc, sigma, 100, 1.0, u=u),
-        "c13-failed": exact.certify(pc, sigma, 2, 1.0, u=u),
-        "c13-exact": exact.certify(pc, sigma, 100, 1.0, u=u, truncation="exact"),
-        "limit": exact.certify_limit(pc, sigma, 1.0),
+        "c13": theorem_c13.certify(pc, sigma, 100, 1.0, u=u),
+        "c13-failed": theorem_c13.certify(pc, sigma, 2, 1.0, u=u),
+        "c13-exact": theorem_c13.certify(pc, sigma, 100, 1.0, u=u, truncation="exact"),
+        "limit": theorem_c13.certify_limit(pc, sigma, 1.0),
     }
 
 

@@ -16,11 +16,11 @@ from certify_cases import (
 from scipy import integrate
 
 from objpert.certify import (
-    exact,
     gaussian,
     min_iterations,
     problem,
     theorem41,
+    theorem_c13,
     truncation,
 )
 from objpert.errors import ParameterError, UnreachableTargetError
@@ -114,7 +114,7 @@ def test_iterations_below_one_or_fractional_are_refused(bad_n):
     with pytest.raises(ParameterError, match="iterations"):
         theorem41.certify(pc, 0.01, 3.0, bad_n, 1.0)
     with pytest.raises(ParameterError, match="iterations"):
-        exact.certify(pc, 0.01, bad_n, 1.0, u=3.0)
+        theorem_c13.certify(pc, 0.01, bad_n, 1.0, u=3.0)
 
 
 @pytest.mark.parametrize(("mu", "epsilon"), [(3e-5, 1.0), (1e-5, 1.0), (2e-3, 0.5)])
@@ -124,9 +124,9 @@ def test_min_iterations_pruning_matches_dense_scan_to_1e6(mu, epsilon):
 
     pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=mu)
     sigma, delta = 1e-5, 1e-7
-    r, r_outer = exact.paper_radii(pc, sigma, 6.0)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, 6.0)
     Ns = np.arange(1, 10**6 + 1, dtype=float)
-    s_n = exact.c13_terms(pc, sigma, r, r_outer, Ns).s_n
+    s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, Ns).s_n
     slack = slack_for_divergence(pc, sigma, delta - truncation.truncation_mass(sigma, pc.d_star, r))
     dense = np.nonzero(s_n + slack <= epsilon)[0]
     if dense.size == 0:

@@ -15,10 +15,10 @@ from certify_cases import (
 )
 
 from objpert.certify import (
-    exact,
     min_iterations,
     problem,
     theorem41,
+    theorem_c13,
     truncation,
 )
 from objpert.errors import ObjpertError, UnreachableTargetError
@@ -29,7 +29,7 @@ mpf = mpmath.mpf
 def _brute_first(pc, sigma, eps, delta, u, form, kind, cap=20_000):
     for N in range(1, cap + 1):
         if form == "c13":
-            c = exact.certify(pc, sigma, N, eps, u=u, truncation=kind)
+            c = theorem_c13.certify(pc, sigma, N, eps, u=u, truncation=kind)
         else:
             c = theorem41.certify(pc, sigma, u, N, eps, truncation=kind)
         if c.certified and c.delta <= delta:
@@ -70,7 +70,7 @@ def test_min_iterations_respects_n_max_and_explicit_radii():
     assert min_iterations(pc, sigma, 1.0, 1e-6, u=u, n_max=first).iterations == first
     with pytest.raises(UnreachableTargetError, match="iterations"):
         min_iterations(pc, sigma, 1.0, 1e-6, u=u, n_max=first - 1)
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     by_radius = min_iterations(pc, sigma, 1.0, 1e-6, r=r, r_outer=r_outer)
     assert by_radius.iterations == first
 
@@ -133,21 +133,21 @@ def test_search_and_certify_are_fast():
         c = min_iterations(pc, sigma, 1.0, 1e-7, u=u, form=form)
         assert c.certified and c.delta <= 1e-7
         assert _best_time(lambda f=form: min_iterations(pc, sigma, 1.0, 1e-7, u=u, form=f)) < 0.05
-    assert _best_time(lambda: exact.certify(pc, sigma, 10**6, 1.0, u=u)) < 0.05
+    assert _best_time(lambda: theorem_c13.certify(pc, sigma, 10**6, 1.0, u=u)) < 0.05
     assert _best_time(lambda: theorem41.certify(pc, sigma, u, 10**6, 1.0)) < 0.05
-    assert exact.certify(pc, sigma, 10**6, 1.0, u=u).certified
+    assert theorem_c13.certify(pc, sigma, 10**6, 1.0, u=u).certified
     assert theorem41.certify(pc, sigma, u, 10**6, 1.0).certified
 
 
 def test_vectorised_delta_n_over_a_million_iterations():
     pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=0.01)
     sigma, u = 1e-5, 6.0
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     Ns = np.arange(1, 10**6 + 1)
     elapsed = []
     for _ in range(2):  # the better of two runs, to be robust to a busy machine
         t = time.perf_counter()
-        d = exact.delta_n(pc, sigma, r, r_outer, Ns, 1.0)
+        d = theorem_c13.delta_n(pc, sigma, r, r_outer, Ns, 1.0)
         elapsed.append(time.perf_counter() - t)
     assert min(elapsed) < 1.0
     assert d.shape == Ns.shape and np.all(np.isfinite(d))

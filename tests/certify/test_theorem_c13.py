@@ -20,8 +20,8 @@ from certify_cases import (
 )
 
 from objpert.certify import (
-    exact,
     theorem41,
+    theorem_c13,
     truncation,
 )
 from objpert.errors import ParameterError
@@ -33,7 +33,7 @@ mpf = mpmath.mpf
 @pytest.mark.parametrize("s", SETTINGS, ids=IDS)
 def test_c13_terms_match_eqs_47_to_49(s):
     pc, sigma, u = s.pc, s.sigma, s.u
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     rr, rro = paper_radii_ref(pc, sigma, u)
     assert r == pytest.approx(rr, rel=1e-14) and r_outer == pytest.approx(rro, rel=1e-14)
     th = theorem41.threshold_iterations(pc, sigma, u)
@@ -41,7 +41,7 @@ def test_c13_terms_match_eqs_47_to_49(s):
     seen_ok = False
     for N in Ns:
         ref = c13_ref(pc, sigma, r, r_outer, N)
-        cert = exact.certify(pc, sigma, N, 1.0, u=u)
+        cert = theorem_c13.certify(pc, sigma, N, 1.0, u=u)
         det = cert.details
         scale = float(ref["gamma"]) + float(ref["gamma"] - ref["alpha_bar"])
         assert det["alpha_bar"] == pytest.approx(
@@ -62,9 +62,9 @@ def test_c13_alpha_bar_matches_direct_formula_over_many_n():
     """alpha-bar = gamma_N - eta M R-bar B nu-tilde_N rho^(N-1) over N = 1..400, vectorised."""
     s = SETTINGS[0]
     pc, sigma, u = s.pc, s.sigma, s.u
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     Ns = np.arange(1, 401)
-    terms = exact.c13_terms(pc, sigma, r, r_outer, Ns)
+    terms = theorem_c13.c13_terms(pc, sigma, r, r_outer, Ns)
     c = ref_constants(pc)
     r_bar = (mpf(r_outer) + c.l1z) / c.mu
     for N in [1, 2, 3, 4, 7, 12, 18, 25, 50, 100, 150, 200, 300, 400]:
@@ -82,16 +82,18 @@ def test_c13_alpha_bar_matches_direct_formula_over_many_n():
 @pytest.mark.parametrize("kind", ["paper", "exact"])
 def test_c13_vectorised_equals_scalar_certify(s, kind):
     pc, sigma, u = s.pc, s.sigma, s.u
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     th = theorem41.threshold_iterations(pc, sigma, u)
     Ns = np.unique(np.array([1, 2, 10, th // 4, th // 3, th // 2, th, 3 * th, 10**6]))
     eps = np.array([0.05, 0.5, 1.0, 2.0, 8.0])
-    grid = exact.delta_n(pc, sigma, r, r_outer, Ns[:, None], eps[None, :], truncation=kind)
+    grid = theorem_c13.delta_n(pc, sigma, r, r_outer, Ns[:, None], eps[None, :], truncation=kind)
     assert grid.shape == (Ns.size, eps.size)
     for i, N in enumerate(Ns):
         for j, e in enumerate(eps):
-            cert = exact.certify(pc, sigma, int(N), float(e), u=u, truncation=kind)
-            same = exact.certify(pc, sigma, int(N), float(e), r=r, r_outer=r_outer, truncation=kind)
+            cert = theorem_c13.certify(pc, sigma, int(N), float(e), u=u, truncation=kind)
+            same = theorem_c13.certify(
+                pc, sigma, int(N), float(e), r=r, r_outer=r_outer, truncation=kind
+            )
             assert same.delta == cert.delta
             assert grid[i, j] == pytest.approx(cert.delta, rel=1e-12)
             assert cert.certified == (grid[i, j] < 1.0)
@@ -108,10 +110,12 @@ def test_c13_vectorised_equals_scalar_certify(s, kind):
 @pytest.mark.parametrize("s", SETTINGS, ids=IDS)
 def test_c13_delta_decreasing_in_epsilon(s):
     pc, sigma, u = s.pc, s.sigma, s.u
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     eps = np.linspace(0.0, 6.0, 601)
     th = theorem41.threshold_iterations(pc, sigma, u)
-    d = exact.delta_n(pc, sigma, r, r_outer, np.array([[th // 2], [th], [4 * th]]), eps[None, :])
+    d = theorem_c13.delta_n(
+        pc, sigma, r, r_outer, np.array([[th // 2], [th], [4 * th]]), eps[None, :]
+    )
     assert np.all(np.diff(d, axis=1) <= 0)
     assert np.all(d >= 0) and np.all(d <= 1)
 
@@ -120,16 +124,16 @@ def test_c13_delta_decreasing_in_epsilon(s):
 def test_c13_at_least_as_tight_as_theorem41(s):
     """Same sigma, u and radii: for N past eq. (7), s_N <= epsilon_0 and delta_N <= delta."""
     pc, sigma, u = s.pc, s.sigma, s.u
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     th = theorem41.threshold_iterations(pc, sigma, u)
     Ns = np.concatenate([np.arange(th, th + 200), np.geomspace(th + 200, 10**6, 50).round()])
     eps = np.array([0.1, 0.5, 1.0, 2.0, 5.0])
-    s_n = exact.c13_terms(pc, sigma, r, r_outer, Ns).s_n
+    s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, Ns).s_n
     e0 = theorem41.epsilon0(pc, sigma, Ns)
     assert np.all(np.isfinite(s_n))
     assert np.all(s_n <= e0 * (1 + 1e-12))
     for kind in ("paper", "exact"):
-        d13 = exact.delta_n(pc, sigma, r, r_outer, Ns[:, None], eps[None, :], truncation=kind)
+        d13 = theorem_c13.delta_n(pc, sigma, r, r_outer, Ns[:, None], eps[None, :], truncation=kind)
         d41 = theorem41.delta(pc, sigma, u, Ns[:, None], eps[None, :], truncation=kind)
         assert np.all(d13 <= d41 * (1 + 1e-12))
 
@@ -140,8 +144,8 @@ def test_exact_truncation_beats_paper(s):
     th = theorem41.threshold_iterations(pc, sigma, u)
     for N in (th, 2 * th):
         for eps in (1.0, 3.0):
-            paper = exact.certify(pc, sigma, N, eps, u=u, truncation="paper")
-            ex = exact.certify(pc, sigma, N, eps, u=u, truncation="exact")
+            paper = theorem_c13.certify(pc, sigma, N, eps, u=u, truncation="paper")
+            ex = theorem_c13.certify(pc, sigma, N, eps, u=u, truncation="exact")
             r = sigma * (math.sqrt(min(pc.d, pc.n + 1)) + u)
             assert paper.truncation_mass == pytest.approx(math.exp(-u * u / 2), rel=1e-15)
             assert ex.truncation_mass == pytest.approx(
@@ -166,21 +170,21 @@ def test_limit_delta_is_below_every_finite_n_and_is_the_limit(s):
     truncation mass tends to delta_inf."""
     pc, sigma, u = s.pc, s.sigma, s.u
     assert pc.eta == 1.0 / pc.L
-    r, r_outer = exact.paper_radii(pc, sigma, u)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
     Ns = np.arange(1, 200_001)
     for eps in (0.3, 1.0, 2.5):
-        lim = float(exact.limit_delta(pc, sigma, eps))
+        lim = float(theorem_c13.limit_delta(pc, sigma, eps))
         s_inf = pc.G**2 / (2 * sigma**2) + math.log1p(pc.delta_H / (2 * pc.n * pc.mu))
         ref = 2 * mpf(pc.G) / sigma * mp_q1(mpf(sigma) / mpf(pc.G) * (eps - mpf(s_inf)))
         assert lim == pytest.approx(float(min(ref, 1)), rel=1e-11)
         for kind in ("paper", "exact"):
-            d = exact.delta_n(pc, sigma, r, r_outer, Ns, eps, truncation=kind)
+            d = theorem_c13.delta_n(pc, sigma, r, r_outer, Ns, eps, truncation=kind)
             assert np.all(d >= lim)
             trunc = truncation.truncation_mass(sigma, pc.d_star, r, kind)
-            far = float(exact.delta_n(pc, sigma, r, r_outer, 10**7, eps, truncation=kind))
+            far = float(theorem_c13.delta_n(pc, sigma, r, r_outer, 10**7, eps, truncation=kind))
             if lim + trunc < 1:
                 assert far - trunc == pytest.approx(lim, rel=1e-9)
-        lim_cert = exact.certify_limit(pc, sigma, eps)
+        lim_cert = theorem_c13.certify_limit(pc, sigma, eps)
         assert lim_cert.delta == pytest.approx(lim if lim < 1 else 1.0, rel=1e-15)
         assert lim_cert.certified == (lim < 1)
         assert lim_cert.truncation_mass == 0.0
@@ -190,17 +194,17 @@ def test_c13_radius_condition_and_explicit_radii():
     s = SETTINGS[0]
     pc, sigma = s.pc, s.sigma
     r = sigma * (math.sqrt(pc.d_star) + 5.0)
-    cert = exact.certify(pc, sigma, 200, 1.0, r=r)
+    cert = theorem_c13.certify(pc, sigma, 200, 1.0, r=r)
     assert cert.details["radius_outer"] == pytest.approx(r + 2 * pc.L * pc.G / pc.mu, rel=1e-15)
     assert cert.details["u"] == pytest.approx(5.0, rel=1e-12)
     # a too-small outer radius fails the fixed-point inequality (47)
     lift = cert.details["radius_lift"]
-    tight_outer = exact.certify(pc, sigma, 200, 1.0, r=r, r_outer=r + 0.5 * lift)
+    tight_outer = theorem_c13.certify(pc, sigma, 200, 1.0, r=r, r_outer=r + 0.5 * lift)
     assert not tight_outer.certified
     assert any("radius condition" in x for x in tight_outer.reasons)
-    loose = exact.certify(pc, sigma, 200, 1.0, r=r, r_outer=r + 1.01 * lift)
+    loose = theorem_c13.certify(pc, sigma, 200, 1.0, r=r, r_outer=r + 1.01 * lift)
     assert loose.details["radius_ok"]
     with pytest.raises(ParameterError, match="r_outer"):
-        exact.certify(pc, sigma, 200, 1.0, r=r, r_outer=0.5 * r)
+        theorem_c13.certify(pc, sigma, 200, 1.0, r=r, r_outer=0.5 * r)
     with pytest.raises(ParameterError, match="u"):
-        exact.certify(pc, sigma, 200, 1.0)
+        theorem_c13.certify(pc, sigma, 200, 1.0)

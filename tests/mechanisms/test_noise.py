@@ -36,6 +36,7 @@ from objpert import randomness
 from objpert.certify import peers as cpeers
 from objpert.certify import qop as cqop
 from objpert.certify.gaussian import gaussian_profile
+from objpert.errors import ParameterError
 from objpert.mechanisms import discrete_noise as dn
 from objpert.mechanisms import peers as mpeers
 from objpert.mechanisms.qop import qop_release
@@ -313,7 +314,7 @@ def test_grid_noise_is_exact_and_idempotent(sigma, bits):
     assert cpeers.grid_noise(eff, bits)[0] * cpeers.grid_noise(eff, bits)[1] == eff
     assert cpeers.grid_sigma(eff, bits) == eff
     assert cpeers.grid_sensitivity(0.5, sigma, 9, bits) == 0.5 + 3 * cpeers.grid_noise(eff, bits)[0]
-    with pytest.raises(cpeers.ParameterError):
+    with pytest.raises(ParameterError):
         cpeers.grid_noise(sigma, 30)
 
 
@@ -393,7 +394,7 @@ def test_noisy_gd_release_matches_the_batch_of_one_and_clips_publicly():
     assert np.array_equal(single, batch)
     assert mpeers.noisy_gd_clip(1) == dn.GRID_CLIP
     assert mpeers.noisy_gd_clip(2**21) == 2**41 - 2**40
-    with pytest.raises(cpeers.ParameterError):
+    with pytest.raises(ParameterError):
         mpeers.noisy_gd_clip(2**22)
 
 

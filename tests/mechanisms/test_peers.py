@@ -1,6 +1,6 @@
 """Tests of the peer mechanisms: objpert.certify.peers and objpert.mechanisms.peers.
 
-Calibrations are checked against their formulas evaluated directly here; the exact
+Calibrations are checked against their formulas evaluated directly here; the analytic
 Gaussian calibration against the profile; the continuous noisy-GD accounting against the
 single Gaussian mechanism (T = 1), a brute-force hockey-stick integral (T = 2) and
 dp-accounting (when installed). Published noise (output perturbation, AMP's output, noisy
@@ -145,7 +145,7 @@ def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
 @pytest.mark.parametrize("sens", [1e-3, 1.0, 37.0])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 @pytest.mark.parametrize("delta", [1e-3, 1e-8])
-def test_exact_gaussian_calibration_meets_delta_and_is_tight(sens, epsilon, delta):
+def test_analytic_gaussian_calibration_meets_delta_and_is_tight(sens, epsilon, delta):
     sigma = cpeers.calibrate_gaussian(sens, epsilon, delta)
     assert float(gaussian_profile(epsilon, sens, sigma)) <= delta
     assert float(gaussian_profile(epsilon, sens, sigma * (1 - 1e-9))) > delta
@@ -155,7 +155,7 @@ def test_exact_gaussian_calibration_meets_delta_and_is_tight(sens, epsilon, delt
         assert cpeers.classical_gaussian_sigma(sens, epsilon, delta) >= sigma
 
 
-def test_exact_gaussian_calibration_is_monotone():
+def test_analytic_gaussian_calibration_is_monotone():
     eps = [0.1, 0.3, 1.0, 3.0, 10.0]
     by_eps = [cpeers.calibrate_gaussian(1.0, e, 1e-6) for e in eps]
     assert all(a > b for a, b in itertools.pairwise(by_eps))
@@ -212,7 +212,7 @@ def test_output_perturbation_formula():
     assert classical.certificate.delta <= 0.05 * DELTA  # the classical factor's margin
 
 
-@pytest.mark.parametrize("calib", ["exact", "classical"])
+@pytest.mark.parametrize("calib", ["analytic", "classical"])
 def test_amp_formula(calib):
     plan = plan_for("amp", calibration=calib, gamma=1e-8)
     cert = plan.certificate
@@ -290,18 +290,18 @@ def test_noisy_gd_plan_formula_and_monotonicity():
     assert zs[3] / zs[2] == pytest.approx(math.sqrt(10), rel=1e-9)
 
 
-def test_rdp_accountant_is_valid_and_looser_than_exact():
+def test_rdp_accountant_is_valid_and_looser_than_gdp():
     for T, z in [(1, 1.0), (10, 3.0), (100, 40.0)]:
         e_rdp, alpha = cpeers.rdp_epsilon(1e-5, T, z)
-        e_exact = cpeers.noisy_gd_epsilon(1e-5, T, z, "exact")
-        assert e_exact <= e_rdp and alpha > 1
+        e_gdp = cpeers.noisy_gd_epsilon(1e-5, T, z, "gdp")
+        assert e_gdp <= e_rdp and alpha > 1
         # the continuous optimum is no worse than any order on a grid
         grid = np.linspace(1.01, 200, 5000)
         assert e_rdp <= cpeers.rdp_epsilon(1e-5, T, z, orders=grid)[0] + 1e-12
     plan = plan_for("noisy_gd", accountant="rdp")
     assert plan.certificate.delta == DELTA and plan.certificate.epsilon <= EPS
     assert plan.certificate.epsilon == pytest.approx(EPS, rel=1e-5)  # one grid step
-    # discrete noise: 'exact' (Corollary 13) and 'rdp' (Proposition 12 at alpha T rho)
+    # discrete noise: 'zcdp' (Corollary 13) and 'rdp' (Proposition 12 at alpha T rho)
     # are the same curve of the same zCDP guarantee, so they pick the same sigma
     assert plan.sigma == pytest.approx(plan_for("noisy_gd").sigma, rel=1e-5)
 
@@ -320,8 +320,8 @@ def test_noisy_gd_accounting_against_dp_accounting():
         )
         # PLD (pessimistic discretisation) against the exact GDP composition
         e_pld = cpeers.pld_epsilon(1e-5, T, z)
-        e_exact = cpeers.noisy_gd_epsilon(1e-5, T, z)
-        assert e_exact <= e_pld <= e_exact * (1 + 1e-3) + 1e-4
+        e_gdp = cpeers.noisy_gd_epsilon(1e-5, T, z)
+        assert e_gdp <= e_pld <= e_gdp * (1 + 1e-3) + 1e-4
     plan = plan_for("noisy_gd", accountant="pld")
     assert plan.certificate.epsilon <= EPS and plan.certificate.delta == DELTA
     assert plan.sigma == pytest.approx(plan_for("noisy_gd").sigma, rel=1e-4)
@@ -351,6 +351,41 @@ def test_plans_round_trip_json_and_recertify(method):
     back = cpeers.PeerPlan.from_dict(json.loads(plan.to_json()))
     assert back == plan
     assert plan.recertify().to_dict() == plan.certificate.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("method", "option", "name"),
+    [
+        ("amp", "calibration", "analytic"),
+        ("output_perturbation", "calibration", "analytic"),
+        ("noisy_gd", "accountant", "zcdp"),
+    ],
+)
+def test_the_old_name_exact_is_an_alias(method, option, name):
+    """``"exact"`` (the former name of the analytic calibration and of noisy GD's zCDP
+    accountant) gives the plan of the current name, and a plan dict written under the old
+    name reads as the current plan, its certificate included."""
+    plan = plan_for(method)
+    assert plan.calibration == name
+    with pytest.warns(DeprecationWarning, match=f"{option}='exact' is deprecated"):
+        assert plan_for.__wrapped__(method, **{option: "exact"}) == plan
+    old = json.loads(plan.to_json().replace(f"'{name}'", "'exact'").replace(f'"{name}"', '"exact"'))
+    assert old["calibration"] == "exact"
+    back = cpeers.PeerPlan.from_dict(old)
+    assert back == plan and back.calibration == name
+    assert back.recertify().to_dict() == back.certificate.to_dict()
+
+
+def test_continuous_accountants_accept_the_old_name():
+    assert cpeers.CONTINUOUS_ACCOUNTANTS == ("gdp", "rdp", "pld")
+    gdp = cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "gdp")
+    z = cpeers.calibrate_noise_multiplier(1.0, 1e-5, 10, "gdp")
+    with pytest.warns(DeprecationWarning, match="accountant='exact' is deprecated"):
+        assert cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "exact") == gdp
+    with pytest.warns(DeprecationWarning, match="accountant='exact' is deprecated"):
+        assert cpeers.calibrate_noise_multiplier(1.0, 1e-5, 10, "exact") == z
+    with pytest.raises(ParameterError, match="accountant"):
+        cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "zcdp")  # a discrete-noise accountant only
 
 
 def test_robust_loss_plan_carries_its_scale():

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from objpert.certify import calibration, exact, problem
+from objpert.certify import calibration, problem, theorem_c13
 from objpert.certify.sequences import gamma_n, nu_tilde_n
 from objpert.engines import GLMObjective
 from objpert.mechanisms.perturbed_gd import run_gradient_descent
@@ -171,7 +171,7 @@ def small_plan():
 def test_alpha_bar_by_hand_matches_objpert():
     for mu, r_outer, N in [(0.3, 3.0, 2), (0.3, 3.0, 5), (0.1, 1.0, 20), (0.5, 10.0, 3)]:
         pc = problem("logistic", n=100, d=3, zeta=ZETA, mu=mu)
-        got = float(exact.c13_terms(pc, 0.05, 0.05, r_outer, N).alpha_bar)
+        got = float(theorem_c13.c13_terms(pc, 0.05, 0.05, r_outer, N).alpha_bar)
         assert got == pytest.approx(alpha_bar_by_hand(mu, r_outer, N), rel=1e-12)
         _, _, rho = constants(mu)
         assert float(nu_tilde_n(pc, N)) == pytest.approx(nu_tilde_by_sum(rho, N), rel=1e-12)
@@ -224,10 +224,10 @@ def test_theorem_a12_at_a_tight_plans_radii():
     pc = plan.constants
     assert pc.eta == pytest.approx(1.0 / pc.L, rel=1e-15)
     N, r, r_outer = plan.iterations, plan.radius, plan.radius_outer
-    alpha = float(exact.c13_terms(pc, plan.sigma, r, r_outer, N).alpha_bar)
+    alpha = float(theorem_c13.c13_terms(pc, plan.sigma, r, r_outer, N).alpha_bar)
     assert alpha == pytest.approx(plan.certificate.details["alpha_bar"], rel=1e-15)
     assert alpha == pytest.approx(alpha_bar_by_hand(pc.mu, r_outer, N), rel=1e-12)
-    cert = exact.certify(pc, plan.sigma, N, plan.epsilon, r=r, r_outer=r_outer)
+    cert = theorem_c13.certify(pc, plan.sigma, N, plan.epsilon, r=r, r_outer=r_outer)
     assert cert.details["alpha_bar"] == pytest.approx(alpha, rel=1e-15)
     _check_theorem_a12(pc.n, pc.d, pc.mu, N, r_outer, alpha, seed=21)
 
@@ -246,7 +246,7 @@ def test_theorem_a12_at_a_tight_plans_radii():
 def test_theorem_a12_on_wide_balls(n, d, mu, N, r_outer):
     """Radii far beyond a plan's, at N where alpha-bar is well below gamma_N = 1/L."""
     pc = problem("logistic", n=n, d=d, zeta=ZETA, mu=mu)
-    alpha = float(exact.c13_terms(pc, 0.05, 0.05, r_outer, N).alpha_bar)
+    alpha = float(theorem_c13.c13_terms(pc, 0.05, 0.05, r_outer, N).alpha_bar)
     assert alpha == pytest.approx(alpha_bar_by_hand(mu, r_outer, N), rel=1e-12)
     assert 0 < alpha < 0.9 / pc.L
     worst = _check_theorem_a12(n, d, mu, N, r_outer, alpha, seed=100 + N)

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert.certify import calibration, exact
+from objpert.certify import calibration, theorem_c13
 from objpert.certify.calibration import Plan
 from objpert.certify.constants import problem
 from objpert.data import as_feature_matrix, bound_rows
@@ -120,11 +120,11 @@ def linear_plan(
     """A Theorem C.13 plan for the linear loss of Section C.5 (radii r = r_u, r' = r_u +
     2LG/mu of Section C.4), certified at ``epsilon``; its ``delta`` is the certified one.
 
-    Built with :func:`objpert.certify.exact.certify` and the calibration's own plan assembly,
+    Built with :func:`objpert.certify.theorem_c13.certify` and the calibration's own plan assembly,
     so the plan's certificate is the function every release uses.
     """
     pc = problem(LinearLoss(), n=n, d=d, zeta=zeta, mu=mu, eta=eta)
-    cert = exact.certify(pc, sigma, iterations, epsilon, u=u, truncation=truncation)
+    cert = theorem_c13.certify(pc, sigma, iterations, epsilon, u=u, truncation=truncation)
     if not cert.certified:
         raise ParameterError(f"the linear plan does not certify: {'; '.join(cert.reasons)}")
     return calibration._finish(

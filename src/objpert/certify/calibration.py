@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify import exact, theorem41, utility
+from objpert.certify import theorem41, theorem_c13, utility
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.sequences import rho_power
@@ -191,7 +191,7 @@ def certify_plan(
 ) -> Certificate:
     if form == "theorem41":
         return theorem41.certify(pc, sigma, u, N, epsilon, truncation=truncation)
-    return exact.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
+    return theorem_c13.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
 
 
 def _check_targets(epsilon, delta, comparator_norm, delta_sample):
@@ -326,7 +326,7 @@ def _passes(pc, epsilon, delta, N, sigma, share, rfac):
     r = sigma * rfac
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     with np.errstate(invalid="ignore", over="ignore"):
-        s_n = exact.c13_terms(pc, sigma, r, r_outer, N).s_n
+        s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N).s_n
         slack = epsilon - s_n
         div = 2.0 * pc.G / sigma * q1(np.where(slack > 0, sigma / pc.G * slack, 0.0))
     return (slack >= 0) & (div <= (1.0 - share) * delta * _SAFETY)
@@ -536,7 +536,7 @@ def _tight_iterations(
     sigma, share = _best_sigma(pc, epsilon, delta, hi)
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
-    cert = exact.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
+    cert = theorem_c13.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
     plan = _finish("tight", pc, sigma, hi, epsilon, delta, cert, comparator_norm, delta_sample)
     return replace(plan, objective=objective)
 

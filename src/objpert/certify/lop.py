@@ -1,46 +1,24 @@
-"""Linear objective perturbation (LOP) with Gaussian noise: the exact-minimiser mechanism.
+"""Deprecated: moved to :mod:`objpert.certify.peers.kifer`.
 
-Chaudhuri, Monteleoni & Sarwate (2011) with the Gaussian analysis of Kifer, Smith &
-Thakurta (2012, Theorem 2), the form both seed papers compare against (Cortild & Cartis
-2026; Watkins & Arora 2026, Section 2). For the *sum* objective
-
-    sum_i l(theta; s_i) + r(theta) + (Delta / 2) ||theta||^2 + <b, theta>,   b ~ N(0, s^2 I)
-
-over a closed convex set, with per-sample gradients of norm <= zeta_g and per-sample
-Hessians of rank one and norm <= L (a GLM), releasing the exact minimiser is
-(epsilon, delta)-DP when
-
-    Delta >= 2 L / epsilon   and   s = zeta_g sqrt(8 log(2/delta) + 4 epsilon) / epsilon.
-
-In objpert's *mean* form F(w) = (1/n) sum_i l + (mu/2)||w||^2 + <z, w> this reads
-mu >= 2 L / (n epsilon) and z ~ N(0, (s/n)^2 I).
+Kept for one release: importing it warns (DeprecationWarning) and re-exports the
+constants of Gaussian linear objective perturbation (Kifer, Smith & Thakurta 2012,
+Theorem 2) from their new module.
 """
 
-from __future__ import annotations
+import warnings
 
-import math
+from objpert.certify.peers import kifer as _moved
+from objpert.certify.peers.kifer import *  # noqa: F403
+from objpert.certify.peers.kifer import __all__  # noqa: F401
 
-from objpert.errors import check_open_unit, check_positive
-
-
-def lop_regulariser(smoothness: float, epsilon: float) -> float:
-    """Delta = 2 L / epsilon: the smallest ridge (sum form) the Gaussian LOP proof allows."""
-    return 2.0 * check_positive("smoothness", smoothness) / check_positive("epsilon", epsilon)
-
-
-def lop_noise(grad_bound: float, epsilon: float, delta: float) -> float:
-    """s = zeta_g sqrt(8 log(2/delta) + 4 epsilon) / epsilon (sum form; Kifer et al. 2012)."""
-    zeta = check_positive("grad_bound", grad_bound)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    return zeta * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+warnings.warn(
+    "objpert.certify.lop is deprecated; import objpert.certify.peers.kifer "
+    "(or objpert.certify.peers) instead",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 
-def lop_mean_form(
-    n: int, grad_bound: float, smoothness: float, epsilon: float, delta: float
-) -> tuple[float, float]:
-    """(mu_min, sigma) for the mean form: mu >= 2L/(n eps), z ~ N(0, sigma^2 I), sigma = s/n."""
-    return (
-        lop_regulariser(smoothness, epsilon) / n,
-        lop_noise(grad_bound, epsilon, delta) / n,
-    )
+def __getattr__(name: str):
+    """The moved module's other names."""
+    return getattr(_moved, name)

@@ -12,7 +12,6 @@ import numpy as np
 
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants
-from objpert.certify.exact import c13_terms, certify, limit_s, resolve_radii
 from objpert.certify.sequences import g_bar_n, gamma_n, nu_tilde_n, rho_power
 from objpert.certify.theorem41 import (
     certify as certify41,
@@ -22,6 +21,7 @@ from objpert.certify.theorem41 import (
     slack_for_divergence,
     threshold_iterations,
 )
+from objpert.certify.theorem_c13 import c13_terms, certify, limit_s, resolve_radii
 from objpert.certify.truncation import truncation_mass
 from objpert.errors import (
     ParameterError,
@@ -31,6 +31,8 @@ from objpert.errors import (
     check_positive,
 )
 from objpert.special import q1
+
+__all__ = ["MAX_ITERATIONS", "min_iterations", "minimal_sigma_limit"]
 
 MAX_ITERATIONS = 10**6
 
@@ -163,7 +165,7 @@ def min_iterations(
 ) -> Certificate:
     """The certificate at the first N <= n_max that certifies (epsilon, delta).
 
-    ``form="c13"`` uses Theorem C.13 (radii as in :func:`exact.certify`);
+    ``form="c13"`` uses Theorem C.13 (radii as in :func:`theorem_c13.certify`);
     ``form="theorem41"`` uses eqs. (7)-(10) (radii from ``u``). Raises
     :class:`UnreachableTargetError`, saying what would make the target reachable.
     """

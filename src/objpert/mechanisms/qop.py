@@ -7,10 +7,14 @@ objective
         + (sigma^2 / 2) (theta - theta_ref)^T W (theta - theta_ref)
 
 over the box ||theta||_inf <= kappa (or all of R^d) with exactly K Davis-Yin iterations
-(``objpert.solvers``), step omega = 1 / (n L + sigma^2 lambda_max(W)) (qop-notes, "Solver").
-The inexact variant adds N(0, sigma_tilde^2 I) to the result. sigma^2 and sigma_tilde come
-from a :class:`~objpert.certify.qop.QOPPlan`, which is re-derived from its public constants
-before any data are touched.
+(:mod:`objpert.solvers.splitting`), step omega = 1 / (n L + sigma^2 lambda_max(W))
+(Cortild & Cartis 2026, arXiv:2605.05905; docs/qop.md, "Solver").
+The inexact variant publishes the result plus output noise of scale sigma_tilde, as a
+discrete Gaussian on a grid (:func:`objpert.mechanisms.discrete_noise.grid_gaussian`;
+flag v of :mod:`objpert.certify.qop`): the released point lies on the grid. sigma^2 and
+sigma_tilde come from a :class:`~objpert.certify.qop.QOPPlan`, which is re-derived from
+its public constants before any data are touched. W's Gaussian entries enter the
+objective and stay continuous.
 
 Audit finding (docs/audit.md, ``objpert audit --mechanism qop --pair canonical``): when
 theta_ref minimises every sample loss of one dataset, the exact release is theta_ref for
@@ -34,6 +38,7 @@ from objpert.data import DataError, as_feature_matrix, as_targets, bound_rows, e
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
 from objpert.losses import Loss, SquaredLoss, get_loss
+from objpert.mechanisms.discrete_noise import grid_gaussian
 from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
 from objpert.randomness import make_rng
 from objpert.solvers import davis_yin, stochastic_davis_yin
@@ -77,7 +82,7 @@ def check_qop_plan(plan: Any) -> QOPCertificate:
             raise PrivacyError(
                 f"the plan's {name} = {mine!r} does not follow from its constants ({theirs!r})"
             )
-    return again.certificate()
+    return again.certificate
 
 
 def _same(name: str, given: Any, planned: Any) -> None:
@@ -236,8 +241,8 @@ def _run(
             ]
         )
     weights = theta[:, 0].copy() if draws is None else np.ascontiguousarray(theta.T)
-    if plan.inexact and plan.sigma_tilde > 0.0:
-        weights = weights + generator.normal(0.0, plan.sigma_tilde, size=weights.shape)
+    if plan.inexact and plan.sigma_tilde > 0.0:  # on the grid (flag v of certify.qop)
+        weights = grid_gaussian(generator, weights, plan.sigma_tilde)
     return dict(
         weights=weights,
         plan=plan,

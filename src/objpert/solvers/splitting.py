@@ -2,8 +2,8 @@
 
 Minimise f(theta) + r(theta) + i_C(theta), with f smooth (its gradient given), r the
 weighted l1 norm lambda ||theta||_1 (optional) and C the box ||theta||_inf <= kappa
-(optional). From x_0, for k = 0, ..., K - 1 (qop-notes, "Solver: stochastic three-operator
-splitting (Davis-Yin)"):
+(optional). From x_0, for k = 0, ..., K - 1 (docs/qop.md, "Solver", restating the
+solver of Cortild & Cartis 2026, arXiv:2605.05905):
 
     theta = prox_{omega r}(x)                 (soft-thresholding at omega lambda)
     g     = grad f(theta)                     (stochastic: an unbiased estimate)
@@ -54,7 +54,8 @@ def project_box(x: np.ndarray, kappa: float) -> np.ndarray:
 
 
 def authors_relaxation(k: int) -> float:
-    """lambda_k = (k + 1)^(-1/2 - 0.002), the authors' stochastic schedule (qop-notes)."""
+    """lambda_k = (k + 1)^(-1/2 - 0.002), the stochastic schedule of Cortild & Cartis (2026)
+    (docs/qop.md, "Solver")."""
     return float((k + 1) ** (-0.5 - 0.002))
 
 
@@ -105,6 +106,32 @@ def _relaxation(relaxation: Any, default: Callable[[int], float]) -> Callable[[i
     return lambda k: lam
 
 
+def _unit(k: int) -> float:
+    """The default relaxation lambda_k = 1 of the deterministic iteration."""
+    return 1.0
+
+
+def _setup(
+    step: Any,
+    iterations: Any,
+    l1: float | None,
+    box: float | None,
+    relaxation: float | Callable[[int], float] | None,
+    default: Callable[[int], float],
+) -> tuple[
+    float,
+    int,
+    Callable[[np.ndarray], np.ndarray],
+    Callable[[np.ndarray], np.ndarray],
+    Callable[[int], float],
+]:
+    """The checked step omega and count K, prox_{omega r}, Proj_C and the schedule lambda_k."""
+    step = check_positive("step", step)
+    iterations = check_int("iterations", iterations, 0)
+    prox, proj = _operators(l1, box, step)
+    return step, iterations, prox, proj, _relaxation(relaxation, default)
+
+
 def _start(x0: Any) -> np.ndarray:
     x = np.array(x0, dtype=float)
     if x.ndim != 1 or x.size == 0:
@@ -112,6 +139,26 @@ def _start(x0: Any) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise ParameterError("x0 must be finite")
     return x
+
+
+def _iterate(
+    gradient: Callable[[np.ndarray, int], np.ndarray],
+    x: np.ndarray,
+    prox: Callable[[np.ndarray], np.ndarray],
+    proj: Callable[[np.ndarray], np.ndarray],
+    lam: Callable[[int], float],
+    step: float,
+    iterations: int,
+) -> DavisYinResult:
+    """The K = ``iterations`` Davis-Yin steps of the module docstring from x (updated in
+    place); ``gradient(theta, k)`` is the (estimated) gradient of f at step k."""
+    theta = prox(x)
+    for k in range(iterations):
+        theta = prox(x)
+        g = gradient(theta, k)
+        z = proj(2.0 * theta - x - step * g)
+        x += lam(k) * (z - theta)
+    return DavisYinResult(theta, x, iterations)
 
 
 def davis_yin(
@@ -130,18 +177,9 @@ def davis_yin(
     beta-smooth f); ``l1`` the weight lambda of lambda ||.||_1 and ``box`` the radius kappa
     (``None``: absent); ``relaxation`` a constant or a schedule k -> lambda_k (default 1).
     """
-    step = check_positive("step", step)
-    iterations = check_int("iterations", iterations, 0)
-    prox, proj = _operators(l1, box, step)
-    lam = _relaxation(relaxation, lambda k: 1.0)
+    step, iterations, prox, proj, lam = _setup(step, iterations, l1, box, relaxation, _unit)
     x = _start(x0)
-    theta = prox(x)
-    for k in range(iterations):
-        theta = prox(x)
-        g = gradient(theta)
-        z = proj(2.0 * theta - x - step * g)
-        x += lam(k) * (z - theta)
-    return DavisYinResult(theta, x, iterations)
+    return _iterate(lambda theta, k: gradient(theta), x, prox, proj, lam, step, iterations)
 
 
 def stochastic_davis_yin(
@@ -165,20 +203,17 @@ def stochastic_davis_yin(
     noise).
     """
     n = check_int("n", n, 1)
-    step = check_positive("step", step)
-    iterations = check_int("iterations", iterations, 0)
-    prox, proj = _operators(l1, box, step)
-    lam = _relaxation(relaxation, authors_relaxation)
+    step, iterations, prox, proj, lam = _setup(
+        step, iterations, l1, box, relaxation, authors_relaxation
+    )
     if rng is None:
         rng = np.random.default_rng()
     elif not isinstance(rng, np.random.Generator):
         raise ParameterError(f"rng must be a numpy Generator or None; got {type(rng).__name__}")
     x = _start(x0)
-    theta = prox(x)
     indices = rng.integers(0, n, size=iterations)
-    for k in range(iterations):
-        theta = prox(x)
-        g = sample_gradient(theta, int(indices[k]))
-        z = proj(2.0 * theta - x - step * g)
-        x += lam(k) * (z - theta)
-    return DavisYinResult(theta, x, iterations)
+
+    def gradient(theta: np.ndarray, k: int) -> np.ndarray:
+        return sample_gradient(theta, int(indices[k]))
+
+    return _iterate(gradient, x, prox, proj, lam, step, iterations)

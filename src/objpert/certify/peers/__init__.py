@@ -1,0 +1,145 @@
+"""Certificates and calibration for the peer mechanisms objpert compares against.
+
+Every mechanism here trains a regularised GLM in objpert's *mean* form
+
+    F(w; S) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2,   ||x_i|| <= zeta,
+
+with loss constants L1 >= |l'| and L2 >= l'' >= 0 (Assumption 2 of Watkins & Arora 2026),
+under replace-one neighbours with n public. Five mechanisms, each a pure function of
+public numbers (no data, no randomness), one module each:
+
+:mod:`.lop`
+    Linear objective perturbation, exact minimiser (Chaudhuri, Monteleoni & Sarwate 2011)
+    with Gaussian noise (Kifer, Smith & Thakurta 2012, Theorem 2; :mod:`.kifer`).
+:mod:`.lop_clip`
+    The same with per-sample gradients clipped to norm c (Redberg, Koskela & Wang 2023).
+:mod:`.amp`
+    Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1): LOP solved only to
+    gradient norm gamma, plus discrete Gaussian output noise.
+:mod:`.output`
+    Output perturbation of the regularised minimiser (Chaudhuri et al. 2011, Section 4)
+    with discrete Gaussian noise.
+:mod:`.noisy_gd`
+    Noisy full-batch gradient descent with discrete Gaussian gradient noise, accounted by
+    zero-concentrated DP (Canonne, Kamath & Steinke 2020, Theorem 14; Bun & Steinke 2016).
+
+The noise: :mod:`.gaussian` (the continuous Gaussian mechanism, Balle & Wang 2018),
+:mod:`.discrete` (the grid and the discrete Gaussian), :mod:`.zcdp` (zCDP to
+(epsilon, delta)), :mod:`.noisy_gd_accounting` (GDP, RDP and PLD composition of continuous
+Gaussian steps). The plan: :mod:`.plan` (:class:`PeerPlan`, :func:`certify_peer` and the
+builder every planner uses), :mod:`.calibrate` (:func:`calibrate_peer`), :mod:`.names`
+(the option names and their old aliases).
+
+Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.certify.certificate.Certificate`
+is recomputed from the plan's public fields by :func:`certify_peer`; a plan that does not
+certify its target is never returned. Each certificate reports the (epsilon, delta) it
+actually certifies (at most the target). Noise published added to a value (output
+perturbation, AMP's output noise, noisy GD's gradient noise) is discrete, on a public
+grid; the objective noise of LOP, LOP-Clip and AMP enters the objective and is never
+published added to a value: it stays continuous.
+"""
+
+from objpert.certify.peers.amp import DEFAULT_OUTPUT_SHARE, plan_amp
+from objpert.certify.peers.calibrate import calibrate_peer
+from objpert.certify.peers.discrete import (
+    GRID_BITS,
+    GRID_BITS_RANGE,
+    calibrate_discrete_gaussian,
+    classical_grid_sigma,
+    discrete_gaussian_delta,
+    discrete_gaussian_epsilon,
+    discrete_gaussian_rho,
+    grid_noise,
+    grid_sensitivity,
+    grid_sigma,
+)
+from objpert.certify.peers.gaussian import (
+    calibrate_gaussian,
+    classical_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+)
+from objpert.certify.peers.kifer import lop_delta, lop_mean_form, lop_noise, lop_regulariser
+from objpert.certify.peers.lop import plan_lop
+from objpert.certify.peers.lop_clip import plan_lop_clip
+from objpert.certify.peers.names import (
+    ACCOUNTANTS,
+    CONTINUOUS_ACCOUNTANTS,
+    GAUSSIAN_CALIBRATIONS,
+    METHODS,
+)
+from objpert.certify.peers.noisy_gd import (
+    DEFAULT_NOISY_GD_ITERATIONS,
+    NOISY_GD_MAX_ITERATIONS,
+    plan_noisy_gd,
+)
+from objpert.certify.peers.noisy_gd_accounting import (
+    calibrate_noise_multiplier,
+    gdp_mu,
+    noisy_gd_delta,
+    noisy_gd_epsilon,
+    pld_epsilon,
+    rdp_epsilon,
+)
+from objpert.certify.peers.output import (
+    default_output_mu,
+    output_sensitivity,
+    plan_output_perturbation,
+)
+from objpert.certify.peers.plan import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_RELATIVE_TOLERANCE,
+    DISCRETE_NOISE,
+    PeerPlan,
+    certify_peer,
+)
+from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
+
+__all__ = [
+    "ACCOUNTANTS",
+    "CONTINUOUS_ACCOUNTANTS",
+    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_NOISY_GD_ITERATIONS",
+    "DEFAULT_OUTPUT_SHARE",
+    "DEFAULT_RELATIVE_TOLERANCE",
+    "DISCRETE_NOISE",
+    "GAUSSIAN_CALIBRATIONS",
+    "GRID_BITS",
+    "GRID_BITS_RANGE",
+    "METHODS",
+    "NOISY_GD_MAX_ITERATIONS",
+    "PeerPlan",
+    "calibrate_discrete_gaussian",
+    "calibrate_gaussian",
+    "calibrate_noise_multiplier",
+    "calibrate_peer",
+    "cdp_delta",
+    "cdp_epsilon",
+    "certify_peer",
+    "classical_gaussian_sigma",
+    "classical_grid_sigma",
+    "default_output_mu",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_epsilon",
+    "discrete_gaussian_rho",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gdp_mu",
+    "grid_noise",
+    "grid_sensitivity",
+    "grid_sigma",
+    "lop_delta",
+    "lop_mean_form",
+    "lop_noise",
+    "lop_regulariser",
+    "noisy_gd_delta",
+    "noisy_gd_epsilon",
+    "output_sensitivity",
+    "plan_amp",
+    "plan_lop",
+    "plan_lop_clip",
+    "plan_noisy_gd",
+    "plan_output_perturbation",
+    "pld_epsilon",
+    "rdp_epsilon",
+]

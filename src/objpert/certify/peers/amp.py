@@ -1,0 +1,168 @@
+"""AMP: Approximate Minima Perturbation (Iyengar, Near, Song, Thakkar, Thakurta & Wang
+2019, Algorithm 1).
+
+LOP (:mod:`.lop`) at (epsilon1, delta1), solved only to gradient norm gamma, plus
+discrete Gaussian output noise on a grid (:mod:`.discrete`) at (epsilon2, delta2) for the
+optimisation error; adaptive composition gives (epsilon1 + epsilon2, delta1 + delta2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from objpert.certify.certificate import Certificate
+from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
+from objpert.certify.peers.kifer import lop_delta, lop_mean_form
+from objpert.certify.peers.lop import ridge_reasons
+from objpert.certify.peers.names import gaussian_calibration
+from objpert.certify.peers.plan import (
+    DEFAULT_MAX_ITERATIONS,
+    MAX_NUDGES,
+    PeerInputs,
+    PeerMethod,
+    PeerPlan,
+    certify_peer,
+    conclude,
+    finish,
+    grid_details,
+    iteration_budget,
+    nudged,
+    register_method,
+    ridge,
+    solver_tolerance,
+)
+from objpert.certify.peers.zcdp import cdp_delta
+from objpert.errors import check_open_unit, check_positive
+from objpert.losses import Loss
+
+__all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
+
+#: Default share of (epsilon, delta) AMP spends on its output noise (Iyengar et al.'s code).
+DEFAULT_OUTPUT_SHARE = 0.01
+
+
+def _split(total: float, share: float, name: str) -> tuple[float, float]:
+    """(first, second) with second = share * total and first + second <= total exactly."""
+    share = check_open_unit(name, share)
+    second = share * total
+    first = total - second
+    while first + second > total:
+        first = math.nextafter(first, 0.0)
+    return first, second
+
+
+def plan_amp(
+    loss: str | Loss,
+    *,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    mu: float | None = None,
+    gamma: float | None = None,
+    output_share: float = DEFAULT_OUTPUT_SHARE,
+    output_delta_share: float | None = None,
+    calibration: str = "analytic",
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    loss_params: dict | None = None,
+    grid_bits: int = GRID_BITS,
+) -> PeerPlan:
+    """Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1), mean form.
+
+    Split epsilon = epsilon1 + epsilon2 and delta = delta1 + delta2 (epsilon2 =
+    ``output_share`` epsilon, delta2 = ``output_delta_share`` delta, default the same
+    share). Objective part: Gaussian LOP at (epsilon1, delta1) (Kifer et al. 2012,
+    Theorem 2, via lop_mean_form), mu = max(mu, mu_min(epsilon1)). The solver stops at
+    ||grad F_priv(w)|| <= gamma (default 1e-9 L1 zeta; Iyengar et al. use 1/n^2), so
+    ||w - w*|| <= gamma / mu by mu-strong convexity.
+
+    Output part: the exact minimiser w* is (epsilon1, delta1)-DP; given w* (and the data),
+    the noise b = -grad F(w*; S) and hence the deterministic solver's output are fixed, and
+    for neighbours sharing w* the two approximate minimisers lie within gamma/mu of w*:
+    sensitivity 2 gamma / mu. The output noise b2 is the grid discrete Gaussian
+    (:func:`~.discrete.grid_noise`, k = ``grid_bits``): sensitivity 2 gamma / mu +
+    gamma_grid sqrt(d) (:func:`~.discrete.grid_sensitivity`), delta2 from Canonne, Kamath
+    & Steinke (2020), Theorem 14 and Corollary 13; output_sigma is the smallest on-grid
+    scale with delta2 <= its share (``calibration="analytic"``; the old name ``"exact"``
+    is accepted) or the classical formula at the grid sensitivity (``"classical"``,
+    epsilon2 < 1; :func:`~.discrete.classical_grid_sigma`). Adaptive composition and
+    post-processing give (epsilon1 + epsilon2, delta1 + delta2)-DP.
+    """
+    inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
+    calibration = gaussian_calibration(calibration)
+    eps1, eps2 = _split(inputs.epsilon, output_share, "output_share")
+    d_share = output_share if output_delta_share is None else output_delta_share
+    delta1, delta2 = _split(inputs.delta, d_share, "output_delta_share")
+    g = inputs.gradient_bound
+    mu_min, sigma1 = lop_mean_form(inputs.n, g, inputs.smoothness, eps1, delta1)
+    mu_val = ridge(mu, mu_min)
+    gamma_val = solver_tolerance(gamma, g)
+    bits = check_grid_bits(grid_bits)
+    sens = 2.0 * gamma_val / mu_val
+    sigma2 = grid_gaussian_sigma(calibration, sens, inputs.d, eps2, delta2, bits)
+    plan = inputs.draft(
+        "amp",
+        mu=mu_val,
+        sigma=sigma1,
+        calibration=calibration,
+        tolerance=gamma_val,
+        max_iterations=iteration_budget(max_iterations),
+        epsilon_objective=eps1,
+        delta_objective=delta1,
+        epsilon_output=eps2,
+        delta_output=delta2,
+        output_sigma=sigma2,
+        grid_bits=bits,
+    )
+    # nudge both noises together: each part's delta must fall below its own share
+    for _ in range(MAX_NUDGES):
+        cert = certify_peer(plan)
+        d1, d2 = cert.details["delta_objective"], cert.details["delta_output"]
+        if cert.certified and d1 <= delta1 and d2 <= delta2 and cert.delta <= inputs.delta:
+            break
+        plan = replace(
+            plan,
+            sigma=nudged(plan, "sigma") if d1 > delta1 else plan.sigma,
+            output_sigma=nudged(plan, "output_sigma") if d2 > delta2 else plan.output_sigma,
+        )
+    return finish(plan)
+
+
+def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+    g = float(loss.L1) * plan.zeta
+    smooth = float(loss.L2) * plan.zeta**2
+    eps1 = check_positive("epsilon_objective", plan.epsilon_objective)
+    eps2 = check_positive("epsilon_output", plan.epsilon_output)
+    gamma = check_positive("tolerance", plan.tolerance)
+    out_sigma = check_positive("output_sigma", plan.output_sigma)
+    mu_min, _ = lop_mean_form(plan.n, g, smooth, eps1, plan.delta_objective)
+    reasons = ridge_reasons(plan.mu, mu_min, "epsilon1")
+    delta1 = lop_delta(plan.n, g, plan.sigma, eps1)
+    sens_out = 2.0 * gamma / plan.mu
+    grid = grid_details(sens_out, out_sigma, plan.d, plan.grid_bits)
+    delta2 = cdp_delta(grid["rho"], eps2)
+    details = {
+        "mu_min": mu_min,
+        "epsilon_objective": eps1,
+        "delta_objective": delta1,
+        "epsilon_output": eps2,
+        "delta_output": delta2,
+        "gamma": gamma,
+        "output_sensitivity": sens_out,
+        "output_sigma": out_sigma,
+        **{f"output_{k}": v for k, v in grid.items()},
+        "source": (
+            "Iyengar et al. 2019, Algorithm 1 (AMP); Kifer et al. 2012, Theorem 2 (objective "
+            "noise b1, continuous); output noise b2 on the grid: Canonne, Kamath & Steinke "
+            "2020, Theorem 14 and Corollary 13, sensitivity + gamma sqrt(d)"
+        ),
+    }
+    return conclude(
+        plan, loss, eps1 + eps2, delta1 + delta2, reasons, details,
+        gradient_bound=g, smoothness=smooth,
+    )  # fmt: skip
+
+
+register_method(PeerMethod("amp", _certify))

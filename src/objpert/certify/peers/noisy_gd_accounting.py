@@ -1,0 +1,134 @@
+"""Accounting for T composed continuous Gaussian mechanisms (noisy gradient descent).
+
+T steps of a Gaussian mechanism with noise multiplier z (std / per-step l2 sensitivity),
+adaptively composed, under the accountants of :data:`~.names.CONTINUOUS_ACCOUNTANTS`:
+Gaussian DP (``gdp``: exact, Dong, Roth & Su 2022, Corollary 3.3), Renyi DP (``rdp``:
+Mironov 2017, with the conversion of Canonne, Kamath & Steinke 2020, Proposition 12) and
+dp-accounting's privacy loss distributions (``pld``). Continuous noise only: noisy GD's
+release adds discrete noise on a grid and is certified by :mod:`.discrete`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from objpert.certify.peers.bisection import smallest_passing
+from objpert.certify.peers.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
+from objpert.certify.peers.names import continuous_accountant
+from objpert.certify.peers.zcdp import linear_rdp_epsilon
+from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
+
+__all__ = [
+    "calibrate_noise_multiplier",
+    "gdp_mu",
+    "noisy_gd_delta",
+    "noisy_gd_epsilon",
+    "pld_epsilon",
+    "rdp_epsilon",
+]
+
+
+def gdp_mu(iterations: int, noise_multiplier: float) -> float:
+    """mu-GDP of T Gaussian mechanisms with noise multiplier z (std / sensitivity):
+    sqrt(T) / z (Dong, Roth & Su 2022, Theorem 2.7 and Corollary 3.3; exact for the
+    adaptive composition of Gaussian mechanisms)."""
+    T = check_int("iterations", iterations, 1)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    return math.sqrt(T) / z
+
+
+def noisy_gd_delta(epsilon: float, iterations: int, noise_multiplier: float) -> float:
+    """Exact delta(epsilon) of T composed Gaussian mechanisms with multiplier z (``gdp``).
+
+    Composing T Gaussian mechanisms of sensitivity G and std s is the Gaussian mechanism
+    of sensitivity sqrt(T) G and std s (its privacy-loss random variable is the sum of T
+    independent Gaussians; Dong et al. 2022, Corollary 3.3), so delta(epsilon) =
+    delta_G(epsilon) with G/sigma = sqrt(T)/z. For T = 1 this is the single Gaussian
+    mechanism's profile.
+    """
+    T = check_int("iterations", iterations, 1)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    return gaussian_delta(epsilon, math.sqrt(T), z)
+
+
+def rdp_epsilon(
+    delta: float,
+    iterations: int,
+    noise_multiplier: float,
+    orders: Iterable[float] | None = None,
+) -> tuple[float, float]:
+    """(epsilon, order) from the RDP of T composed Gaussian mechanisms.
+
+    The Gaussian mechanism with multiplier z is (alpha, alpha / (2 z^2))-RDP for all
+    alpha > 1 (Mironov 2017, Proposition 7); T-fold composition adds (Proposition 1):
+    rho(alpha) = T alpha / (2 z^2). Conversion to (epsilon, delta)-DP (Canonne, Kamath &
+    Steinke 2020, Proposition 12; Balle et al. 2020, Theorem 21; Asoodeh et al. 2020):
+
+        epsilon = min_alpha rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)
+
+    (:func:`~objpert.certify.peers.zcdp.linear_rdp_epsilon`; ``orders`` as there).
+    """
+    delta = check_open_unit("delta", delta)
+    T = check_int("iterations", iterations, 1)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    return linear_rdp_epsilon(T / (2.0 * z * z), delta, orders)
+
+
+def pld_epsilon(
+    delta: float, iterations: int, noise_multiplier: float, discretization: float = 1e-4
+) -> float:
+    """epsilon from dp-accounting's PLD accountant (pessimistic discretisation) for T
+    composed Gaussian mechanisms with multiplier z. Needs the optional package
+    ``dp-accounting``."""
+    delta = check_open_unit("delta", delta)
+    T = check_int("iterations", iterations, 1)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ParameterError(
+            "accountant='pld' needs the optional package dp-accounting "
+            "(pip install 'dp-accounting>=0.6'); use accountant='gdp'"
+        ) from None
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=discretization)
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), T))
+    return float(acc.get_epsilon(delta))
+
+
+def noisy_gd_epsilon(
+    delta: float, iterations: int, noise_multiplier: float, accountant: str = "gdp"
+) -> float:
+    """epsilon at ``delta`` for T composed Gaussian mechanisms under ``accountant``:
+    ``gdp`` (the inverse of :func:`noisy_gd_delta`), ``rdp`` (:func:`rdp_epsilon`) or
+    ``pld`` (:func:`pld_epsilon`); the old name ``exact`` is ``gdp``."""
+    name = continuous_accountant(accountant)
+    if name == "gdp":
+        T = check_int("iterations", iterations, 1)
+        z = check_positive("noise_multiplier", noise_multiplier)
+        return gaussian_epsilon(delta, math.sqrt(T), z)
+    if name == "rdp":
+        return rdp_epsilon(delta, iterations, noise_multiplier)[0]
+    return pld_epsilon(delta, iterations, noise_multiplier)
+
+
+def calibrate_noise_multiplier(
+    epsilon: float, delta: float, iterations: int, accountant: str = "gdp"
+) -> float:
+    """The smallest noise multiplier z (std / per-step sensitivity) for which T composed
+    Gaussian mechanisms are (epsilon, delta)-DP under ``accountant`` (bisection; each
+    accountant is monotone in z). ``gdp``: the analytic Gaussian calibration at
+    sensitivity sqrt(T) (:func:`~objpert.certify.peers.gaussian.calibrate_gaussian`)."""
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_open_unit("delta", delta)
+    T = check_int("iterations", iterations, 1)
+    name = continuous_accountant(accountant)
+    if name == "gdp":
+        return calibrate_gaussian(math.sqrt(T), epsilon, delta)
+
+    def ok(z: float) -> bool:
+        return noisy_gd_epsilon(delta, T, z, name) <= epsilon
+
+    rtol = 1e-12 if name == "rdp" else 1e-6  # the PLD accountant is slow and discretised
+    return smallest_passing(ok, max(1.0, math.sqrt(T) / epsilon), limit=None, rtol=rtol)
