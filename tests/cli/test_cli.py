@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from objpert.apps.reproduce import example_constants
-from objpert.certify import exact, theorem41
+from objpert.certify import theorem41, theorem_c13
 from objpert.cli import main
 
 EXAMPLE = [
@@ -64,7 +64,7 @@ def test_certify_c13_and_limit_json(capsys):
     out = run_json(capsys, [*EXAMPLE, "--form", "c13"])
     for key in ("alpha_bar", "s_n", "tau", "radius_ok"):
         assert key in out
-    cert = exact.certify(example_constants(), 1e-5, 1500, 1.0, u=6)
+    cert = theorem_c13.certify(example_constants(), 1e-5, 1500, 1.0, u=6)
     assert out["s_n"] == pytest.approx(cert.details["s_n"], rel=1e-12)
     limit = run_json(capsys, [*EXAMPLE, "--form", "limit"])
     assert limit["truncation_mass"] == 0.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from objpert.certify import exact, theorem41
+from objpert.certify import theorem41, theorem_c13
 from objpert.certify.constants import ProblemConstants
 
 __all__ = ["plot_privacy_profiles"]
@@ -27,18 +27,18 @@ def plot_privacy_profiles(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    r, r_outer = exact.paper_radii(pc, sigma, u)
-    s_inf = exact.limit_s(pc, sigma)
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
+    s_inf = theorem_c13.limit_s(pc, sigma)
     eps = np.linspace(0.0, max(2.0 * epsilon, 4.0 * s_inf), 400)[1:]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     curves = {
         f"Theorem 4.1, N = {iterations}": theorem41.delta(
             pc, sigma, u, iterations, eps, truncation
         ),
-        f"Theorem C.13, N = {iterations}": exact.delta_n(
+        f"Theorem C.13, N = {iterations}": theorem_c13.delta_n(
             pc, sigma, r, r_outer, iterations, eps, truncation
         ),
-        "limit N -> inf (Remark C.16)": exact.limit_delta(pc, sigma, eps),
+        "limit N -> inf (Remark C.16)": theorem_c13.limit_delta(pc, sigma, eps),
     }
     for label, values in curves.items():
         ax1.semilogy(eps, np.clip(values, 1e-300, 1.0), label=label)
@@ -53,9 +53,11 @@ def plot_privacy_profiles(
     Ns = np.unique(np.geomspace(1, n_max, 400).astype(int))
     ax2.semilogy(Ns, theorem41.delta(pc, sigma, u, Ns, epsilon, truncation), label="Theorem 4.1")
     ax2.semilogy(
-        Ns, exact.delta_n(pc, sigma, r, r_outer, Ns, epsilon, truncation), label="Theorem C.13"
+        Ns,
+        theorem_c13.delta_n(pc, sigma, r, r_outer, Ns, epsilon, truncation),
+        label="Theorem C.13",
     )
-    ax2.axhline(float(exact.limit_delta(pc, sigma, epsilon)), ls="--", c="k", label="limit")
+    ax2.axhline(float(theorem_c13.limit_delta(pc, sigma, epsilon)), ls="--", c="k", label="limit")
     ax2.axvline(iterations, ls=":", c="grey")
     ax2.set_xscale("log")
     ax2.set_xlabel("iterations N")

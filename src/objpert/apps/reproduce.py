@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from objpert.certify import exact, gaussian, theorem41, utility
+from objpert.certify import gaussian, theorem41, theorem_c13, utility
 from objpert.certify.calibration import Plan, corollary_413, tight
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.search import min_iterations
@@ -152,8 +152,8 @@ def example_48() -> list[Entry]:
 def section_c4() -> list[Entry]:
     pc = example_constants()
     sigma = SIGMA_OVER_G * pc.G
-    c519 = exact.certify(pc, sigma, 519, 1.0, u=U)
-    c518 = exact.certify(pc, sigma, 518, 1.0, u=U)
+    c519 = theorem_c13.certify(pc, sigma, 519, 1.0, u=U)
+    c518 = theorem_c13.certify(pc, sigma, 518, 1.0, u=U)
     d = c519.details
     sec = "Section C.4"
     return [

@@ -1,12 +1,12 @@
 """Reproduce Figures 1 and 2 of Cortild & Cartis (2026), quadratic objective perturbation.
 
-Figure 1: the expected excess-risk bound of QOP (``objpert.certify.qop``, qop-notes
+Figure 1: the expected excess-risk bound of QOP (``objpert.certify.qop``, docs/qop.md
 "Utility bound") against delta, exact and inexact solve, minimised over the split of delta
 (and of epsilon, inexact) and over m with scipy's Nelder-Mead from the authors' starting
 points and parametrisations (companion code ``optimal_loss.py``).
 
 Figure 2: empirical risk against the box radius kappa for LOP, LOP-Clip and QOP on an
-interpolating linear regression (qop-notes, "The authors' comparison"), every method
+interpolating linear regression (docs/qop.md, "The authors' comparison"), every method
 solved with K steps of stochastic Davis-Yin (``objpert.solvers``).
 
 This is a reproduction: its randomness comes from explicitly seeded Generators, and the
@@ -31,7 +31,7 @@ from scipy.special import expit, softmax
 from threadpoolctl import threadpool_limits
 
 from objpert.certify import qop
-from objpert.certify.lop import lop_noise, lop_regulariser
+from objpert.certify.peers import lop_noise, lop_regulariser
 from objpert.errors import ObjpertError, ParameterError, check_int, check_open_unit, check_positive
 from objpert.mechanisms.qop import qop_release
 from objpert.randomness import TestingSeedWarning
@@ -307,7 +307,7 @@ def _lop_solve(
     clip: bool,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """LOP (Gaussian; objpert.certify.lop) solved as the authors do: stochastic Davis-Yin on
+    """LOP (Gaussian; objpert.certify.peers.kifer) solved as the authors do: stochastic Davis-Yin on
     sum_i l_i + l1 ||.||_1 + (Delta/2) ||.||^2 + <b, .> over the box, omega = 1/(nL + Delta).
 
     ``clip``: LOP-Clip (Redberg et al. 2023), every per-sample gradient clipped to norm zeta
@@ -400,7 +400,7 @@ def figure2(
     Constants: smoothness L = d xi^2 as the authors (the squared loss on rows of norm xi
     is xi^2-smooth; the larger value is conservative). QOP: ``qop_plan`` with m = 2d and
     delta1 = delta3 = delta/2, released by ``qop_release``. LOP: Delta = 2L/eps and noise
-    scale from ``objpert.certify.lop`` with zeta = :func:`lop_gradient_bound`, the public
+    scale from ``objpert.certify.peers.kifer`` with zeta = :func:`lop_gradient_bound`, the public
     distance D = ref_noise (sqrt(d) + sqrt(2 log(1/ref_confidence))), which bounds
     ||theta_true - theta_ref|| with probability >= 1 - ref_confidence (Gaussian norm
     concentration); ``lop_bound="authors"`` uses the authors' (kappa d xi + max y) xi sqrt(d)

@@ -8,7 +8,7 @@ import argparse
 import math
 from typing import Any
 
-from objpert.certify import exact, theorem41
+from objpert.certify import theorem41, theorem_c13
 from objpert.certify.certificate import FORMS
 from objpert.certify.constants import problem
 from objpert.certify.search import MAX_ITERATIONS, min_iterations
@@ -61,11 +61,11 @@ def cmd_certify(args: argparse.Namespace) -> int:
         if form == "theorem41":
             cert = theorem41.certify(pc, sigma, u, args.iterations, epsilon, args.truncation)
         elif form == "c13":
-            cert = exact.certify(
+            cert = theorem_c13.certify(
                 pc, sigma, args.iterations, epsilon, u=u, truncation=args.truncation
             )
         else:
-            cert = exact.certify_limit(pc, sigma, epsilon)
+            cert = theorem_c13.certify_limit(pc, sigma, epsilon)
     payload = certificate_payload(cert)
     if args.target_delta is not None:
         payload["target_delta"] = args.target_delta
@@ -95,13 +95,15 @@ def _epsilon_for(pc, args, target: float) -> float:
             )
         )
     if args.form == "c13":
-        r, r_outer = exact.paper_radii(pc, args.sigma, args.u)
+        r, r_outer = theorem_c13.paper_radii(pc, args.sigma, args.u)
         return float(
-            exact.epsilon_for_delta(
+            theorem_c13.epsilon_for_delta(
                 pc, args.sigma, r, r_outer, args.iterations, target, args.truncation
             )
         )
-    return exact.limit_s(pc, args.sigma) + theorem41.slack_for_divergence(pc, args.sigma, target)
+    return theorem_c13.limit_s(pc, args.sigma) + theorem41.slack_for_divergence(
+        pc, args.sigma, target
+    )
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

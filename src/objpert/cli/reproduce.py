@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import Any
 
-from objpert.certify import exact, theorem41
+from objpert.certify import theorem41, theorem_c13
 from objpert.certify.search import min_iterations
 from objpert.cli.common import certificate_payload, plan_payload
 from objpert.cli.output import console, emit, fmt, new_table, status, table_type
@@ -56,9 +56,9 @@ def cmd_tables(args: argparse.Namespace) -> int:
     sigma = reproduce.SIGMA_OVER_G * pc.G
     certs = [
         theorem41.certify(pc, sigma, reproduce.U, reproduce.N_RUN, 1.0),
-        exact.certify(pc, sigma, reproduce.N_RUN, 1.0, u=reproduce.U),
+        theorem_c13.certify(pc, sigma, reproduce.N_RUN, 1.0, u=reproduce.U),
         min_iterations(pc, sigma, *reproduce.TARGET, u=reproduce.U),
-        exact.certify_limit(pc, sigma, 1.0),
+        theorem_c13.certify_limit(pc, sigma, 1.0),
     ]
     cert_table = new_table(
         "Example 4.8 (logistic, n=1e6, d=1e4, mu=0.01, sigma=1e-5, u=6): "
