@@ -47,6 +47,7 @@ from objpert.data import (
 )
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError, check_int
+from objpert.exceptions import ToleranceError
 from objpert.losses import Loss
 from objpert.mechanisms.discrete_noise import (
     GRID_CLIP,
@@ -80,10 +81,6 @@ __all__ = [
 ]
 
 _EPS_REL = 1e-12  # certified epsilon may exceed the target by this relative rounding only
-
-
-class ToleranceError(PrivacyError):
-    """The solver did not reach the plan's gradient-norm tolerance; nothing was released."""
 
 
 def check_peer_plan(plan: Any, method: str) -> Certificate:
