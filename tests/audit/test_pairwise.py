@@ -18,10 +18,10 @@ from objpert.audit.maps import (
     gradient_descent_jacobian,
     linear_plan,
 )
+from objpert.audit.pair_check import check_pairs
 from objpert.audit.pairwise import (
     PairwiseProfile,
     certified_delta,
-    check_pairs,
     pairwise_profile,
     preimage,
     privacy_loss,

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from objpert.audit.jacobian import check_jacobian
-from objpert.audit.pairwise import check_pairs, pairwise_profile
+from objpert.audit.pair_check import check_pairs
+from objpert.audit.pairwise import pairwise_profile
 from objpert.audit.planted import PLANTED_BUGS
 from objpert.audit.worst_pair import worst_pair
 from objpert.certify import calibrate
