@@ -414,3 +414,15 @@ def test_inputs_not_modified_in_place(fmt):
 def test_error_messages_name_the_fix():
     with pytest.raises(DataError, match=re.escape("clip=True")):
         bound_rows(np.array([[3.0, 4.0]]), 1.0, clip=False)
+
+
+def test_row_norms_do_not_overflow_or_underflow_and_huge_rows_are_clipped_not_zeroed():
+    X = np.array([[1e200, -1e200], [3.0, -4.0], [1e-200, 1e-200], [0.0, 0.0], [-1e300, 0.0]])
+    want = [np.sqrt(2) * 1e200, 5.0, np.sqrt(2) * 1e-200, 0.0, 1e300]
+    for form in (X, sparse.csr_matrix(X)):
+        np.testing.assert_allclose(row_norms(form), want, rtol=1e-15)
+        clipped, count = bound_rows(form, 1.0, clip=True)
+        dense = clipped.toarray() if sparse.issparse(clipped) else clipped
+        assert count == 3
+        np.testing.assert_allclose(dense[0], [np.sqrt(0.5), -np.sqrt(0.5)], rtol=1e-15)
+        np.testing.assert_allclose(dense[4], [-1.0, 0.0])

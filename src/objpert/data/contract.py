@@ -304,10 +304,34 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
     return M
 
 
+# Rows whose squared entries could overflow or underflow have their norm recomputed scaled.
+_SAFE_SQUARE = (1e-150, 1e150)
+
+
 def row_norms(X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
-    if _is_sparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+    """Euclidean norm of each row, without overflow or underflow: the squares are summed
+    directly (the common case, unchanged), and a row with an entry beyond 1e150 (or all
+    nonzero entries below 1e-150) is recomputed as m * ||x / m|| with m = max |x_j|, so
+    a row of entries near 1e200 has norm ~1e200, not inf (and is clipped, not zeroed)."""
+    with np.errstate(over="ignore"):
+        if _is_sparse(X):
+            squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            top = np.asarray(X.max(axis=1).todense()).ravel()
+            bottom = np.asarray(X.min(axis=1).todense()).ravel()
+        elif X.shape[1]:
+            squares = np.einsum("ij,ij->i", X, X)
+            top, bottom = X.max(axis=1), X.min(axis=1)  # no |X| copy of the matrix
+        else:
+            squares = top = bottom = np.zeros(X.shape[0])
+    big = np.maximum(top, -bottom)
+    norms = np.sqrt(squares)
+    lo, hi = _SAFE_SQUARE
+    redo = np.flatnonzero((big > hi) | ((big > 0) & (big < lo) & (squares < lo * lo)))
+    for i in redo:  # rare: only rows at the edge of double range
+        row = X.getrow(i).toarray().ravel() if _is_sparse(X) else X[i]
+        m = float(np.max(np.abs(row)))
+        norms[i] = m * float(np.sqrt(np.sum((row / m) ** 2)))
+    return norms
 
 
 def bound_rows(
