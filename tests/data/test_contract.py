@@ -426,3 +426,14 @@ def test_row_norms_do_not_overflow_or_underflow_and_huge_rows_are_clipped_not_ze
         assert count == 3
         np.testing.assert_allclose(dense[0], [np.sqrt(0.5), -np.sqrt(0.5)], rtol=1e-15)
         np.testing.assert_allclose(dense[4], [-1.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[D]", "timedelta64[s]"])
+def test_dates_and_times_are_not_features(dtype):
+    from objpert import PrivateLogisticRegression
+
+    X = np.arange(8).reshape(4, 2).astype(dtype)
+    with pytest.raises(DataError, match="dates or times"):
+        as_feature_matrix(X)
+    with pytest.raises(DataError, match="dates or times"):
+        PrivateLogisticRegression(classes=[0, 1], max_iterations=10).fit(X, [0, 1, 0, 1])

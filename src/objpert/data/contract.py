@@ -67,6 +67,8 @@ def _is_numeric_dtype(t: Any) -> bool:
     """numpy numeric or bool dtypes, and pandas extension dtypes of kind b/i/u/f (nullable
     boolean, Int64, Float64). Dtypes numpy cannot interpret (pandas' string dtype, the default
     for text columns from pandas 3 on; categoricals) are not numeric."""
+    if getattr(t, "kind", None) in ("m", "M"):  # timedelta64 counts as an integer to numpy
+        return False
     try:
         return bool(np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))
     except TypeError:
@@ -288,6 +290,11 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
         values = M.data
     else:
         check_numeric_columns(X)  # pandas DataFrame: name the offending columns
+        if getattr(getattr(X, "dtype", None), "kind", None) in ("m", "M"):
+            raise DataError(
+                "features cannot be dates or times: encode them as numbers with public "
+                "bounds (e.g. days since a public origin, scaled to a public range)"
+            )
         try:
             M = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):

@@ -302,8 +302,10 @@ class PrivateGLM(BaseEstimator):
         )
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
-        if hasattr(X, "dtypes") and hasattr(X, "columns"):
-            as_feature_matrix(X)  # objpert's messages for non-numeric or non-finite columns
+        if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
+            getattr(X, "dtype", None), "kind", None
+        ) in ("m", "M"):
+            as_feature_matrix(X)  # objpert's messages: non-numeric, dates, non-finite values
         # Non-finite values pass here so that objpert.data refuses them (DataError).
         return validate_data(
             self,
