@@ -1,13 +1,32 @@
 """Argument checks: each failure is a ParameterError naming the parameter and what would
-fix it (the error classes live in :mod:`objpert.exceptions`)."""
+fix it (the error classes live in :mod:`objpert.exceptions`).
+
+The one validation layer of every public numeric argument (estimators, certificates,
+calibrations, accountants, the command line). Its rules:
+
+- a number is a Python or numpy real number (or a 0-d numeric array); booleans (``True``,
+  ``np.True_``), strings (``"1.0"``), bytes, complex numbers and other objects are not;
+- NaN and +-inf are refused, and so is a number beyond the float64 range (``10**400``):
+  refused with a ParameterError, never an OverflowError;
+- a count (:func:`check_int`) is an integer (or an integral float) in [minimum, 2^53]:
+  float64 holds every integer up to 2^53 exactly, and every formula evaluates counts in
+  float64;
+- ranges are stated in the message: ``> 0``, ``>= 0``, ``in (0, 1)``, ``in [0, 1]``.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import math
+import numbers
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from objpert.exceptions import (  # re-exported: the classes live there
     LossError,
@@ -20,6 +39,8 @@ from objpert.exceptions import (  # re-exported: the classes live there
 )
 
 __all__ = [
+    "MAX_INT",
+    "NUMERIC_FAILURES",
     "LossError",
     "ObjpertError",
     "ParameterError",
@@ -27,22 +48,64 @@ __all__ = [
     "PrivacyLeakWarning",
     "UnreachableTargetError",
     "UnverifiedModelWarning",
+    "check_array",
+    "check_bool",
+    "check_broadcast",
+    "check_choice",
     "check_finite",
     "check_int",
     "check_nonnegative",
     "check_open_unit",
     "check_positive",
+    "check_unit",
+    "numeric_guard",
     "renamed_keyword",
 ]
 
 
+#: The largest integer a count (n, d, N, k, ...) may take: every formula evaluates counts in
+#: float64, which holds integers exactly up to 2^53. Larger integers are refused with a
+#: ParameterError (never converted to an inexact or infinite float).
+MAX_INT = 2**53
+
+_FLOAT_MAX = sys.float_info.max
+
+
 def _bad(name: str, value: Any, allowed: str) -> ParameterError:
-    return ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return ParameterError(f"{name} must be {allowed}; got {_shown(value)}")
 
 
-def check_finite(name: str, value: Any) -> float:
+def _shown(value: Any) -> str:
+    """``value`` for a message: its repr, shortened (an integer of 400 digits is not shown
+    whole)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:28]}...{text[-8:]} ({len(text)} characters)"
+
+
+def _is_bool_or_text(value: Any) -> bool:
+    """Booleans (Python or numpy) and text are not numbers, whatever float() makes of them."""
+    return isinstance(value, bool | np.bool_ | str | bytes | bytearray)
+
+
+def _real(name: str, value: Any) -> float:
+    """``value`` as a float: a Python or numpy real number or a 0-d numeric array.
+
+    Refused (ParameterError naming ``name``): booleans, strings and bytes, complex numbers,
+    arrays with more than one value, objects without a real value, NaN, +-inf, and numbers
+    beyond the float64 range (an integer such as 10**400 is refused, never overflowed).
+    """
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0 or value.dtype.kind not in "iuf":
+            raise _bad(name, value, "a real number (a scalar, not an array)")
+        value = value[()]
+    if _is_bool_or_text(value):
+        raise _bad(name, value, "a real number (not a bool or a string)")
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise _bad(name, value, "a real number (not complex)")
     try:
         v = float(value)
+    except OverflowError:
+        raise _bad(name, value, f"finite (at most {_FLOAT_MAX:.4g} in magnitude)") from None
     except (TypeError, ValueError):
         raise _bad(name, value, "a real number") from None
     if not math.isfinite(v):
@@ -50,16 +113,25 @@ def check_finite(name: str, value: Any) -> float:
     return v
 
 
+def check_finite(name: str, value: Any) -> float:
+    """A finite real number (see :func:`_real` for what is refused), as a float."""
+    return _real(name, value)
+
+
 def check_positive(name: str, value: Any) -> float:
     """``value`` in (0, inf)."""
-    v = check_finite(name, value)
+    v = _real(name, value)
     if v <= 0:
         raise _bad(name, value, "> 0")
     return v
 
 
-def check_nonnegative(name: str, value: Any) -> float:
-    v = check_finite(name, value)
+def check_nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """``value`` in [0, inf) (``allow_inf``: [0, inf], for a quantity computed as +inf past
+    the float64 range, such as a zCDP parameter)."""
+    if allow_inf and isinstance(value, float | np.floating) and value == math.inf:
+        return math.inf
+    v = _real(name, value)
     if v < 0:
         raise _bad(name, value, ">= 0")
     return v
@@ -67,21 +139,187 @@ def check_nonnegative(name: str, value: Any) -> float:
 
 def check_open_unit(name: str, value: Any) -> float:
     """``value`` in the open interval (0, 1)."""
-    v = check_finite(name, value)
+    v = _real(name, value)
     if not 0 < v < 1:
         raise _bad(name, value, "in the open interval (0, 1)")
     return v
 
 
-def check_int(name: str, value: Any, minimum: int) -> int:
-    """An integer ``>= minimum`` (floats with integral value are accepted)."""
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise _bad(name, value, f"an integer >= {minimum}") from None
-    if not math.isfinite(f) or f != int(f) or f < minimum:
+def check_unit(name: str, value: Any) -> float:
+    """``value`` in the closed interval [0, 1] (a delta, 1 being the trivial bound)."""
+    v = _real(name, value)
+    if not 0 <= v <= 1:
+        raise _bad(name, value, "in [0, 1]")
+    return v
+
+
+def check_int(name: str, value: Any, minimum: int, maximum: int = MAX_INT) -> int:
+    """An integer in [minimum, maximum] (default maximum :data:`MAX_INT` = 2^53).
+
+    Python and numpy integers are taken exactly (no float conversion, so 10**400 is refused
+    as too large rather than overflowing); floats with an integral value are accepted
+    (1000.0, as a command line gives). Booleans, strings, NaN, inf and fractions are refused.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if _is_bool_or_text(value):
+        raise _bad(name, value, f"an integer >= {minimum} (not a bool or a string)")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    else:
+        f = _real(name, value) if isinstance(value, numbers.Real) else None
+        if f is None or f != math.floor(f):
+            raise _bad(name, value, f"an integer >= {minimum}")
+        if abs(f) > maximum:  # before int(): no 300-digit integers from floats
+            raise _bad(name, value, f"an integer <= {maximum}")
+        v = int(f)
+    if v < minimum:
         raise _bad(name, value, f"an integer >= {minimum}")
-    return int(f)
+    if v > maximum:
+        raise _bad(name, value, f"an integer <= {maximum}")
+    return v
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (Python or numpy); 0, 1, strings and None are refused."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise _bad(name, value, "True or False")
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (strings); anything else, of any type, is refused."""
+    if isinstance(value, str) and value in choices:
+        return value
+    raise ParameterError(f"{name} must be one of {choices}; got {_shown(value)}")
+
+
+def check_array(
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    integral: bool = False,
+    allow_inf: bool = False,
+    allow_neginf: bool = False,
+) -> np.ndarray:
+    """A numeric array (or scalar) as float64: no booleans, strings or objects, no NaN, no
+    infinity (unless ``allow_inf``: +inf, ``allow_neginf``: -inf), every entry >= ``minimum``
+    and <= ``maximum`` and, with ``integral``, a whole number. The vectorised formulas take
+    their N and epsilon here."""
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif _is_bool_or_text(value):
+        raise _bad(name, value, "a real number or an array of real numbers")
+    else:
+        if isinstance(value, numbers.Integral) and abs(int(value)) > MAX_INT:
+            raise _bad(name, value, f"at most {MAX_INT} in magnitude")
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            raise _bad(name, value, "a real number or an array of real numbers") from None
+    if arr.dtype.kind not in "iuf":
+        raise _bad(name, value, "a real number or an array of real numbers")
+    try:
+        arr = np.asarray(arr, dtype=np.float64)
+    except OverflowError:  # pragma: no cover - numeric dtypes always fit float64
+        raise _bad(name, value, "within the float64 range") from None
+    if arr.size:
+        if np.isnan(arr).any():
+            raise _bad(name, value, "free of NaN")
+        if (not allow_neginf and np.isneginf(arr).any()) or (
+            not allow_inf and np.isposinf(arr).any()
+        ):
+            raise _bad(name, value, "finite")
+        if minimum is not None and not arr.min() >= minimum:
+            raise _bad(name, value, f">= {minimum:g} everywhere")
+        if maximum is not None and not arr.max() <= maximum:
+            raise _bad(name, value, f"<= {maximum:g} everywhere")
+        if integral:
+            fin = arr[np.isfinite(arr)]
+            if (fin != np.floor(fin)).any():
+                raise _bad(name, value, "whole numbers")
+            if (np.abs(fin) > MAX_INT).any():
+                raise _bad(name, value, f"at most {MAX_INT}")
+    return arr
+
+
+def check_broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays broadcast to one shape; ParameterError naming them when they cannot be."""
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ParameterError(f"the shapes of {shapes} do not broadcast together") from None
+
+
+#: What a formula raises when its (legal) inputs are so extreme that a float64 computation
+#: overflows, underflows to a division by zero, or leaves a numpy routine's domain.
+NUMERIC_FAILURES = (OverflowError, ZeroDivisionError, FloatingPointError)
+
+
+def _extreme_argument(bound: inspect.BoundArguments) -> tuple[str, Any] | None:
+    """The numeric argument farthest from 1 in magnitude (the likeliest culprit of an
+    overflow): among the arguments and the fields of dataclass arguments (a
+    ProblemConstants' n, zeta, mu, eta, ...)."""
+    best: tuple[float, str, Any] | None = None
+
+    def consider(name: str, v: Any) -> None:
+        nonlocal best
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return
+        try:
+            size = abs(math.log10(abs(v))) if v else 0.0
+        except (OverflowError, ValueError):
+            size = math.inf
+        if best is None or size > best[0]:
+            best = (size, name, v)
+
+    for name, v in bound.arguments.items():
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                consider(f.name, getattr(v, f.name))
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                consider(str(k), item)
+        else:
+            consider(name, v)
+    return None if best is None else (best[1], best[2])
+
+
+def numeric_guard(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a float64 failure inside ``fn`` (:data:`NUMERIC_FAILURES`) into a one-line
+    :class:`ParameterError` naming the most extreme argument.
+
+    For planners and calibrations only, where a legal but extreme input (epsilon = 1e-300,
+    zeta = 1e-300) has no plan representable in double precision, so an error is the right
+    answer. Functions whose answer exists for every legal input (a certificate, a bound)
+    compute it instead (log domain, clamping) and are not wrapped.
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except NUMERIC_FAILURES as exc:
+            try:
+                bound = signature.bind(*args, **kwargs)
+                culprit = _extreme_argument(bound)
+            except TypeError:
+                culprit = None
+            what = (
+                "the arguments are"
+                if culprit is None
+                else f"{culprit[0]} = {_shown(culprit[1])} is"
+            )
+            raise ParameterError(
+                f"{fn.__name__}: {what} too extreme for double precision "
+                f"({type(exc).__name__}: {' '.join(str(exc).split())}); use values closer to 1"
+            ) from None
+
+    return wrapper
 
 
 def renamed_keyword(old: str, new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

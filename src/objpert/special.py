@@ -19,6 +19,7 @@ __all__ = [
     "LOG_SQRT_2PI",
     "chi_radius",
     "chi_tail",
+    "log_over",
     "log_phi",
     "log_q",
     "log_q1",
@@ -29,6 +30,13 @@ __all__ = [
 
 LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _CF_FROM = 2.0  # below this t, phi(t) - t Q(t) loses at most ~3 bits to cancellation
+
+
+def log_over(c: float, x: float) -> float:
+    """log(c / x) for c, x > 0: the quotient's log as written while the quotient is a finite
+    double, log c - log x where it overflows (x subnormal, such as a delta of 5e-324)."""
+    ratio = c / x
+    return math.log(ratio) if ratio < math.inf else math.log(c) - math.log(x)
 
 
 def q(t: ArrayLike) -> np.ndarray:

@@ -20,6 +20,7 @@ from objpert.apps.datasets import Dataset, load
 from objpert.apps.demo import split
 from objpert.data import PreparedData, prepare
 from objpert.engines.glm import GLMObjective
+from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
 from objpert.mechanisms import registry
 
 __all__ = [
@@ -267,6 +268,16 @@ def _diffprivlib_rows(ds, P, Pte, Xtr, ytr, Xte, yte, epsilons, delta, seeds, en
 
 
 def run(names, epsilons, delta, seeds, methods=DEFAULT_METHODS, progress=None, env_dir=None):
+    """The comparison of ``methods`` on each dataset of ``names`` at each target epsilon,
+    ``seeds`` releases each. An empty list of datasets, epsilons or methods, a seed count
+    below 1 or a target out of range is a ParameterError (never an empty or NaN table)."""
+    names, epsilons, methods = list(names), list(epsilons), list(methods)
+    for what, items in (("datasets", names), ("epsilons", epsilons), ("methods", methods)):
+        if not items:
+            raise ParameterError(f"the comparison needs at least one of its {what}; got none")
+    epsilons = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
+    delta = check_open_unit("delta", delta)
+    seeds = check_int("seeds", seeds, 1)
     rows, meta = [], {}
     for name in names:
         r, m = compare_dataset(load(name), epsilons, delta, seeds, methods, progress, env_dir)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -25,19 +26,23 @@ import numpy as np
 
 from objpert.certify import theorem41, theorem_c13, utility
 from objpert.certify.certificate import Certificate
-from objpert.certify.constants import ProblemConstants, problem
+from objpert.certify.constants import ProblemConstants, check_scale, problem
 from objpert.certify.sequences import rho_power
 from objpert.errors import (
     ParameterError,
     PrivacyError,
     UnreachableTargetError,
+    check_choice,
     check_int,
+    check_nonnegative,
     check_open_unit,
     check_positive,
+    check_unit,
+    numeric_guard,
     renamed_keyword,
 )
 from objpert.losses import get_loss, require_bounded_gradient
-from objpert.special import chi_radius, q1
+from objpert.special import chi_radius, log_over, q1
 
 METHODS = ("tight", "corollary413")
 DEFAULT_MAX_ITERATIONS = 100_000
@@ -145,6 +150,7 @@ def rederive_plan(plan: Plan) -> Certificate:
     if not isinstance(plan, Plan):
         raise PrivacyError(f"expected a Plan (objpert.certify.calibrate); got {type(plan)!r}")
     try:
+        _check_fields(plan)
         derived = plan.rebuilt_constants()
         stored = plan.constants
     except (ValueError, TypeError, KeyError) as exc:
@@ -175,7 +181,66 @@ def rederive_plan(plan: Plan) -> Certificate:
     for key in ("epsilon", "delta", "truncation_mass", "divergence_term", "iterations"):
         if not _same(getattr(cert0, key), getattr(cert, key)):
             raise _mismatch(f"certificate's {key}", getattr(cert0, key), getattr(cert, key))
+    _check_derived(plan, cert)
     return cert
+
+
+#: The plan's numeric fields and the range each must lie in (checked before anything is
+#: computed from them: a string, a bool, NaN or 5.0 where a probability belongs is refused).
+_FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
+    ("n", lambda k, v: check_int(k, v, 2)),
+    ("d", lambda k, v: check_int(k, v, 1)),
+    ("iterations", lambda k, v: check_int(k, v, 1)),
+    ("zeta", check_positive),
+    ("epsilon", check_positive),
+    ("delta", check_open_unit),
+    ("sigma", check_positive),
+    ("mu", check_positive),
+    ("eta", check_positive),
+    ("u", check_nonnegative),
+    ("radius", check_positive),
+    ("radius_outer", check_positive),
+    ("delta_truncation", check_unit),
+    ("delta_divergence", check_unit),
+    ("comparator_radius", check_positive),
+    ("delta_sample", check_open_unit),
+    ("utility_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
+    ("theorem410_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
+)
+
+
+def _check_fields(plan: Plan) -> None:
+    """Every numeric field of the plan a number in its range, its names known strings."""
+    for name, check in _FIELD_CHECKS:
+        check(f"the plan's {name}", getattr(plan, name))
+    for name, allowed in (("truncation", ("paper", "exact")), ("objective", OBJECTIVES)):
+        check_choice(f"the plan's {name}", getattr(plan, name), allowed)
+    if not isinstance(plan.certificate, Certificate):
+        raise ParameterError("the plan's certificate is not a Certificate")
+
+
+def _check_derived(plan: Plan, cert: Certificate) -> None:
+    """The plan's derived fields equal those recomputed from its public inputs: the split
+    of delta (the certificate's truncation mass and divergence term) and the utility bounds
+    (Theorems 4.7 and 4.10)."""
+    pc = plan.rebuilt_constants()
+    derived = {
+        "delta_truncation": cert.truncation_mass,
+        "delta_divergence": cert.divergence_term,
+        "utility_bound": float(
+            utility.theorem_47(
+                pc, plan.sigma, plan.iterations, plan.comparator_radius, plan.delta_sample
+            )
+        ),
+        "theorem410_bound": float(utility.theorem_410(pc, plan.sigma, plan.iterations)),
+    }
+    for name, want in derived.items():
+        got = getattr(plan, name)
+        if not (got == want or math.isclose(got, want, rel_tol=_DERIVED_RTOL, abs_tol=0.0)):
+            raise _mismatch(name, got, want)
+
+
+_DERIVED_RTOL = 1e-9  # derived fields may differ from the recomputed ones by rounding only
 
 
 def certify_plan(
@@ -252,6 +317,7 @@ def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
     )
 
 
+@numeric_guard
 @renamed_keyword("radius", "comparator_norm")
 def corollary_413(
     loss: str,
@@ -278,15 +344,23 @@ def corollary_413(
         )
     loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "Corollary 4.13")
     n = check_int("n", n, 2)
+    d = check_int("d", d, 1)
+    zeta = check_positive("zeta", zeta)
+    check_scale(loss_obj, n, zeta)
     l_ell = loss_obj.L1 * zeta
     G = 2.0 * l_ell / n
-    u = math.sqrt(2.0 * math.log(2.0 / delta))
+    u = math.sqrt(2.0 * log_over(2.0, delta))
     sigma = 4.0 * G * u / epsilon
     mu_priv = loss_obj.L2 * zeta**2 / (n * math.expm1(epsilon / 4.0))
-    A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + math.log(1.0 / delta_sample)) / n
+    A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + log_over(1.0, delta_sample)) / n
     mu_util = math.sqrt(2.0 * A) / comparator_norm
     pc = problem(loss_obj, n=n, d=d, zeta=zeta, mu=max(mu_util, mu_priv))
     start = theorem41.threshold_iterations(pc, sigma, u)
+    if not math.isfinite(start):
+        raise UnreachableTargetError(
+            f"Corollary 4.13 has no iteration count at (epsilon={epsilon:g}, delta={delta:g}): "
+            "the threshold of eq. (7) is beyond the float64 range"
+        )
     N = start
     while True:  # c_N decreases past the threshold (Section 4.1); scan in blocks
         block = np.arange(N, N + 4096, dtype=float)
@@ -373,6 +447,7 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
     return float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample))
 
 
+@numeric_guard
 @renamed_keyword("radius", "comparator_norm")
 def tight(
     loss: str,
@@ -411,6 +486,10 @@ def tight(
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
     loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
+    n = check_int("n", n, 2)
+    d = check_int("d", d, 1)
+    zeta = check_positive("zeta", zeta)
+    check_scale(loss_obj, n, zeta)
 
     def pc_for(mu: float) -> ProblemConstants:
         return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
@@ -542,7 +621,15 @@ def _tight_iterations(
 
 
 def calibrate(loss: str, *, method: str = "tight", **kwargs: Any) -> Plan:
-    """Dispatch to :func:`tight` or :func:`corollary_413`."""
+    """Dispatch to :func:`tight` or :func:`corollary_413` (an unknown keyword is a
+    ParameterError)."""
+    try:
+        return _calibrate(loss, method, **kwargs)
+    except TypeError as exc:
+        raise ParameterError(f"calibrate: {exc}") from None
+
+
+def _calibrate(loss: str, method: str, **kwargs: Any) -> Plan:
     if method == "tight":
         return tight(loss, **kwargs)
     if method == "corollary413":

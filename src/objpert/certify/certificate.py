@@ -3,24 +3,34 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from objpert.jsonable import to_json_value
 
 __all__ = [
+    "DELTA_FLOOR",
     "FORMS",
     "Certificate",
 ]
 
 FORMS = ("theorem41", "c13", "limit")
 
+#: The smallest delta a certificate reports: 2.2e-308, the smallest normal double. The terms
+#: of a delta (Gaussian tails, e^{-u^2/2}, 2 e^{-x}) are positive, but underflow to 0.0 or
+#: to a subnormal (with few correct bits, possibly rounded down) far in the tail; the
+#: certificate then reports this floor, which is above their true value: never 0.0.
+DELTA_FLOOR = sys.float_info.min
+
 
 @dataclass(frozen=True)
 class Certificate:
     """An (epsilon, delta) guarantee computed from public constants alone.
 
-    ``delta = truncation_mass + divergence_term`` when ``certified``; otherwise
+    ``delta = max(truncation_mass + divergence_term, DELTA_FLOOR)`` when ``certified``
+    (never 0.0 from an underflow: :data:`DELTA_FLOOR`); otherwise
     ``delta`` is 1.0 (the trivial bound) and ``reasons`` says which condition
     of the theorem failed. ``details`` holds form-specific quantities (e.g.
     ``epsilon0`` for Theorem 4.1; ``alpha_bar``, ``s_n``, ``tau``, ``radius_ok``
@@ -62,17 +72,21 @@ class Certificate:
         """The certificate once every condition of the theorem has been checked.
 
         ``reasons`` lists the failed conditions; a total delta >= 1 is one more.
-        Certified iff none failed; otherwise delta is the trivial 1.0.
+        Certified iff none failed; otherwise delta is the trivial 1.0. A certified delta
+        is never below :data:`DELTA_FLOOR`: terms that underflowed to 0.0 (or a subnormal)
+        report the smallest normal double, an upper bound on their true (positive) value.
         """
         total = truncation_mass + divergence_term
         reasons = list(reasons)
-        if not reasons and not total < 1.0:
+        if not reasons and not total < 1.0:  # NaN included: never certified
             reasons.append("delta >= 1: nothing to certify")
+        if not reasons and not (epsilon >= 0.0 and math.isfinite(epsilon)):
+            reasons.append(f"epsilon = {epsilon!r} is not a finite number >= 0")
         certified = not reasons
         return cls(
             form=form,
             epsilon=epsilon,
-            delta=total if certified else 1.0,
+            delta=max(total, DELTA_FLOOR) if certified else 1.0,
             certified=certified,
             truncation_mass=truncation_mass,
             divergence_term=divergence_term,

@@ -18,12 +18,20 @@ are frozen dataclasses whose ``to_dict`` is JSON-serialisable.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from objpert.certify.certificate import Certificate
-from objpert.errors import ParameterError, check_int, check_nonnegative, check_open_unit
+from objpert.errors import (
+    ParameterError,
+    check_int,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_unit,
+)
+from objpert.special import log_over
 
 METHODS = ("single", "basic", "advanced")
 
@@ -41,27 +49,66 @@ __all__ = [
 
 def _check_delta_like(name: str, value: Any) -> float:
     """A delta of one release: in [0, 1] (1 is the trivial bound of an uncertified release)."""
-    v = check_nonnegative(name, value)
-    if v > 1.0:
-        raise ParameterError(f"{name} must be in [0, 1]; got {value!r}")
-    return v
+    return check_unit(name, value)
+
+
+def _capped(delta: float) -> float:
+    """A composed delta: a bound above 1 is the trivial bound 1.0 (every probability is
+    <= 1), never reported as 1.2 or 5.0."""
+    return min(delta, 1.0)
+
+
+def _sum(values: Sequence[float]) -> float:
+    """The correctly rounded sum (math.fsum); +inf when it exceeds the float64 range (an
+    epsilon that large is the trivial bound)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
+def _releases(name: str, values: Any, check: Any) -> list[float]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ParameterError(f"{name} must be a sequence of numbers; got {values!r:.80}")
+    return [check(f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 
 def basic(eps_list: Sequence[float], delta_list: Sequence[float]) -> tuple[float, float]:
     """Basic composition (Dwork & Roth 2014, Theorem 3.16): (sum epsilon_i, sum delta_i).
 
     Releases that are (epsilon_i, delta_i)-DP on the same data are jointly
-    (sum_i epsilon_i, sum_i delta_i)-DP, whatever their order or adaptivity.
+    (sum_i epsilon_i, sum_i delta_i)-DP, whatever their order or adaptivity. A delta sum
+    above 1 is reported as the trivial bound 1.0; an epsilon sum beyond the float64 range
+    as +inf.
     """
-    eps = [check_nonnegative("epsilon_i", e) for e in eps_list]
-    dels = [_check_delta_like("delta_i", d) for d in delta_list]
+    eps = _releases("epsilon_i", eps_list, check_nonnegative)
+    dels = _releases("delta_i", delta_list, _check_delta_like)
     if len(eps) != len(dels):
         raise ParameterError(
             f"eps_list and delta_list must have the same length; got {len(eps)} and {len(dels)}"
         )
     if not eps:
         raise ParameterError("composition needs at least one release; got none")
-    return math.fsum(eps), math.fsum(dels)
+    return _sum(eps), _capped(math.fsum(dels))
+
+
+def _basic_total(value: float, k: int) -> float:
+    """The basic-composition total of K releases of ``value`` each, in O(1): float(K) * value
+    is the correctly rounded K value (K <= 2^53 is exact in float64), which is what
+    math.fsum of K copies returns (+inf past the float64 range)."""
+    return float(k) * value
+
+
+def _advanced_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
+    """sqrt(2 K ln(1/delta')) epsilon + K epsilon (e^epsilon - 1); +inf past the float64
+    range (expm1 overflows for epsilon > ~709)."""
+    try:
+        growth = math.expm1(epsilon)
+    except OverflowError:
+        growth = math.inf
+    first = math.sqrt(2.0 * k * log_over(1.0, delta_slack)) * epsilon
+    second = k * epsilon * growth if epsilon > 0.0 else 0.0
+    return first + second
 
 
 def advanced(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
@@ -69,16 +116,14 @@ def advanced(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[
 
     K (epsilon, delta)-DP releases are jointly (epsilon', K delta + delta')-DP for every
     slack delta' in (0, 1), with epsilon' = sqrt(2 K ln(1/delta')) epsilon
-    + K epsilon (e^epsilon - 1). Returns (epsilon', K delta + delta').
+    + K epsilon (e^epsilon - 1). Returns (epsilon', min(K delta + delta', 1)): a delta
+    above 1 is the trivial bound 1.0, an epsilon' beyond the float64 range +inf.
     """
     epsilon = check_nonnegative("epsilon", epsilon)
     delta = _check_delta_like("delta", delta)
     k = check_int("k", k, 1)
     delta_slack = check_open_unit("delta_slack", delta_slack)
-    eps_total = math.sqrt(2.0 * k * math.log(1.0 / delta_slack)) * epsilon + k * epsilon * (
-        math.expm1(epsilon)
-    )
-    return eps_total, k * delta + delta_slack
+    return _advanced_epsilon(epsilon, k, delta_slack), _capped(k * delta + delta_slack)
 
 
 @dataclass(frozen=True)
@@ -112,19 +157,21 @@ def _largest_below(value: float, target: float, total) -> float:
 
 
 def _basic_split(epsilon: float, delta: float, k: int) -> Split:
-    eps_i = _largest_below(epsilon / k, epsilon, lambda e: basic([e] * k, [0.0] * k)[0])
-    delta_i = _largest_below(delta / k, delta, lambda d: basic([0.0] * k, [d] * k)[1])
-    e_tot, d_tot = basic([eps_i] * k, [delta_i] * k)
+    """epsilon/K and delta/K, stepped down until their totals are <= the target: O(1) in K
+    (:func:`_basic_total`, the value math.fsum of K copies gives)."""
+    eps_i = _largest_below(epsilon / k, epsilon, lambda e: _basic_total(e, k))
+    delta_i = _largest_below(delta / k, delta, lambda d: _basic_total(d, k))
+    e_tot, d_tot = _basic_total(eps_i, k), _basic_total(delta_i, k)
     return Split("basic", k, epsilon, delta, eps_i, delta_i, 0.0, e_tot, d_tot)
 
 
 def _advanced_split(epsilon: float, delta: float, k: int) -> Split:
     """Half of delta to the slack delta', the rest split evenly; epsilon_i by bisection."""
     slack = delta / 2.0
-    delta_i = _largest_below((delta - slack) / k, delta, lambda d: advanced(0.0, d, k, slack)[1])
+    delta_i = _largest_below((delta - slack) / k, delta, lambda d: k * d + slack)
 
     def eps_total(e: float) -> float:
-        return advanced(e, delta_i, k, slack)[0]
+        return _advanced_epsilon(e, k, slack)
 
     lo, hi = 0.0, epsilon  # eps_total(epsilon) > epsilon for k >= 1; eps_total(0) = 0
     for _ in range(200):  # eps_total is increasing: keep eps_total(lo) <= epsilon
@@ -135,7 +182,7 @@ def _advanced_split(epsilon: float, delta: float, k: int) -> Split:
             lo = mid
         else:
             hi = mid
-    e_tot, d_tot = advanced(lo, delta_i, k, slack)
+    e_tot, d_tot = _advanced_epsilon(lo, k, slack), k * delta_i + slack
     return Split("advanced", k, epsilon, delta, lo, delta_i, slack, e_tot, d_tot)
 
 
@@ -153,11 +200,9 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
 
     The composed totals are evaluated in floating point and are <= the target exactly.
     Advanced composition wins for large K and small epsilon (its epsilon_i shrinks like
-    1/sqrt(K) instead of 1/K).
+    1/sqrt(K) instead of 1/K). O(1) in K (no list of K values is built; K <= 2^53).
     """
-    epsilon = check_nonnegative("epsilon", epsilon)
-    if epsilon == 0.0:
-        raise ParameterError(f"epsilon must be > 0; got {epsilon!r}")
+    epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     k = check_int("k", k, 1)
     if k == 1:
@@ -212,8 +257,13 @@ class ComposedCertificate:
 
     @property
     def certified(self) -> bool:
-        """Every release certified (an uncertified one has delta = 1: nothing composes)."""
-        return all(c.certified for c in self.certificates)
+        """Every release certified (an uncertified one has delta = 1: nothing composes) and
+        a composed total that is not the trivial bound (delta < 1, epsilon finite)."""
+        return (
+            all(c.certified for c in self.certificates)
+            and self.delta < 1.0
+            and math.isfinite(self.epsilon)
+        )
 
     @property
     def covers_structure(self) -> bool:

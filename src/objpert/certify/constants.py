@@ -14,6 +14,7 @@ from objpert.losses import Loss, get_loss, require_bounded_gradient
 
 __all__ = [
     "ProblemConstants",
+    "check_scale",
     "problem",
 ]
 
@@ -108,6 +109,36 @@ class ProblemConstants:
         return asdict(self)
 
 
+def check_scale(loss: Loss, n: int, zeta: float) -> None:
+    """Refuse (ParameterError naming zeta) a row bound whose constants L2 zeta^2, L3 zeta^3
+    or G = 2 L1 zeta / n leave the float64 range (see :func:`problem`): for the calibrations,
+    before they search over mu."""
+    _check_representable(loss, n, zeta, 1.0)
+
+
+def _check_representable(loss: Loss, n: int, zeta: float, mu: float) -> None:
+    """Refuse (ParameterError naming zeta or mu) constants whose derived quantities leave the
+    float64 range: L2 zeta^2 and L3 zeta^3 overflowing, the sensitivity G = 2 L1 zeta / n
+    or the ridge's 1/mu underflowing to 0 or overflowing. Legal in the paper, but no
+    certificate can be evaluated for them in double precision."""
+    log_zeta = math.log(zeta)
+    if 3.0 * log_zeta > _LOG_MAX_SAFE or (loss.L1 and log_zeta - math.log(n) < _LOG_MIN_SAFE):
+        raise ParameterError(
+            f"zeta = {zeta!r} is too extreme for double precision: the constants L2 zeta^2, "
+            f"L3 zeta^3 and G = 2 L1 zeta / n must stay within about 1e-300 and 1e300 "
+            f"(rescale the features)"
+        )
+    if abs(math.log(mu)) > _LOG_MAX_SAFE:
+        raise ParameterError(
+            f"mu = {mu!r} is too extreme for double precision (1/mu and mu zeta^2 must stay "
+            "within about 1e-300 and 1e300)"
+        )
+
+
+_LOG_MAX_SAFE = math.log(1e300)
+_LOG_MIN_SAFE = math.log(1e-300)
+
+
 def problem(
     loss: str | Loss,
     *,
@@ -129,6 +160,7 @@ def problem(
     d = check_int("d", d, 1)
     zeta = check_positive("zeta", zeta)
     mu = check_positive("mu", mu)
+    _check_representable(loss_obj, n, zeta, mu)
     L = mu + loss_obj.L2 * zeta**2
     if eta is None:
         eta = 1.0 / L

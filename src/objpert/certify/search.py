@@ -29,14 +29,16 @@ from objpert.errors import (
     check_int,
     check_open_unit,
     check_positive,
+    numeric_guard,
 )
-from objpert.special import q1
+from objpert.special import log_over, q1
 
 __all__ = ["MAX_ITERATIONS", "min_iterations", "minimal_sigma_limit"]
 
 MAX_ITERATIONS = 10**6
 
 
+@numeric_guard
 def minimal_sigma_limit(pc: ProblemConstants, epsilon: float, delta_div: float) -> float:
     """Smallest sigma whose N -> infinity certificate (Remark C.16) reaches (epsilon, delta_div)."""
 
@@ -124,7 +126,7 @@ def _c13_candidate_blocks(
 
 def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTargetError:
     if trunc >= delta:
-        need_u = math.sqrt(2 * math.log(1 / delta))
+        need_u = math.sqrt(2 * log_over(1.0, delta))
         return UnreachableTargetError(
             f"no N certifies (epsilon={epsilon:g}, delta={delta:g}): the truncation mass "
             f"{trunc:.3g} alone exceeds delta; increase u above {need_u:.4g}"
@@ -150,6 +152,7 @@ def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTa
     )
 
 
+@numeric_guard
 def min_iterations(
     pc: ProblemConstants,
     sigma: float,

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
-from objpert.errors import ParameterError
+from objpert.errors import MAX_INT, ParameterError, check_array
 
 __all__ = [
     "as_iterations",
@@ -31,9 +31,24 @@ __all__ = [
 _ETA_L_SLACK = 1e-12  # eta L above 1 by this much is rounding of eta = 1/L
 
 
-def as_iterations(N: ArrayLike) -> np.ndarray:
-    """N as a float array (exact for integers below 2^53)."""
-    return np.asarray(N, dtype=float)
+def as_iterations(N: ArrayLike, name: str = "N") -> np.ndarray:
+    """N (or a real exponent p >= 0) as a float array (exact for integers below 2^53);
+    refuses (ParameterError) NaN, infinity, negative values, booleans, strings and
+    integers beyond the float64 range (:func:`objpert.errors.check_array`)."""
+    kind = type(N)
+    if kind is float or (kind is int and N <= MAX_INT):  # hot paths: no NaN passes <=
+        if 0 <= N <= _FLOAT_MAX:
+            return np.asarray(N, dtype=float)
+    elif kind is np.ndarray and N.dtype == np.float64:
+        if N.ndim == 0:
+            if 0.0 <= N[()] <= _FLOAT_MAX:
+                return N
+        elif N.size and 0.0 <= N.min() and N.max() <= _FLOAT_MAX:
+            return N
+    return check_array(name, N, minimum=0.0)
+
+
+_FLOAT_MAX = float(np.finfo(float).max)
 
 
 # Exponents are floored at log of the smallest normal double: rho^p is then reported as

@@ -27,13 +27,22 @@ from objpert.certify.sequences import (
     nu_tilde_from_powers,
 )
 from objpert.certify.theorem41 import (
+    _square,
     divergence,
     radii,
     slack_for_divergence,
     threshold_iterations,
 )
-from objpert.certify.truncation import truncation_mass, u_from_radius
-from objpert.errors import ParameterError, check_int, check_positive
+from objpert.certify.truncation import check_truncation, truncation_mass, u_from_radius
+from objpert.errors import (
+    ParameterError,
+    check_array,
+    check_broadcast,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_unit,
+)
 
 __all__ = [
     "C13Terms",
@@ -69,8 +78,10 @@ class C13Terms:
 def c13_terms(
     pc: ProblemConstants, sigma: float, r: float, r_outer: float, N: ArrayLike
 ) -> C13Terms:
-    """Evaluate Theorem C.13's quantities at radii (r, r') for every N given."""
-    N = as_iterations(N)
+    """Evaluate Theorem C.13's quantities at radii (r, r') for every N given (sigma, r and r'
+    may be arrays; s_N is +inf wherever a condition of Theorem C.13 fails or a term
+    overflows)."""
+    N = as_iterations(N, "iterations")
     r_bar = (r_outer + pc.L_ell) / pc.mu  # uniform trajectory scale of (47)
     log_rho_n = log_rho_power(pc, N)
     rho_n, one_minus_rho_n = np.exp(log_rho_n), -np.expm1(log_rho_n)
@@ -113,8 +124,13 @@ def delta_n(
     Section C.4 / eq. (50); 1.0 where alpha-bar <= 0, the radius condition (47)
     fails, or epsilon < s_N.
     """
-    terms = c13_terms(pc, sigma, r, r_outer, N)
-    s_n, eps = np.broadcast_arrays(terms.s_n, np.asarray(epsilon, dtype=float))
+    sigma = check_positive("sigma", sigma)
+    r = check_positive("r", r)
+    r_outer = check_positive("r_outer", r_outer)
+    eps = check_array("epsilon", epsilon, minimum=0.0, allow_inf=True)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        terms = c13_terms(pc, sigma, r, r_outer, N)
+    s_n, eps = check_broadcast(iterations=terms.s_n, epsilon=eps)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     with np.errstate(invalid="ignore"):
         val = trunc + divergence(pc, sigma, eps - s_n)
@@ -140,8 +156,10 @@ def certify(
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
     N = check_int("iterations", N, 1)
+    check_truncation(truncation)
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
-    terms = c13_terms(pc, sigma, r, r_outer, N)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        terms = c13_terms(pc, sigma, r, r_outer, N)
     t = {k: float(np.asarray(v)) for k, v in terms.__dict__.items()}
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     reasons = []
@@ -190,8 +208,7 @@ def resolve_radii(
     if r is None:
         if u is None:
             raise ParameterError("give the truncation parameter u (>= 0) or the radius r (> 0)")
-        if not u >= 0:
-            raise ParameterError(f"u must be >= 0; got {u!r}")
+        u = check_nonnegative("u", u)
         r, default_outer = paper_radii(pc, sigma, u)
     else:
         r = check_positive("r", r)
@@ -204,14 +221,21 @@ def resolve_radii(
 
 
 def limit_s(pc: ProblemConstants, sigma: float) -> float:
-    """The N -> infinity floor (Remark C.16): s_inf = G^2/(2 sigma^2) + log1p(Delta_H/(2 n mu))."""
-    return pc.G**2 / (2.0 * sigma**2) + pc.log_det_term
+    """The N -> infinity floor (Remark C.16): s_inf = G^2/(2 sigma^2) + log1p(Delta_H/(2 n mu))
+    (+inf when G/sigma overflows)."""
+    sigma = check_positive("sigma", sigma)
+    try:
+        return pc.G**2 / (2.0 * sigma**2) + pc.log_det_term
+    except (OverflowError, ZeroDivisionError):  # sigma**2 outside the float64 range
+        return 0.5 * _square(pc.G / sigma) + pc.log_det_term
 
 
 def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.ndarray:
     """The exact-minimizer limit of the certificate (Remark C.16): truncation mass 0 and
     delta_inf(epsilon) = (2G/sigma) Q1((sigma/G)(epsilon - s_inf)); 1.0 below s_inf."""
-    val = divergence(pc, sigma, np.asarray(epsilon, dtype=float) - limit_s(pc, sigma))
+    eps = check_array("epsilon", epsilon, minimum=0.0, allow_inf=True)
+    with np.errstate(invalid="ignore"):
+        val = divergence(pc, sigma, eps - limit_s(pc, sigma))
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
@@ -251,6 +275,11 @@ def epsilon_for_delta(
     s_N + (G/sigma) Q1^{-1}((target - truncation mass) sigma / (2G)); +inf where the
     conditions of Theorem C.13 fail or the truncation mass alone exceeds the target.
     """
+    sigma = check_positive("sigma", sigma)
+    r = check_positive("r", r)
+    r_outer = check_positive("r_outer", r_outer)
+    target_delta = check_unit("target_delta", target_delta)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     slack = slack_for_divergence(pc, sigma, target_delta - trunc)
-    return c13_terms(pc, sigma, r, r_outer, N).s_n + slack
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return c13_terms(pc, sigma, r, r_outer, N).s_n + slack

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from objpert.errors import ParameterError
-from objpert.special import chi_radius, chi_tail
+from objpert.special import chi_radius, chi_tail, log_over
 
 __all__ = [
     "TRUNCATIONS",
@@ -61,5 +61,5 @@ def radius_for_mass(sigma: float, d_star: int, mass: float, kind: str = "paper")
     """The smallest radius whose truncation bound of the given kind is ``mass``."""
     check_truncation(kind)
     if kind == "paper":
-        return radius_from_u(sigma, d_star, math.sqrt(2.0 * math.log(1.0 / mass)))
+        return radius_from_u(sigma, d_star, math.sqrt(2.0 * log_over(1.0, mass)))
     return sigma * float(np.asarray(chi_radius(mass, d_star)))

@@ -15,7 +15,15 @@ from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import rho_power
-from objpert.errors import check_nonnegative, check_open_unit, check_positive, renamed_keyword
+from objpert.certify.theorem41 import _square
+from objpert.errors import (
+    check_int,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    renamed_keyword,
+)
+from objpert.special import log_over
 
 __all__ = [
     "SingleReleaseBound",
@@ -36,7 +44,9 @@ def e_opt(
     + rho^N (b d s^2 + a s sqrt(d)).
 
     Eq. (12), with a_R = ||grad F(0;S)||/mu (default: the public bound L1 zeta / mu), b_R = 1/mu.
+    +inf where a term leaves the float64 range (a trivially true bound).
     """
+    sigma = check_positive("sigma", sigma)
     g0 = (
         pc.L_ell
         if grad_norm_at_zero is None
@@ -45,18 +55,22 @@ def e_opt(
     a, b, d, s = g0 / pc.mu, 1.0 / pc.mu, pc.d, sigma
     r_n = rho_power(pc, N)
     quad = b * b * d * s * s + 2 * a * b * s * math.sqrt(d) + a * a
-    return 0.5 * pc.L * r_n * r_n * quad + r_n * (b * d * s * s + a * s * math.sqrt(d))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        val = 0.5 * pc.L * r_n * r_n * quad + r_n * (b * d * s * s + a * s * math.sqrt(d))
+    return np.where(np.isnan(val), np.inf, val)  # 0 * inf: an overflowed term
 
 
 def perturbation_term(pc: ProblemConstants, sigma: float) -> float:
-    """d sigma^2 / (2 mu): the objective-perturbation cost (Theorem 4.10)."""
-    return pc.d * sigma**2 / (2.0 * pc.mu)
+    """d sigma^2 / (2 mu): the objective-perturbation cost (Theorem 4.10); +inf past the
+    float64 range."""
+    sigma = check_positive("sigma", sigma)
+    return pc.d * _square(sigma) / (2.0 * pc.mu)
 
 
 def sample_term(pc: ProblemConstants, delta_sample: float) -> float:
     """16 L_ell^2 (32 + log(1/delta_S)) / (mu n): the uniform-convergence term (Theorem 4.9)."""
     delta_sample = check_open_unit("delta_sample", delta_sample)
-    return 16.0 * pc.L_ell**2 * (32.0 + math.log(1.0 / delta_sample)) / (pc.mu * pc.n)
+    return 16.0 * pc.L_ell**2 * (32.0 + log_over(1.0, delta_sample)) / (pc.mu * pc.n)
 
 
 def theorem_410(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
@@ -82,7 +96,7 @@ def theorem_47(
     """Unregularised excess risk against any comparator of norm <= W = ``comparator_norm``
     (Theorem 4.7): Theorem 4.9's bound + (mu / 2) W^2."""
     W = check_positive("comparator_norm", comparator_norm)
-    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * W**2
+    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * _square(W)
 
 
 @dataclass(frozen=True)
@@ -110,10 +124,24 @@ def corollary_411(
 ) -> SingleReleaseBound:
     """Corollary 4.11: r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta))), R_beta = (L_ell + r_beta)/mu,
     U_N = r_beta^2/(2 mu) + (L/2) rho^(2N) R_beta^2 + rho^N r_beta R_beta."""
+    sigma = check_positive("sigma", sigma)
+    N = check_int("N", N, 0)
     beta = check_open_unit("beta", beta)
-    r_beta = sigma * (math.sqrt(pc.d) + math.sqrt(2.0 * math.log(1.0 / beta)))
+    W = check_positive("comparator_norm", comparator_norm)
+    r_beta = sigma * (math.sqrt(pc.d) + math.sqrt(2.0 * log_over(1.0, beta)))
     R_beta = (pc.L_ell + r_beta) / pc.mu
     r_n = float(rho_power(pc, N))
-    u_n = r_beta**2 / (2 * pc.mu) + 0.5 * pc.L * r_n**2 * R_beta**2 + r_n * r_beta * R_beta
+    u_n = (
+        _square(r_beta) / (2 * pc.mu)
+        + _product(0.5 * pc.L * _square(r_n), _square(R_beta))
+        + _product(r_n * r_beta, R_beta)
+    )
     pop = 2.0 * u_n + sample_term(pc, delta_sample)
-    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * comparator_norm**2)
+    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * _square(W))
+
+
+def _product(a: float, b: float) -> float:
+    """a b for a, b >= 0, with 0 * inf (an underflowed factor times an overflowed one) read
+    as +inf: the bound it enters stays an upper bound."""
+    p = a * b
+    return math.inf if math.isnan(p) else p

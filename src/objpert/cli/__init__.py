@@ -6,7 +6,8 @@ function: :mod:`.certify`, :mod:`.calibrate`, :mod:`.reproduce` (``reproduce`` a
 ``tables``), :mod:`.demo`, :mod:`.compare`, :mod:`.train`, :mod:`.predict`, :mod:`.verify`,
 :mod:`.bench` and :mod:`.audit`; :mod:`.output` prints (JSON or tables, plain text without
 rich) and :mod:`.common` holds what they share. Errors are one line on stderr with exit
-code 2, never a traceback.
+code 2, never a traceback (an unexpected exception too: it is reported in one line as an
+internal error).
 """
 
 from __future__ import annotations
@@ -81,3 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("objpert: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # a bug: still one line (exit 2), never a traceback
+        msg = " ".join(f"{type(err).__name__}: {err}".split())
+        print(f"objpert: error: internal error ({msg}); please report it", file=sys.stderr)
+        return 2

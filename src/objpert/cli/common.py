@@ -5,6 +5,7 @@ signing keys, and warnings printed as one line each."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -23,6 +24,8 @@ __all__ = [
     "certificate_payload",
     "floats",
     "loss_params",
+    "names",
+    "positive_count",
     "plan_payload",
     "read_key",
     "read_table",
@@ -73,11 +76,32 @@ def plan_payload(plan: Plan) -> dict:
 
 
 def floats(text: str, flag: str) -> list[float]:
-    """``"0.1,1,3"`` -> [0.1, 1.0, 3.0]; anything else is a usage error naming ``flag``."""
+    """``"0.1,1,3"`` -> [0.1, 1.0, 3.0]; anything else (no number, NaN, infinity, a number
+    <= 0) is a usage error naming ``flag``."""
     try:
-        return [float(e) for e in text.split(",") if e.strip()]
+        values = [float(e) for e in text.split(",") if e.strip()]
     except ValueError:
         raise CliError(f"{flag} must be comma-separated numbers; got {text!r}") from None
+    if not values:
+        raise CliError(f"{flag} lists no number; got {text!r}")
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        raise CliError(f"{flag} must be comma-separated positive finite numbers; got {text!r}")
+    return values
+
+
+def names(text: str, flag: str) -> list[str]:
+    """``"a,b"`` -> ["a", "b"]; a list of no name is a usage error naming ``flag``."""
+    out = [s.strip() for s in text.split(",") if s.strip()]
+    if not out:
+        raise CliError(f"{flag} lists no name; got {text!r}")
+    return out
+
+
+def positive_count(value: int, flag: str) -> int:
+    """A count argument that must be >= 1 (argparse has made it an int)."""
+    if value < 1:
+        raise CliError(f"{flag} must be a positive integer; got {value}")
+    return value
 
 
 def read_table(path: str):
@@ -90,8 +114,17 @@ def read_table(path: str):
             return pd.read_parquet(path)
         except ImportError as err:
             raise CliError(f"reading Parquet needs pyarrow: {err}") from None
+        except OSError:
+            raise
+        except Exception as err:  # pyarrow's errors on a damaged file
+            raise CliError(f"cannot read {path} as Parquet: {' '.join(str(err).split())}") from None
     if lower.endswith(".csv") or lower.endswith(".csv.gz"):
-        return pd.read_csv(path)
+        try:
+            return pd.read_csv(path)
+        except OSError:
+            raise
+        except (ValueError, UnicodeError, EOFError) as err:  # empty, unparsable, bad gzip
+            raise CliError(f"cannot read {path} as CSV: {' '.join(str(err).split())}") from None
     raise CliError(f"--data must be a .csv or .parquet file; got {path!r}")
 
 

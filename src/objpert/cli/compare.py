@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from objpert.cli.common import CliError, floats, translate
+from objpert.cli.common import CliError, floats, names, positive_count, translate
 from objpert.cli.output import console, progress
 from objpert.mechanisms import registry
 
@@ -37,12 +37,13 @@ def parse_methods(text: str | None) -> tuple[str, ...]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from objpert.apps import compare
 
-    names = [s.strip() for s in args.data.split(",") if s.strip()]
+    datasets = names(args.data, "--data")
     eps = floats(args.epsilons, "--epsilons")
+    seeds = positive_count(args.seeds, "--seeds")
     methods = parse_methods(args.methods)
-    total = len(names) * len(eps) * args.seeds * len(methods)
+    total = len(datasets) * len(eps) * seeds * len(methods)
     with progress("comparison", total, disable=args.json) as advance:
-        rows, meta = compare.run(names, eps, args.delta, args.seeds, methods, progress=advance)
+        rows, meta = compare.run(datasets, eps, args.delta, seeds, methods, progress=advance)
     payload = {
         "rows": [r.to_dict() for r in rows],
         "meta": meta,

@@ -6,7 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from objpert.cli.common import floats
+from objpert.cli.common import CliError, floats, names, positive_count
+from objpert.errors import check_open_unit
 from objpert.cli.output import console, new_table, progress
 
 __all__ = ["add_parser", "cmd_demo"]
@@ -29,11 +30,15 @@ _COLUMNS = (
 def cmd_demo(args: argparse.Namespace) -> int:
     from objpert.apps import demo
 
-    names = [s.strip() for s in args.datasets.split(",") if s.strip()]
+    datasets = names(args.datasets, "--datasets")
     eps = floats(args.epsilons, "--epsilons")
-    total = len(names) * len(eps) * args.seeds
+    seeds = positive_count(args.seeds, "--seeds")
+    check_open_unit("--delta", args.delta)
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer; got {args.seed}")
+    total = len(datasets) * len(eps) * seeds
     with progress("private fits", total, disable=args.json) as advance:
-        rows = demo.run(names, eps, args.seeds, args.delta, args.seed, progress=advance)
+        rows = demo.run(datasets, eps, seeds, args.delta, args.seed, progress=advance)
     path = demo.plot(rows, args.plot) if args.plot else None
     if args.json:
         print(json.dumps({"rows": [r.to_dict() for r in rows], "plot": path}, indent=2))

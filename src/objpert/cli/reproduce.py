@@ -10,7 +10,7 @@ from typing import Any
 
 from objpert.certify import theorem41, theorem_c13
 from objpert.certify.search import min_iterations
-from objpert.cli.common import certificate_payload, plan_payload
+from objpert.cli.common import CliError, certificate_payload, plan_payload
 from objpert.cli.output import console, emit, fmt, new_table, status, table_type
 
 __all__ = ["add_parser", "cmd_reproduce", "cmd_tables"]
@@ -99,6 +99,8 @@ def cmd_tables(args: argparse.Namespace) -> int:
 def _reproduce_qop(args: argparse.Namespace) -> int:
     from objpert.apps import reproduce_qop
 
+    if args.runs < 2:  # checked before the minutes of Figure 1, not after
+        raise CliError(f"--runs must be an integer >= 2; got {args.runs}")
     with status("reproducing Cortild & Cartis, Figures 1 and 2 ..."):
         result = reproduce_qop.run(args.out, runs=args.runs)
     if args.json:

@@ -20,23 +20,68 @@ __all__ = [
     "as_targets",
     "binary_classes",
     "check_label_set",
+    "check_labels",
     "class_codes",
     "encode_binary",
 ]
 
 
 def _label_vector(y: Any) -> np.ndarray:
-    """Labels as a 1-D array (a column vector is flattened); refuses matrices and NaN."""
-    arr = np.asarray(y)
+    """Labels as a 1-D array (a column vector is flattened); refuses matrices, NaN, dates
+    and times, and labels of mixed kinds (:func:`check_labels`)."""
+    try:
+        arr = np.asarray(y)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"y cannot be read as labels: {' '.join(str(exc).split())}") from None
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
-        raise DataError(f"y must be 1-D; got shape {np.asarray(y).shape}")
+        raise DataError(f"y must be 1-D; got shape {arr.shape}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise DataError("y has non-finite values (NaN or inf)")
     if arr.dtype.kind in "mM":
         raise DataError("labels cannot be dates or times: encode them as a public label set")
+    if arr.dtype.kind == "V":
+        raise DataError(f"labels must be numbers, booleans or strings; got dtype {arr.dtype}")
+    if arr.dtype.kind == "O":
+        _check_object_labels(arr)
     return arr
+
+
+def _label_kind(v: Any) -> str:
+    """'str', 'number' (bools included) or what else a label is (refused)."""
+    if isinstance(v, str | np.str_):
+        return "str"
+    if isinstance(v, bool | np.bool_ | int | float | np.integer | np.floating):
+        return "number"
+    if v is None:
+        return "missing (None)"
+    return type(v).__name__
+
+
+def _check_object_labels(arr: np.ndarray) -> None:
+    """Object labels (a pandas column): all strings or all numbers, no None, NaN, dates or
+    other objects (numpy cannot order a mix, and a missing label is no class)."""
+    kinds = {_label_kind(v) for v in arr.tolist()}
+    bad = sorted(kinds - {"str", "number"})
+    if bad:
+        raise DataError(
+            f"labels must be numbers, booleans or strings; y holds {', '.join(bad)}: drop "
+            "or encode those rows first"
+        )
+    if len(kinds) > 1:
+        raise DataError("labels must be all strings or all numbers; y mixes strings and numbers")
+    if kinds == {"number"}:
+        values = np.asarray(arr.tolist(), dtype=float)
+        if not np.all(np.isfinite(values)):
+            raise DataError("y has non-finite values (NaN or inf)")
+
+
+def check_labels(y: Any) -> np.ndarray:
+    """Classification labels as a 1-D array, or a :class:`DataError`: a column vector is
+    flattened; matrices, NaN, dates and times, missing values (None) and labels mixing
+    strings and numbers are refused."""
+    return _label_vector(y)
 
 
 def check_label_set(classes: Any) -> np.ndarray:

@@ -48,6 +48,7 @@ from objpert.data import (
     check_label_set,
     is_dask,
 )
+from objpert.data.labels import check_labels
 from objpert.errors import (
     ParameterError,
     PrivacyLeakWarning,
@@ -65,7 +66,10 @@ __all__ = [
     "LABEL_SET",
     "FitSettings",
     "PrivateGLM",
+    "DataTypeError",
+    "as_data_error",
     "blockwise_on_dask",
+    "data_errors",
     "plan_for",
     "warn_label_set",
 ]
@@ -306,17 +310,22 @@ class PrivateGLM(BaseEstimator):
             getattr(X, "dtype", None), "kind", None
         ) in ("m", "M"):
             as_feature_matrix(X)  # objpert's messages: non-numeric, dates, non-finite values
+        if not y_numeric and y is not None and _ndim(y) == 1:
+            check_labels(y)  # dates and times, mixed kinds (None among strings): DataError
         # Non-finite values pass here so that objpert.data refuses them (DataError).
-        return validate_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            dtype=np.float64,
-            ensure_all_finite=False,
-            ensure_min_samples=2,
-            y_numeric=y_numeric,
-        )
+        try:
+            return validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=np.float64,
+                ensure_all_finite=False,
+                ensure_min_samples=2,
+                y_numeric=y_numeric,
+            )
+        except (TypeError, ValueError) as exc:  # scikit-learn's checks: shapes, sizes, types
+            raise as_data_error(exc) from None
 
     def _prepare_dask(self, X: Any, y: Any, labels: str, p: FitSettings, client: Any):
         """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
@@ -397,16 +406,87 @@ class PrivateGLM(BaseEstimator):
     def _set_release_attributes(self, coef: np.ndarray, intercept: np.ndarray) -> None:
         raise NotImplementedError
 
-    def _decision(self, X: Any) -> np.ndarray:
+    def _validate_prediction(self, X: Any) -> Any:
+        """X for prediction: numeric (no dates or times), finite, of the fitted width
+        (DataError otherwise, as for training)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        _refuse_special_features(X)
+        try:
+            return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        except (TypeError, ValueError) as exc:  # scikit-learn's checks: shapes, NaN, types
+            raise as_data_error(exc, "X cannot be used for prediction") from None
+
+    def _decision(self, X: Any) -> np.ndarray:
+        """Margins x . w + b, exact to rounding for every finite x: rows whose product
+        overflows (inf - inf, or an overflowed partial sum) are recomputed divided by their
+        largest |entry| and multiplied back (+-inf only where the margin itself is beyond
+        the float64 range)."""
+        X = self._validate_prediction(X)
         coef = np.atleast_2d(self.coef_)
-        return safe_sparse_dot(X, coef.T, dense_output=True) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = safe_sparse_dot(X, coef.T, dense_output=True) + self.intercept_
+        bad = ~np.isfinite(scores).all(axis=1)
+        if bad.any():
+            scores[bad] = _scaled_margins(X[np.flatnonzero(bad)], coef, self.intercept_)
+        return scores
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class DataTypeError(DataError, TypeError):
+    """Data of a type that is not numbers (a dict among the features): a DataError, and a
+    TypeError as scikit-learn's conventions expect."""
+
+
+def as_data_error(exc: Exception, what: str = "") -> Exception:
+    """scikit-learn's ValueError or TypeError about the data as a one-line DataError
+    (:class:`DataTypeError` for a TypeError); an objpert error unchanged."""
+    if isinstance(exc, DataError):
+        return exc
+    msg = " ".join(str(exc).split())
+    msg = f"{what}: {msg}" if what else msg
+    return DataTypeError(msg) if isinstance(exc, TypeError) else DataError(msg)
+
+
+def data_errors(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, scikit-learn's ValueError/TypeError about the data (lengths,
+    label types) raised as a one-line DataError saying ``what`` failed."""
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise as_data_error(exc, what) from None
+
+
+def _ndim(value: Any) -> int:
+    """np.ndim, or -1 for what numpy cannot shape (a ragged list: scikit-learn says why)."""
+    try:
+        return int(np.ndim(value))
+    except (TypeError, ValueError):
+        return -1
+
+
+def _refuse_special_features(X: Any) -> None:
+    """Frames and date/time arrays through the data contract's checks (DataError naming
+    the offending columns or dtype), as at training."""
+    if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
+        getattr(X, "dtype", None), "kind", None
+    ) in ("m", "M"):
+        as_feature_matrix(X)
+
+
+def _scaled_margins(X: Any, coef: np.ndarray, intercept: Any) -> np.ndarray:
+    """x . w + b for rows whose direct product overflowed: ((x / s) . w) s + b with s the
+    row's largest |entry|, so that no partial sum overflows (the margin is +-inf only when
+    it is beyond the float64 range)."""
+    dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    scale = np.max(np.abs(dense), axis=1, keepdims=True)
+    scale[scale == 0.0] = 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (dense / scale) @ coef.T * scale + intercept
+    return np.where(np.isnan(out), 0.0, out)  # inf - inf: margin and intercept both beyond
 
 
 #: The docstring parts shared by the estimators ("%(alpha)s", "%(privacy)s").

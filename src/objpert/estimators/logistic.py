@@ -4,7 +4,7 @@ set (Watkins & Arora 2026)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit, logsumexp
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -16,6 +16,7 @@ from objpert.estimators.base import (
     LABEL_SET,
     PrivateGLM,
     blockwise_on_dask,
+    data_errors,
     warn_label_set,
 )
 
@@ -149,10 +150,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         if is_dask(X) or is_dask(y) or client is not None:
             prepared = self._prepare_dask(X, y, "classes", p, client)
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array
-            check_classification_targets(classes)
+            data_errors("the labels cannot be classes", check_classification_targets, classes)
         else:
             X, y = self._validate_training(X, y, y_numeric=False)
-            check_classification_targets(y)
+            data_errors("the labels cannot be classes", check_classification_targets, y)
             if declared is None:
                 classes, codes = np.unique(y, return_inverse=True)
             else:
@@ -210,14 +211,60 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
         p = expit(scores)
-        p /= p.sum(axis=1, keepdims=True)
+        total = p.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p /= total
+        bad = _unstable_rows(p, total)
+        if bad.any():  # every sigmoid underflowed: normalise in log space
+            p[bad] = np.exp(_ovr_log_proba(scores[bad]))
         return p
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on (X, y) (scikit-learn's); mismatched or unreadable labels are a
+        DataError."""
+        return data_errors("cannot score", super().score, X, y, sample_weight=sample_weight)
 
     @blockwise_on_dask
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`, computed in log space where the
+        probabilities underflow (log-sigmoids, log-sum-exp): finite wherever the
+        probability is positive, never NaN."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        p = expit(scores)
+        total = p.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.log(p / total)
+        bad = _unstable_rows(p / np.where(total > 0, total, 1.0), total)
+        if bad.any():
+            out[bad] = _ovr_log_proba(scores[bad])
+        return out
+
+
+#: Below this row sum of the sigmoids, one-vs-rest probabilities are normalised in log space
+#: (the sigmoids are subnormal or zero: their ratio has lost its precision).
+_TINY_TOTAL = 1e-290
+
+
+def _unstable_rows(p: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Rows whose direct normalisation is not trustworthy: NaN, or a tiny sigmoid sum."""
+    return ~np.isfinite(p).all(axis=1) | ~(total[:, 0] >= _TINY_TOTAL)
+
+
+def _ovr_log_proba(scores: np.ndarray) -> np.ndarray:
+    """log(sigmoid(s_k) / sum_j sigmoid(s_j)) by log-sigmoids and log-sum-exp. Where every
+    margin is -inf (beyond the float64 range) the classes with the largest margin share the
+    probability (the limit of the normalisation as the margins grow)."""
+    logs = log_expit(scores)
+    with np.errstate(invalid="ignore"):
+        out = logs - logsumexp(logs, axis=1, keepdims=True)
+    bad = ~np.isfinite(out).any(axis=1) | np.isnan(out).any(axis=1)
+    if bad.any():
+        top = scores[bad] == scores[bad].max(axis=1, keepdims=True)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            out[bad] = np.log(top / top.sum(axis=1, keepdims=True))
+    return out
 
 
 PrivateLogisticRegression.__doc__ = PrivateLogisticRegression.__doc__ % COMMON_DOC

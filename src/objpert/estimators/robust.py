@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import RegressorMixin
+from sklearn.metrics import r2_score
 
-from objpert.data import is_dask, prepare
+from objpert.data import DataError, as_targets, is_dask, prepare
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
     DEFAULT_MAX_ITERATIONS,
     PrivateGLM,
     blockwise_on_dask,
+    data_errors,
 )
 
 __all__ = ["PrivateRobustRegression"]
@@ -116,8 +118,34 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
 
     @blockwise_on_dask
     def predict(self, X):
-        """x . coef + intercept."""
-        return self._decision(X).ravel()
+        """x . coef + intercept, exact to rounding for every finite x; a prediction beyond
+        the float64 range is a DataError (never inf or NaN)."""
+        pred = self._decision(X).ravel()
+        if not np.isfinite(pred).all():
+            raise DataError(
+                f"{int(np.count_nonzero(~np.isfinite(pred)))} predictions exceed the float64 "
+                "range (about 1.8e308): the features are too large for the model's weights; "
+                "scale them as at training"
+            )
+        return pred
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 of the predictions (scikit-learn's), finite for every finite input: where the
+        squares overflow, it is computed on predictions and targets divided by their
+        largest magnitude (R^2 does not change under a common scale)."""
+        value = data_errors("cannot score", super().score, X, y, sample_weight=sample_weight)
+        if np.isfinite(value):
+            return value
+        pred = self.predict(X)
+        target = as_targets(y)
+        if target.shape != pred.shape:
+            raise DataError(f"y has {target.size} values for {pred.size} rows of X")
+        scale = max(float(np.max(np.abs(pred))), float(np.max(np.abs(target))), 1.0)
+        return float(
+            data_errors(
+                "cannot score", r2_score, target / scale, pred / scale, sample_weight=sample_weight
+            )
+        )
 
 
 PrivateRobustRegression.__doc__ = PrivateRobustRegression.__doc__ % COMMON_DOC

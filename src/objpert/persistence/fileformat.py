@@ -27,6 +27,7 @@ __all__ = [
     "SIGNATURE_ALGORITHM",
     "VERSION",
     "LoadedModel",
+    "check_tree",
     "digest",
     "plan_from_dict",
     "signature",
@@ -221,18 +222,77 @@ def _read(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ModelFileError(f"{path}: not a JSON model file (not UTF-8 text)") from None
     try:
-        payload = json.loads(text, parse_constant=_no_constant)
+        payload = json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int
+        )
     except (json.JSONDecodeError, ModelFileError) as exc:
         raise ModelFileError(f"{path}: not a JSON model file ({exc})") from None
-    except RecursionError:
-        raise ModelFileError(f"{path}: not a JSON model file (nested too deeply)") from None
+    except (RecursionError, ValueError) as exc:  # nesting, Python's integer-digits limit
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ModelFileError(f"{path}: not a JSON model file ({what})") from None
     if not isinstance(payload, dict):
         raise ModelFileError(f"{path}: not a model file (a JSON {type(payload).__name__})")
+    try:
+        check_tree(payload)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: not a model file ({exc})") from None
     return payload
+
+
+#: The deepest nesting of arrays and objects a model file may have (its own is about 6).
+MAX_DEPTH = 32
+#: The most digits an integer of a model file may have (counts, seeds: far fewer).
+MAX_INT_DIGITS = 100
 
 
 def _no_constant(name: str) -> Any:
     raise ModelFileError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; one beyond the float64 range (1e400,
+    read as inf by Python) is refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ModelFileError(f"{text[:40]} is beyond the float64 range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer of at most :data:`MAX_INT_DIGITS` digits."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ModelFileError(
+            f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS} allowed)"
+        )
+    return int(text)
+
+
+def check_tree(payload: Any) -> None:
+    """Refuse (ModelFileError) a JSON value nested more than :data:`MAX_DEPTH` levels, or
+    holding a non-finite float, an integer of more than :data:`MAX_INT_DIGITS` digits or a
+    value JSON does not have. Iterative: no recursion on hostile input."""
+    stack = [(payload, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            if level > MAX_DEPTH:
+                raise ModelFileError(
+                    f"nested more than {MAX_DEPTH} levels deep (a model file has about 6)"
+                )
+            if isinstance(item, dict) and not all(isinstance(k, str) for k in item):
+                raise ModelFileError("an object has a key that is not a string")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, level + 1) for c in children)
+        elif isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        elif isinstance(item, int):
+            if abs(item) >= 10**MAX_INT_DIGITS:
+                raise ModelFileError(f"an integer of more than {MAX_INT_DIGITS} digits")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise ModelFileError(f"{item!r} is not a JSON number")
+        else:
+            raise ModelFileError(f"a {type(item).__name__} is not a JSON value")
 
 
 def _check_header(payload: dict[str, Any]) -> int:

@@ -34,6 +34,7 @@ from objpert.persistence.fileformat import (
     _normal,
     _not_public,
     _read,
+    check_tree,
     plan_from_dict,
     signing_key,
 )
@@ -388,6 +389,9 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
 def from_payload(payload: dict[str, Any], key: bytes | str | None = None) -> LoadedModel:
     """Check a model file's content (header, signature, digest, shapes, plans) and rebuild
     the fitted estimator."""
+    if not isinstance(payload, dict):
+        raise ModelFileError(f"a model file's content is a JSON object; got {type(payload).__name__}")
+    check_tree(payload)
     version = _check_header(payload)
     status = _check_signature(payload, version, signing_key(key))
     _check_digest(payload)

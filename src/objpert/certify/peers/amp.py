@@ -33,7 +33,7 @@ from objpert.certify.peers.plan import (
     solver_tolerance,
 )
 from objpert.certify.peers.zcdp import cdp_delta
-from objpert.errors import check_open_unit, check_positive
+from objpert.errors import check_open_unit, check_positive, numeric_guard
 from objpert.losses import Loss
 
 __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
@@ -52,6 +52,7 @@ def _split(total: float, share: float, name: str) -> tuple[float, float]:
     return first, second
 
 
+@numeric_guard
 def plan_amp(
     loss: str | Loss,
     *,

@@ -12,7 +12,7 @@ from objpert.certify.peers.names import METHODS
 from objpert.certify.peers.noisy_gd import plan_noisy_gd
 from objpert.certify.peers.output import plan_output_perturbation
 from objpert.certify.peers.plan import PeerPlan
-from objpert.errors import ParameterError
+from objpert.errors import ParameterError, numeric_guard
 from objpert.losses import Loss
 
 __all__ = ["PLANNERS", "calibrate_peer"]
@@ -27,6 +27,7 @@ PLANNERS: dict[str, Callable[..., PeerPlan]] = {
 }
 
 
+@numeric_guard
 def calibrate_peer(
     method: str,
     n: int,

@@ -29,6 +29,7 @@ from objpert.errors import (
     check_nonnegative,
     check_open_unit,
     check_positive,
+    numeric_guard,
 )
 
 __all__ = [
@@ -121,7 +122,12 @@ def discrete_gaussian_rho(
     T = check_int("steps", steps, 1)
     gamma, units = grid_noise(sigma, bits)
     g = grid_sensitivity(sensitivity, sigma, d, bits)
-    return T * g * g / (2.0 * (gamma * units) ** 2)
+    scale = gamma * units
+    denominator = 2.0 * scale**2
+    if denominator > 0.0:
+        return T * g * g / denominator
+    ratio = g / scale  # the noise scale squared underflows: rho from the ratio (+inf beyond)
+    return math.inf if ratio > 1e154 else 0.5 * T * ratio * ratio
 
 
 def discrete_gaussian_delta(
@@ -144,6 +150,7 @@ def discrete_gaussian_epsilon(
     return cdp_epsilon(discrete_gaussian_rho(sensitivity, sigma, d, steps, bits), delta)
 
 
+@numeric_guard
 def calibrate_discrete_gaussian(
     sensitivity: float, d: int, epsilon: float, delta: float, steps: int = 1,
     bits: int = GRID_BITS, *, report: str = "delta",
@@ -177,6 +184,7 @@ def calibrate_discrete_gaussian(
     return grid_sigma(smallest_passing(lambda s: ok(grid_sigma(s, bits)), start), bits)
 
 
+@numeric_guard
 def classical_grid_sigma(
     sensitivity: float, d: int, epsilon: float, delta: float, bits: int = GRID_BITS
 ) -> float:

@@ -24,7 +24,9 @@ from objpert.errors import (
     check_nonnegative,
     check_open_unit,
     check_positive,
+    numeric_guard,
 )
+from objpert.special import log_over
 
 __all__ = ["calibrate_gaussian", "classical_gaussian_sigma", "gaussian_delta", "gaussian_epsilon"]
 
@@ -40,6 +42,7 @@ def gaussian_delta(epsilon: float, sensitivity: float, sigma: float) -> float:
     return float(gaussian_profile(epsilon, sensitivity, sigma))
 
 
+@numeric_guard
 def gaussian_epsilon(delta: float, sensitivity: float, sigma: float) -> float:
     """Smallest epsilon >= 0 with delta_G(epsilon) <= delta (bisection; the profile is
     decreasing in epsilon). The returned epsilon satisfies the bound exactly as computed."""
@@ -76,9 +79,10 @@ def classical_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -
             f"the classical Gaussian calibration (Dwork & Roth 2014, Theorem A.1) needs "
             f"epsilon < 1; got {epsilon!r}: use calibration='analytic'"
         )
-    return g * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return g * math.sqrt(2.0 * log_over(1.25, delta)) / epsilon
 
 
+@numeric_guard
 def calibrate_gaussian(sensitivity: float, epsilon: float, delta: float) -> float:
     """The analytic Gaussian mechanism's sigma (Balle & Wang 2018, Algorithm 1): the smallest
     sigma (to ~1e-15 relative) with delta_G(epsilon) <= delta.

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 
-from objpert.errors import check_open_unit, check_positive
+from objpert.errors import check_int, check_open_unit, check_positive
+from objpert.special import log_over
 
 __all__ = ["lop_delta", "lop_mean_form", "lop_noise", "lop_regulariser"]
 
@@ -37,13 +38,14 @@ def lop_noise(grad_bound: float, epsilon: float, delta: float) -> float:
     zeta = check_positive("grad_bound", grad_bound)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    return zeta * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+    return zeta * math.sqrt(8.0 * log_over(2.0, delta) + 4.0 * epsilon) / epsilon
 
 
 def lop_mean_form(
     n: int, grad_bound: float, smoothness: float, epsilon: float, delta: float
 ) -> tuple[float, float]:
     """(mu_min, sigma) for the mean form: mu >= 2L/(n eps), z ~ N(0, sigma^2 I), sigma = s/n."""
+    n = check_int("n", n, 1)
     return (
         lop_regulariser(smoothness, epsilon) / n,
         lop_noise(grad_bound, epsilon, delta) / n,
@@ -57,8 +59,11 @@ def lop_delta(n: int, grad_bound: float, sigma: float, epsilon: float) -> float:
     Theorem 2; :func:`lop_noise`) with s = n sigma:
     delta = 2 exp(-((s epsilon / zeta_g)^2 - 4 epsilon) / 8). Values >= 1 certify nothing.
     """
-    s = n * check_positive("sigma", sigma)
+    s = check_int("n", n, 1) * check_positive("sigma", sigma)
     g = check_positive("grad_bound", grad_bound)
     epsilon = check_positive("epsilon", epsilon)
-    exponent = ((s * epsilon / g) ** 2 - 4.0 * epsilon) / 8.0
+    ratio = s * epsilon / g
+    exponent = ((ratio**2 if ratio < 1e154 else math.inf) - 4.0 * epsilon) / 8.0
+    if exponent < -700.0:  # 2 e^{-exponent} > 1 (and exp would overflow)
+        return 1.0
     return min(1.0, 2.0 * math.exp(-exponent))

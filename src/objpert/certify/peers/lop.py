@@ -22,6 +22,7 @@ from objpert.certify.peers.plan import (
     ridge,
     solver_tolerance,
 )
+from objpert.errors import numeric_guard
 from objpert.losses import Loss
 
 __all__ = ["certify_objective", "objective_plan", "plan_lop", "ridge_reasons"]
@@ -62,6 +63,7 @@ def objective_plan(
     )
 
 
+@numeric_guard
 def plan_lop(
     loss: str | Loss,
     *,

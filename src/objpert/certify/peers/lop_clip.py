@@ -17,12 +17,13 @@ from objpert.certify.peers.plan import (
     PeerPlan,
     register_method,
 )
-from objpert.errors import check_positive
+from objpert.errors import check_positive, numeric_guard
 from objpert.losses import Loss
 
 __all__ = ["plan_lop_clip"]
 
 
+@numeric_guard
 def plan_lop_clip(
     loss: str | Loss,
     *,

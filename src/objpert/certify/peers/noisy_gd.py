@@ -21,7 +21,13 @@ from objpert.certify.peers.plan import (
     register_method,
 )
 from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
-from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
+from objpert.errors import (
+    ParameterError,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    numeric_guard,
+)
 from objpert.losses import Loss
 
 __all__ = ["DEFAULT_NOISY_GD_ITERATIONS", "NOISY_GD_MAX_ITERATIONS", "plan_noisy_gd"]
@@ -32,6 +38,7 @@ DEFAULT_NOISY_GD_ITERATIONS = 100
 NOISY_GD_MAX_ITERATIONS = 2**21
 
 
+@numeric_guard
 def plan_noisy_gd(
     loss: str | Loss,
     *,

@@ -17,7 +17,7 @@ from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
 from objpert.certify.peers.names import continuous_accountant
 from objpert.certify.peers.zcdp import linear_rdp_epsilon
-from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
+from objpert.errors import ParameterError, check_int, check_open_unit, check_positive, numeric_guard
 
 __all__ = [
     "calibrate_noise_multiplier",
@@ -72,7 +72,8 @@ def rdp_epsilon(
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)
     z = check_positive("noise_multiplier", noise_multiplier)
-    return linear_rdp_epsilon(T / (2.0 * z * z), delta, orders)
+    zz = z * z  # underflows to 0 for z below ~1e-154: an infinite divergence
+    return linear_rdp_epsilon(T / (2.0 * zz) if zz > 0.0 else math.inf, delta, orders)
 
 
 def pld_epsilon(
@@ -113,6 +114,7 @@ def noisy_gd_epsilon(
     return pld_epsilon(delta, iterations, noise_multiplier)
 
 
+@numeric_guard
 def calibrate_noise_multiplier(
     epsilon: float, delta: float, iterations: int, accountant: str = "gdp"
 ) -> float:

@@ -24,8 +24,15 @@ from objpert.certify.peers.plan import (
     solver_tolerance,
 )
 from objpert.certify.peers.zcdp import cdp_delta
-from objpert.errors import check_nonnegative, check_positive
+from objpert.errors import (
+    check_int,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    numeric_guard,
+)
 from objpert.losses import Loss
+from objpert.special import log_over
 
 __all__ = ["default_output_mu", "output_sensitivity", "plan_output_perturbation"]
 
@@ -38,7 +45,13 @@ def default_output_mu(
     2 L1 zeta sqrt(2 log(1.25/delta)) / (n mu epsilon) (Dwork & Roth 2014, Theorem A.1):
     mu = 2 L1 zeta sqrt(c sqrt(d)/(n eps))/W, c = sqrt(2 log(1.25/delta)). A heuristic from
     public values only; pass ``mu`` to override."""
-    c = math.sqrt(2.0 * math.log(1.25 / delta))
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    grad_bound = check_positive("grad_bound", grad_bound)
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_open_unit("delta", delta)
+    radius = check_positive("radius", radius)
+    c = math.sqrt(2.0 * log_over(1.25, delta))
     return 2.0 * grad_bound * math.sqrt(c * math.sqrt(d) / (n * epsilon)) / radius
 
 
@@ -51,9 +64,14 @@ def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 
     stopped at ||grad F(w)|| <= tolerance is within tolerance / mu of the exact minimiser,
     so its output has sensitivity (2 L1 zeta / n + 2 tolerance) / mu.
     """
+    n = check_int("n", n, 1)
+    grad_bound = check_nonnegative("grad_bound", grad_bound)
+    mu = check_positive("mu", mu)
+    tolerance = check_nonnegative("tolerance", tolerance)
     return (2.0 * grad_bound / n + 2.0 * tolerance) / mu
 
 
+@numeric_guard
 def plan_output_perturbation(
     loss: str | Loss,
     *,

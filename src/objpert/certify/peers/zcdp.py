@@ -33,10 +33,12 @@ def cdp_delta(rho: float, epsilon: float) -> float:
     log(1 - 1/alpha) = u - log(1 + e^u) exactly. Every alpha gives a valid delta, so the
     search affects only tightness. Capped at 1.
     """
-    rho = check_nonnegative("rho", rho)
+    rho = check_nonnegative("rho", rho, allow_inf=True)
     epsilon = check_nonnegative("epsilon", epsilon)
     if rho == 0.0:
         return 0.0
+    if rho == math.inf:  # an infinite zCDP parameter certifies nothing
+        return 1.0
 
     def slope(u: float) -> float:
         t = math.exp(u)  # alpha - 1
@@ -67,7 +69,7 @@ def cdp_epsilon(rho: float, delta: float) -> float:
     Canonne, Kamath & Steinke (2020), i.e. Proposition 12 with Renyi divergence alpha rho
     at every order: inf_alpha alpha rho + log(1 - 1/alpha) - (log delta + log alpha) /
     (alpha - 1) (:func:`linear_rdp_epsilon`)."""
-    rho = check_nonnegative("rho", rho)
+    rho = check_nonnegative("rho", rho, allow_inf=True)
     delta = check_open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
@@ -85,6 +87,8 @@ def linear_rdp_epsilon(
     search); otherwise over the given orders (> 1), as dp-accounting does. Any alpha gives
     a valid bound, so the search only affects tightness. ``delta`` is not checked here.
     """
+    if c == math.inf:  # an infinite Renyi divergence: no finite epsilon
+        return math.inf, math.inf
     log_delta = math.log(delta)
 
     def eps(alpha: np.ndarray | float) -> np.ndarray:

@@ -23,6 +23,7 @@ from objpert.errors import (
     check_open_unit,
     check_positive,
 )
+from objpert.special import log_over
 
 __all__ = [
     "f2",
@@ -133,7 +134,7 @@ def output_noise(
     epsilon2 = check_positive("epsilon2", epsilon2)
     delta2 = check_open_unit("delta2", delta2)
     radius = output_radius(tau, eta, alpha, s2, beta)
-    return radius * (2.0 / epsilon2) * math.sqrt(2.0 * math.log(1.25 / delta2))
+    return radius * (2.0 / epsilon2) * math.sqrt(2.0 * log_over(1.25, delta2))
 
 
 def output_radius(tau: float, eta: float, alpha: float, s2: float, beta: float) -> float:

@@ -22,6 +22,7 @@ from objpert.errors import (
     check_nonnegative,
     check_open_unit,
     check_positive,
+    numeric_guard,
 )
 from objpert.jsonable import to_json_value
 
@@ -228,6 +229,7 @@ def _split(
     return values
 
 
+@numeric_guard
 def qop_plan(
     d: int,
     epsilon: float,

@@ -128,12 +128,25 @@ def _inv_log_p(a: float, log_target: float) -> float:
     def f(u: float) -> float:
         return _log_p(a, math.exp(u)) - log_target
 
-    lo, hi = u0 - 1.0, u0 + 1.0
+    # x = e^u within the positive doubles: below, the answer underflows to 0.0; above, no
+    # representable x reaches the mass
+    if f(_LOG_TINY_X) >= 0.0:
+        return 0.0
+    if f(_LOG_HUGE_X) < 0.0:
+        raise ParameterError(
+            f"the incomplete gamma function reaches log P = {log_target!r} only beyond the "
+            "float64 range (a larger m, or smaller deltas, are needed)"
+        )
+    lo, hi = max(u0 - 1.0, _LOG_TINY_X), min(u0 + 1.0, _LOG_HUGE_X)
     while f(lo) > 0.0:
-        lo -= 2.0 * (hi - lo)
+        lo = max(lo - 2.0 * (hi - lo), _LOG_TINY_X)
     while f(hi) < 0.0:
-        hi += 2.0 * (hi - lo)
+        hi = min(hi + 2.0 * (hi - lo), _LOG_HUGE_X)
     return math.exp(brentq(f, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps, maxiter=500))
+
+
+_LOG_TINY_X = math.log(5e-324)
+_LOG_HUGE_X = math.log(1e308)
 
 
 def log_lower_gamma(a: float, x: float) -> float:
