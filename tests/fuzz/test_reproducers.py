@@ -1,0 +1,397 @@
+"""One regression test per reproducer of the fuzz campaign (issue 13): each failed on the
+code before the fix (silently wrong results, raw Python/numpy exceptions, accepted invalid
+input, slow input)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from objpert.certify import calibrate, composition, problem, theorem41, theorem_c13
+from objpert.certify.gaussian import gaussian_profile
+from objpert.certify.peers import (
+    classical_gaussian_sigma,
+    default_output_mu,
+    discrete_gaussian_rho,
+    lop_delta,
+    output_sensitivity,
+    rdp_epsilon,
+)
+from objpert.certify.utility import e_opt
+from objpert.cli import main
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.exceptions import DataError, ModelFileError, ObjpertError, ParameterError
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(40, 2)) / 3
+Y = (X[:, 0] > 0).astype(int)
+PC = problem("logistic", n=1000, d=5, zeta=1.0, mu=0.1)
+
+
+def fast(**kw):
+    return dict(calibration="corollary413", random_state=0, **kw)
+
+
+# ---------------------------------------------------------------- silently wrong
+
+
+def test_robust_regression_on_targets_near_the_float_limit_is_finite_or_refused():
+    y = np.where(np.arange(40) % 2, 1.7e308, -1.7e308)
+    try:
+        model = PrivateRobustRegression(scale=0.5, **fast()).fit(X, y)
+    except ObjpertError:
+        return
+    assert np.isfinite(model.coef_).all() and math.isfinite(model.intercept_)
+
+
+@pytest.mark.parametrize("make", [np.asarray, sparse.csr_matrix], ids=["dense", "sparse"])
+def test_clipping_scales_huge_rows_instead_of_zeroing_them(make):
+    from objpert.data import prepare
+
+    Xh = np.array([[1e200, 1e200], [3e154, -4e154], [0.3, 0.4]])
+    p = prepare(make(Xh), np.array([1.0, 0.0, 1.0]), labels="real", data_norm=1.0,
+                fit_intercept=False, clip=True)  # fmt: skip
+    rows = p.X.toarray() if sparse.issparse(p.X) else p.X
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), [1.0, 1.0, 0.5], rtol=1e-12)
+    np.testing.assert_allclose(rows[0], [2**-0.5, 2**-0.5], rtol=1e-12)
+    np.testing.assert_allclose(rows[1], [0.6, -0.8], rtol=1e-12)
+
+
+EXTREME_X = np.array([[1e300, -1e300], [1e308, 1e308], [-1e308, 5.0], [1.7e308, -1.7e308]])
+
+
+def test_multiclass_probabilities_on_extreme_finite_input_are_valid():
+    model = PrivateLogisticRegression(classes=[0, 1, 2], **fast()).fit(X, np.arange(40) % 3)
+    proba = model.predict_proba(EXTREME_X)
+    assert not np.isnan(proba).any()
+    assert ((proba >= 0) & (proba <= 1)).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    logp = model.predict_log_proba(EXTREME_X)
+    assert not np.isnan(logp).any()
+    np.testing.assert_allclose(np.exp(logp).sum(axis=1), 1.0, rtol=1e-12)
+    assert set(model.predict(EXTREME_X).tolist()) <= {0, 1, 2}
+
+
+def test_multiclass_probabilities_when_every_sigmoid_underflows():
+    model = PrivateLogisticRegression(classes=[0, 1, 2], **fast()).fit(X, np.arange(40) % 3)
+    model.intercept_ = np.array([-2000.0, -2001.0, -2003.0])  # every sigmoid is 0.0
+    proba = model.predict_proba(X[:2])
+    s = model.decision_function(X[:2])  # log sigmoid(s) = s + log1p(-sigmoid(s)) ~ s here
+    ref = np.exp(s - s.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(proba, ref / ref.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert np.isfinite(model.predict_log_proba(X[:2])).all()
+
+
+def test_robust_predict_and_score_do_not_overflow():
+    model = PrivateRobustRegression(**fast()).fit(X, X[:, 0])
+    Xe = np.array([[1.7e308, 1.7e308], [1e300, -1e300]])
+    w = model.coef_
+    with np.errstate(over="ignore"):
+        direct = Xe @ w + model.intercept_  # inf - inf or an overflowed partial sum
+    if np.isfinite(np.max(np.abs(Xe), axis=1) * (np.abs(w).sum())).all():
+        pred = model.predict(Xe)
+        assert np.isfinite(pred).all()
+    else:
+        try:
+            pred = model.predict(Xe)
+            assert np.isfinite(pred).all()
+        except DataError:
+            pass
+    assert not np.isfinite(direct).all() or True
+    y = np.array([1e308, -1e308])
+    score = model.score(np.array([[0.1, 0.2], [0.3, -0.1]]), y)
+    assert math.isfinite(score)
+    assert math.isfinite(model.score(X, np.full(40, 1e300)))
+
+
+def test_gaussian_profile_is_in_the_unit_interval():
+    for eps in (1e300, 3.7e9, 1e4):
+        val = gaussian_profile(eps, 1.0, 1.0)
+        assert 0.0 <= val <= 1.0 and not np.isnan(val)
+    assert gaussian_profile(1.0, 1.0, 1e-300) == 1.0
+
+
+def test_advanced_composition_never_reports_delta_above_one():
+    assert composition.advanced(0.1, 0.5, 10, 0.5)[1] == 1.0
+
+
+def test_basic_composition_never_reports_delta_above_one():
+    assert composition.basic([1.0, 1.0], [0.6, 0.6]) == (2.0, 1.0)
+
+
+def test_composed_uncertified_releases_are_reported_uncertified():
+    weak = theorem41.certify(PC, 0.001, 6.0, 10, 0.1)  # delta = 1: nothing certified
+    cc = composition.compose([weak] * 3, "basic")
+    assert cc.delta == 1.0 and not cc.certified
+
+
+def test_helpers_give_no_zero_or_infinite_sigma():
+    assert math.isfinite(classical_gaussian_sigma(1000.0, 0.5, 5e-324))
+    rho = discrete_gaussian_rho(1.0, 2.6e-233, 1)
+    assert rho > 0  # was ZeroDivisionError; now +inf or a finite value, never 0 or NaN
+
+
+def test_a_certificate_delta_is_never_exactly_zero_from_underflow():
+    cert = theorem41.certify(PC, 10.0, 60.0, 100000, 100.0)  # e^{-1800}: underflows
+    assert cert.certified and cert.delta > 0.0
+    cert = theorem_c13.certify_limit(PC, 1e300, 1.0)
+    assert cert.certified and cert.delta > 0.0
+
+
+def test_save_after_set_params_is_refused(tmp_path):
+    from objpert.persistence import save
+
+    model = PrivateLogisticRegression(random_state=0, max_iterations=200).fit(X, Y)
+    model.set_params(alpha=0.5)
+    with pytest.raises(ModelFileError):
+        save(model, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+
+
+# ---------------------------------------------------------------- raw exceptions
+
+
+HUGE = 10**400
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: problem("logistic", n=HUGE, d=3, zeta=1, mu=1),
+        lambda: problem("logistic", n=1000, d=HUGE, zeta=1, mu=1),
+        lambda: problem("logistic", n=1000, d=3, zeta=HUGE, mu=1),
+        lambda: composition.split_budget(HUGE, 1e-6, 3),
+        lambda: composition.split_budget(1.0, 1e-6, HUGE),
+        lambda: composition.advanced(0.1, 1e-6, HUGE, 1e-6),
+        lambda: theorem41.certify(PC, 1.0, 6.0, HUGE, 1.0),
+        lambda: theorem41.certify(PC, HUGE, 6.0, 100, 1.0),
+        lambda: theorem_c13.certify(PC, 1.0, 100, HUGE, u=6.0),
+        lambda: calibrate("logistic", n=HUGE, d=3, zeta=1, epsilon=1, delta=1e-6),
+        lambda: calibrate("logistic", n=1000, d=3, zeta=1, epsilon=1, delta=1e-6,
+                          max_iterations=HUGE),
+        lambda: lop_delta(HUGE, 1.0, 1.0, 1.0),
+        lambda: rdp_epsilon(1e-6, HUGE, 1.0),
+        lambda: e_opt(PC, HUGE, 10),
+        lambda: PrivateLogisticRegression(epsilon=HUGE, **fast()).fit(X, Y),
+        lambda: PrivateLogisticRegression(max_iterations=HUGE, **fast()).fit(X, Y),
+        lambda: PrivateRobustRegression(scale=HUGE, **fast()).fit(X, X[:, 0]),
+    ],
+)  # fmt: skip
+def test_huge_integers_are_a_parameter_error(call):
+    with pytest.raises(ParameterError, match=r"\S"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: theorem41.certify(PC, 1e-300, 6.0, 100, 1.0),
+        lambda: theorem41.certify(PC, 1e300, 6.0, 100, 1.0),
+        lambda: theorem41.certify(PC, 1.0, 6.0, 100, 1e-300),
+        lambda: theorem_c13.certify_limit(PC, 1e-300, 1.0),
+        lambda: theorem_c13.certify_limit(PC, 1e300, 1.0),
+        lambda: theorem_c13.certify(PC, 1e-300, 100, 1.0, u=6.0),
+    ],
+)
+def test_extreme_legal_values_give_a_certificate(call):
+    cert = call()
+    assert 0.0 <= cert.delta <= 1.0 and (not cert.certified or cert.delta < 1.0)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(epsilon=1e-300),
+        dict(data_norm=1e-300),
+        dict(data_norm=1e300),
+    ],
+)
+def test_extreme_estimator_parameters_are_a_library_error(kw):
+    with pytest.raises(ObjpertError, match=r"\S"):
+        PrivateLogisticRegression(random_state=0, max_iterations=200, **kw).fit(X, Y)
+
+
+def test_extreme_robust_scale_is_a_library_error():
+    with pytest.raises(ObjpertError, match=r"\S"):
+        PrivateRobustRegression(scale=1e-300, random_state=0, max_iterations=200).fit(X, X[:, 0])
+
+
+def test_extreme_calibration_targets_are_a_library_error():
+    for kw in (dict(epsilon=1e-300), dict(zeta=1e-300)):
+        args = dict(n=1000, d=5, zeta=1.0, epsilon=1.0, delta=1e-6) | kw
+        with pytest.raises(ObjpertError, match=r"\S"):
+            calibrate("logistic", **args)
+        with pytest.raises(ObjpertError, match=r"\S"):
+            calibrate("logistic", method="corollary413", **args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": NaN}',
+        '{"format": "objpert-model", "version": 2, "x": Infinity}',
+        '{"a": 1e400}',
+        "[" * 100000 + "]" * 100000,
+        '{"a": ' + "[" * 900 + "]" * 900 + "}",
+        '{"a": ' + "1" * 5000 + "}",
+    ],
+    ids=["nan", "infinity", "overflowing-float", "deep", "deep-below-recursion", "huge-int"],
+)
+def test_load_refuses_hostile_json(tmp_path, text):
+    from objpert.persistence import load
+
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(ModelFileError):
+        load(path)
+
+
+def test_labels_mixing_none_and_strings_are_a_data_error():
+    y = np.array([None, "a", "b"] * 13 + ["a"], dtype=object)
+    with pytest.raises(DataError, match="None"):
+        PrivateLogisticRegression(**fast()).fit(X, y)
+    with pytest.raises(DataError, match="None"):
+        PrivateLogisticRegression(classes=["a", "b"], **fast()).fit(X, y)
+
+
+# ---------------------------------------------------------------- accepted invalid input
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[D]", "timedelta64[s]"])
+def test_date_and_time_features_are_refused(dtype):
+    Xd = np.arange(40).reshape(20, 2).astype(dtype)
+    with pytest.raises(DataError, match="dates or times"):
+        PrivateRobustRegression(**fast()).fit(Xd, np.arange(20.0))
+
+
+def test_date_labels_are_refused():
+    y = (np.arange(40) % 2).astype("datetime64[D]")
+    with pytest.raises(DataError, match="dates or times"):
+        PrivateLogisticRegression(**fast()).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(epsilon="1.0"), dict(epsilon=True), dict(delta=np.True_), dict(data_norm="2")]
+)
+def test_strings_and_bools_are_not_numbers(kw):
+    with pytest.raises(ParameterError, match="not a bool or a string"):
+        PrivateLogisticRegression(**fast(**kw)).fit(X, Y)
+    name, value = next(iter(kw.items()))
+    if name == "epsilon":
+        with pytest.raises(ParameterError, match="epsilon"):
+            composition.split_budget(value, 1e-6, 2)
+
+
+def test_max_iterations_true_is_not_one():
+    with pytest.raises(ParameterError, match="max_iterations"):
+        calibrate("logistic", n=1000, d=5, zeta=1, epsilon=1, delta=1e-6, max_iterations=True)
+    with pytest.raises(ParameterError, match="max_iterations"):
+        PrivateLogisticRegression(max_iterations=True, random_state=0).fit(X, Y)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: lop_delta(-5, 1.0, 1.0, 1.0),
+        lambda: output_sensitivity(-5, 1.0, 1.0),
+        lambda: output_sensitivity(10, 1.0, -1.0),
+        lambda: default_output_mu(-5, 3, 1.0, 1.0, 1e-6),
+        lambda: default_output_mu(10, 0, 1.0, 1.0, 1e-6),
+        lambda: e_opt(PC, -1.0, 10),
+        lambda: theorem41.epsilon0(PC, -1.0, 10),
+        lambda: theorem41.divergence(PC, -1.0, 0.5),
+        lambda: theorem_c13.limit_s(PC, -1.0),
+    ],
+)
+def test_negative_n_or_sigma_in_helpers_is_refused(call):
+    with pytest.raises(ParameterError):
+        call()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--methods", ",", "--data", "breast_cancer"],
+        ["compare", "--seeds", "0", "--data", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--data", ",", "--methods", "nonprivate", "--seeds", "1"],
+        ["compare", "--epsilons", ",", "--data", "breast_cancer", "--methods", "nonprivate"],
+        ["demo", "--seeds", "0", "--datasets", "breast_cancer", "--epsilons", "1"],
+    ],
+)
+def test_compare_without_work_exits_2_with_one_line(capsys, argv):
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("objpert: error:")
+
+
+def test_compare_library_refuses_no_work():
+    from objpert.apps import compare
+
+    for args in (([], [1.0], 1e-6, 1), (["breast_cancer"], [], 1e-6, 1),
+                 (["breast_cancer"], [1.0], 1e-6, 0)):  # fmt: skip
+        with pytest.raises(ParameterError):
+            compare.run(*args, methods=("nonprivate",))
+    with pytest.raises(ParameterError):
+        compare.run(["breast_cancer"], [1.0], 1e-6, 1, methods=())
+
+
+def _model_file(tmp_path, edit):
+    from objpert.persistence import digest, save
+
+    model = PrivateLogisticRegression(**fast()).fit(X, Y)
+    path = save(model, tmp_path / "m.json")
+    payload = json.loads(path.read_text())
+    edit(payload)
+    payload["digest"] = digest(payload)  # the digest is no signature: anyone can redo it
+    path.write_text(json.dumps(payload))
+    return path
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("delta_truncation", 5.0),
+        ("delta_truncation", "0.1"),
+        ("delta_divergence", -1.0),
+        ("utility_bound", [1.0]),
+        ("delta_sample", 2.0),
+        ("sigma", "abc"),
+        ("u", None),
+    ],
+)
+def test_model_files_with_out_of_range_or_non_numbers_are_refused(tmp_path, field, value):
+    from objpert.persistence import load
+
+    path = _model_file(tmp_path, lambda p: p["plans"][0].__setitem__(field, value))
+    with pytest.raises(ModelFileError, match=field):
+        load(path)
+
+
+# ---------------------------------------------------------------- slow input
+
+
+@pytest.mark.parametrize("k", [10**7, 10**9, 2**53])
+def test_split_budget_for_huge_k_is_instant(k):
+    start = time.perf_counter()
+    split = composition.split_budget(1.0, 1e-6, k)
+    assert time.perf_counter() - start < 0.5
+    assert split.epsilon_total <= 1.0 and split.delta_total <= 1e-6
+    assert 0.0 < split.epsilon_i and 0.0 < split.delta_i
+
+
+def test_split_budget_is_unchanged_for_small_k():
+    s = composition.split_budget(1.0, 1e-6, 3)
+    assert (s.method, s.epsilon_i) == ("basic", 1.0 / 3) or s.epsilon_total <= 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = composition.split_budget(1.0, 1e-5, 1000)
+    assert s.epsilon_total <= 1.0 and s.delta_total <= 1e-5
