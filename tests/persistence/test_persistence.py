@@ -393,11 +393,22 @@ def test_a_plan_of_another_multiclass_model_is_refused(multiclass, tmp_path):
 def test_plans_of_one_fit_must_agree(multiclass, tmp_path):
     path = save(multiclass, tmp_path / "multi.json")
 
-    def change(p):  # a field of plan 2 that its certificate does not depend on
-        p["plans"][2]["utility_bound"] *= 0.5
+    def change(p):  # fields of plan 2 its certificate does not depend on, edited consistently
+        from objpert.certify import utility
+        from objpert.persistence import plan_from_dict
+
+        plan = p["plans"][2]
+        plan["delta_sample"] = 0.02  # and the utility bound that depends on it, re-derived
+        edited = plan_from_dict(plan)
+        plan["utility_bound"] = float(
+            utility.theorem_47(
+                edited.rebuilt_constants(), edited.sigma, edited.iterations,
+                edited.comparator_radius, 0.02,
+            )
+        )  # fmt: skip
         _resign(p)
 
-    _expect(_edit(path, change), "plan 2 differs from plan 0")
+    _expect(_edit(path, change), "plan 2 differs from plan 0|plan 2 is refused")
 
 
 # ---------------------------------------------------------------- seeds, not_public, params
