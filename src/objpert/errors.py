@@ -52,11 +52,13 @@ __all__ = [
     "check_bool",
     "check_broadcast",
     "check_choice",
+    "check_computed",
     "check_finite",
     "check_int",
     "check_nonnegative",
     "check_open_unit",
     "check_positive",
+    "check_positive_array",
     "check_unit",
     "numeric_guard",
     "renamed_keyword",
@@ -212,9 +214,11 @@ def check_array(
         arr = value
     elif _is_bool_or_text(value):
         raise _bad(name, value, "a real number or an array of real numbers")
+    elif isinstance(value, float | np.floating) and math.isinf(value):
+        arr = np.asarray(float(value))  # the infinity checks below
+    elif isinstance(value, numbers.Real):  # a scalar: the rules of check_finite (10**400)
+        arr = np.asarray(_real(name, value))
     else:
-        if isinstance(value, numbers.Integral) and abs(int(value)) > MAX_INT:
-            raise _bad(name, value, f"at most {MAX_INT} in magnitude")
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError, OverflowError):
@@ -245,6 +249,25 @@ def check_array(
     return arr
 
 
+def check_positive_array(name: str, value: Any) -> Any:
+    """A positive finite number or array of them (:func:`check_array`, every entry > 0);
+    a Python float or a float64 array passes without a copy (the searches' hot path)."""
+    if type(value) is float and 0.0 < value < math.inf:
+        return value
+    if (
+        type(value) is np.ndarray
+        and value.dtype == np.float64
+        and value.size
+        and value.min() > 0.0
+        and value.max() < math.inf
+    ):
+        return value
+    arr = check_array(name, value, minimum=0.0)
+    if arr.size and not arr.min() > 0.0:
+        raise _bad(name, value, "> 0 everywhere")
+    return arr if arr.ndim else float(arr)
+
+
 def check_broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
     """The arrays broadcast to one shape; ParameterError naming them when they cannot be."""
     try:
@@ -252,6 +275,14 @@ def check_broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
         raise ParameterError(f"the shapes of {shapes} do not broadcast together") from None
+
+
+def check_computed(name: str, value: float, why: str) -> float:
+    """A computed noise scale, ridge or sensitivity: finite and > 0, or a ParameterError
+    saying that ``why`` (the inputs that made it leave the float64 range)."""
+    if not (math.isfinite(value) and value > 0.0):
+        raise ParameterError(f"{name} = {value!r} is outside the float64 range: {why}")
+    return value
 
 
 #: What a formula raises when its (legal) inputs are so extreme that a float64 computation

@@ -26,6 +26,7 @@ __all__ = [
     "q",
     "q1",
     "q1_inverse",
+    "square",
 ]
 
 LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -37,6 +38,15 @@ def log_over(c: float, x: float) -> float:
     double, log c - log x where it overflows (x subnormal, such as a delta of 5e-324)."""
     ratio = c / x
     return math.log(ratio) if ratio < math.inf else math.log(c) - math.log(x)
+
+
+def square(x: ArrayLike) -> ArrayLike:
+    """x**2 (float or array), +inf where it leaves the float64 range: Python's ** raises
+    OverflowError there, numpy's returns inf."""
+    try:
+        return x**2
+    except OverflowError:
+        return math.inf
 
 
 def q(t: ArrayLike) -> np.ndarray:

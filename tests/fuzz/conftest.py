@@ -3,13 +3,14 @@
 Every test here is marked ``fuzz`` (``pytest -m fuzz`` runs the suite alone, ``-m "not
 fuzz"`` skips it). The default profile is deterministic (``derandomize=True``) with small
 example counts, so the whole suite runs in well under two minutes on two cores. Run it long
-with ``HYPOTHESIS_PROFILE=long`` (every count times 40) or ``OBJPERT_FUZZ_EXAMPLES=N``
-(every test N examples); ``HYPOTHESIS_PROFILE=random`` draws new examples each run.
+with ``HYPOTHESIS_PROFILE=long`` (every count times 40, new examples each run) or
+``OBJPERT_FUZZ_EXAMPLES=N`` (every test N examples); ``HYPOTHESIS_PROFILE=random`` draws
+new examples each run, ``HYPOTHESIS_PROFILE=noshrink`` reports a failure unshrunk (fast,
+for debugging). The profiles apply to the fuzz tests only.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -25,26 +26,18 @@ _COMMON = dict(
         HealthCheck.function_scoped_fixture,  # capsys: read and reset in every example
     ],
 )
-settings.register_profile("default", derandomize=True, **_COMMON)
-settings.register_profile("long", derandomize=False, **_COMMON)
-settings.register_profile("random", derandomize=False, **_COMMON)
+# Only the fuzz tests use these (fuzz_support.fuzz); hypothesis' own default is untouched.
+settings.register_profile("objpert-fuzz", derandomize=True, **_COMMON)
+settings.register_profile("objpert-fuzz-random", derandomize=False, **_COMMON)
 # for debugging: the first failure as found, unshrunk
 settings.register_profile(
-    "noshrink",
+    "objpert-fuzz-noshrink",
     derandomize=True,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     **_COMMON,
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 _HERE = Path(__file__).parent
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # until pyproject.toml registers it (markers = ["fuzz: ..."])
-    config.addinivalue_line(
-        "markers", "fuzz: property-based fuzz tests of every public entry point (tests/fuzz)"
-    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,6 +8,7 @@ probabilities in [0, 1] summing to 1, no NaN anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable
@@ -15,8 +16,8 @@ from typing import Any
 
 import numpy as np
 from hypothesis import event, settings
-from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from objpert.exceptions import ObjpertError
 
@@ -51,9 +52,16 @@ def examples(n: int) -> int:
     return n
 
 
+_PROFILES = {"long": "objpert-fuzz-random", "random": "objpert-fuzz-random",
+             "noshrink": "objpert-fuzz-noshrink"}  # fmt: skip
+
+
 def fuzz(n: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``@settings`` with :func:`examples` (n) examples (the profile gives the rest)."""
-    return settings(max_examples=examples(n))
+    """``@settings`` of a fuzz test: the profile ``HYPOTHESIS_PROFILE`` names (default:
+    deterministic, ``derandomize=True``, no deadline; see conftest.py) with :func:`examples`
+    (n) examples."""
+    name = _PROFILES.get(os.environ.get("HYPOTHESIS_PROFILE", ""), "objpert-fuzz")
+    return settings(settings.get_profile(name), max_examples=examples(n))
 
 
 #: Values that are not valid numbers, or are numbers at the edge of the float64 range.
@@ -164,10 +172,8 @@ def draw_args(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
 
 def _event(text: str) -> None:
     """A hypothesis event (shown by --hypothesis-show-statistics), outside tests a no-op."""
-    try:
+    with contextlib.suppress(InvalidArgument):
         event(text)
-    except InvalidArgument:
-        pass
 
 
 def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:

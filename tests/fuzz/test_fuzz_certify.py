@@ -20,7 +20,6 @@ from fuzz_support import (
     outcome,
     real,
 )
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -137,11 +136,6 @@ def test_theorem_c13_certify(data):
         check_not_nan(out)
 
 
-@pytest.mark.xfail(
-    reason="open defect found by this fuzz test: theorem_c13's entry points do not yet "
-    "validate every argument (strings, None, huge integers give TypeError/OverflowError)",
-    strict=False,
-)
 @fuzz(80)
 @given(data=st.data())
 def test_theorem_c13_profile(data):

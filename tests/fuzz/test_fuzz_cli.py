@@ -86,7 +86,6 @@ def test_certify(capsys, data):
             "--d", data.draw(st.one_of(st.just("5"), NUMBER_TEXT)),
             "--mu", data.draw(st.one_of(st.just("0.1"), NUMBER_TEXT)),
             "--sigma", data.draw(st.one_of(st.just("0.05"), NUMBER_TEXT))]  # fmt: skip
-    argv = [a if not a.startswith("-") or a.startswith("--") else a for a in argv]
     argv = _equals(argv)
     argv += options(
         data,
@@ -200,11 +199,6 @@ def files(root: str) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def paths(tmp_path_factory):
-    return files(str(tmp_path_factory.mktemp("cli")))
-
-
 DATA = ["good", "reg", "dates", "text", "nan", "huge", "labels", "empty", "junk",
         "junk.parquet", "missing"]  # fmt: skip
 
@@ -212,7 +206,6 @@ DATA = ["good", "reg", "dates", "text", "nan", "huge", "labels", "empty", "junk"
 @fuzz(30)
 @given(data=st.data())
 def test_train(capsys, tmp_path_factory, data):
-    p = files(str(tmp_path_factory.getbasetemp() / "cli0")) if False else None  # noqa: F841
     paths_ = _paths(tmp_path_factory)
     argv = _equals([
         "train", "--data", paths_[data.draw(st.sampled_from(DATA))],
@@ -255,11 +248,11 @@ def test_predict_and_verify(capsys, tmp_path_factory, data):
     paths_ = _paths(tmp_path_factory)
     model = paths_[data.draw(st.sampled_from(MODELS))]
     if data.draw(st.booleans()):
-        argv = ["verify", model] + options(data, {"--json": None})
+        argv = ["verify", model, *options(data, {"--json": None})]
     else:
         argv = ["predict", "--model", model, "--data", paths_[data.draw(st.sampled_from(DATA))]]
         argv += options(data, {"--target": st.sampled_from(["y", "nope"]), "--json": None})
-    code, out, err = run_cli(capsys, argv)
+    code, _, err = run_cli(capsys, argv)
     if model.endswith(("nan-model.json", "deep-model.json", "int-model.json",
                        "trunc-model.json")):  # fmt: skip
         assert code == 2, (argv, err)
@@ -285,6 +278,8 @@ def test_predict_and_verify(capsys, tmp_path_factory, data):
         ["demo", "--epsilons", "0", "--datasets", "breast_cancer"],
         ["demo", "--delta", "nan", "--datasets", "breast_cancer", "--seeds", "1"],
         ["reproduce", "bogus"],
+        ["reproduce", "watkins-arora", "--runs", "x"],
+        ["tables", "--bogus"],
         ["reproduce", "qop", "--runs", "0"],
         ["reproduce", "qop", "--runs", "x"],
         ["bench", "--only", "bogus"],

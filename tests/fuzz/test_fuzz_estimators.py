@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz_support import BAD, HOSTILE, Arg, check_certificate, choice, draw_args, fuzz, outcome
+from fuzz_support import HOSTILE, Arg, check_certificate, choice, draw_args, fuzz, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -70,7 +70,7 @@ def class_labels(draw, n: int):
                 "dates",
                 "int2",
             ]
-        )  # fmt: skip
+        )
     )
     idx = np.array(draw(st.permutations(range(n)))) % 3
     if kind == "01":
@@ -149,6 +149,20 @@ def check_predictions(model, X, y, classifier: bool) -> None:
             assert 0.0 <= score <= 1.0
 
 
+def fit_and_predict(data, model, X, y, y2) -> None:
+    """Fit (a library error, or a valid model), then predict and score on the training
+    rows and on three rows of extreme finite features."""
+    classifier = isinstance(model, PrivateLogisticRegression)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok, model = outcome(model.fit, X, y)
+        if ok:
+            check_fitted(model)
+            X2 = data.draw(hnp.arrays(np.float64, (3, np.shape(X)[1]), elements=FEATURE))
+            check_predictions(model, X2, y2, classifier=classifier)
+            check_predictions(model, X, y, classifier=classifier)
+
+
 @fuzz(40)
 @given(data=st.data(), n=st.integers(2, 24), d=st.integers(1, 3))
 def test_logistic(data, n, d):
@@ -156,14 +170,7 @@ def test_logistic(data, n, d):
     kw["classes"] = data.draw(st.sampled_from([None, None, [0, 1], [0, 1, 2], ["ham", "spam"],
                                                [1], [None, "a"], "ab"]))  # fmt: skip
     X, y = data.draw(features(n, d)), data.draw(class_labels(n))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ok, model = outcome(PrivateLogisticRegression(**kw).fit, X, y)
-        if ok:
-            check_fitted(model)
-            X2 = data.draw(hnp.arrays(np.float64, (3, d), elements=FEATURE))
-            check_predictions(model, X2, y[:3], classifier=True)
-            check_predictions(model, X, y, classifier=True)
+    fit_and_predict(data, PrivateLogisticRegression(**kw), X, y, y[:3])
 
 
 @fuzz(30)
@@ -171,15 +178,8 @@ def test_logistic(data, n, d):
 def test_robust(data, n, d):
     kw = draw_args(data, **PARAMS, scale=param(st.sampled_from([0.5, 1.0])))
     X, y = data.draw(features(n, d)), data.draw(targets(n))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ok, model = outcome(PrivateRobustRegression(**kw).fit, X, y)
-        if ok:
-            check_fitted(model)
-            X2 = data.draw(hnp.arrays(np.float64, (3, d), elements=FEATURE))
-            y2 = data.draw(hnp.arrays(np.float64, (3,), elements=FEATURE))
-            check_predictions(model, X2, y2, classifier=False)
-            check_predictions(model, X, y, classifier=False)
+    y2 = data.draw(hnp.arrays(np.float64, (3,), elements=FEATURE))
+    fit_and_predict(data, PrivateRobustRegression(**kw), X, y, y2)
 
 
 @fuzz(6)
@@ -198,6 +198,3 @@ def test_tight_fits(data, alpha):
         if ok:
             check_fitted(model)
             check_predictions(model, X, y, classifier=True)
-
-
-_ = BAD

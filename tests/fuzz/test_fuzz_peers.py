@@ -12,7 +12,6 @@ from fuzz_support import (
     choice,
     count,
     draw_args,
-    fixed,
     fuzz,
     optional,
     outcome,
@@ -250,6 +249,3 @@ def test_qop_formulas(data):
         ok, val = outcome(fn, *args)
         if ok:
             check_not_nan(val, fn.__name__)
-
-
-_ = fixed  # re-exported for symmetry with the other fuzz modules

@@ -91,25 +91,18 @@ def test_multiclass_probabilities_when_every_sigmoid_underflows():
 
 
 def test_robust_predict_and_score_do_not_overflow():
-    model = PrivateRobustRegression(**fast()).fit(X, X[:, 0])
-    Xe = np.array([[1.7e308, 1.7e308], [1e300, -1e300]])
-    w = model.coef_
+    X3 = RNG.normal(size=(40, 3)) / 3
+    model = PrivateRobustRegression(fit_intercept=False, **fast()).fit(X3, X3[:, 0])
+    model.coef_ = np.array([0.7, 0.7, 0.7])  # a partial sum overflows, the margin does not
+    Xe = np.array([[1.7e308, 1.7e308, -1.7e308], [1e300, -1e300, 1e300]])
     with np.errstate(over="ignore"):
-        direct = Xe @ w + model.intercept_  # inf - inf or an overflowed partial sum
-    if np.isfinite(np.max(np.abs(Xe), axis=1) * (np.abs(w).sum())).all():
-        pred = model.predict(Xe)
-        assert np.isfinite(pred).all()
-    else:
-        try:
-            pred = model.predict(Xe)
-            assert np.isfinite(pred).all()
-        except DataError:
-            pass
-    assert not np.isfinite(direct).all() or True
-    y = np.array([1e308, -1e308])
-    score = model.score(np.array([[0.1, 0.2], [0.3, -0.1]]), y)
-    assert math.isfinite(score)
-    assert math.isfinite(model.score(X, np.full(40, 1e300)))
+        assert not np.isfinite(Xe[:1] @ np.array([0.7, 0.7, 0.0])).all()  # the old overflow
+    np.testing.assert_allclose(model.predict(Xe), [0.7 * 1.7e308, 0.7e300], rtol=1e-12)
+    with pytest.raises(DataError, match="float64 range"):  # the margin itself is beyond
+        model.predict(np.array([[1.7e308, 1.7e308, 1.7e308]]))
+    assert math.isfinite(model.score(X3[:2], np.array([1e308, -1e308])))
+    assert math.isfinite(model.score(X3, np.full(40, 1e300)))
+    assert math.isfinite(model.score(Xe, np.array([1e308, -1e308])))
 
 
 def test_gaussian_profile_is_in_the_unit_interval():
@@ -254,6 +247,21 @@ def test_load_refuses_hostile_json(tmp_path, text):
         load(path)
 
 
+@pytest.mark.parametrize("depth", [500, 900])
+def test_load_refuses_deep_nesting_inside_a_model_file(tmp_path, depth):
+    """Below json's own limit but deep enough for the digest's recursion (RecursionError)."""
+    from objpert.persistence import load, save
+
+    path = save(PrivateLogisticRegression(**fast()).fit(X, Y), tmp_path / "m.json")
+    text = path.read_text().replace(
+        '"feature_names_in": null', '"feature_names_in": ' + "[" * depth + "]" * depth
+    )
+    assert "[[[" in text
+    path.write_text(text)
+    with pytest.raises(ModelFileError, match="nested"):
+        load(path)
+
+
 def test_labels_mixing_none_and_strings_are_a_data_error():
     y = np.array([None, "a", "b"] * 13 + ["a"], dtype=object)
     with pytest.raises(DataError, match="None"):
@@ -385,7 +393,7 @@ def test_split_budget_for_huge_k_is_instant(k):
     split = composition.split_budget(1.0, 1e-6, k)
     assert time.perf_counter() - start < 0.5
     assert split.epsilon_total <= 1.0 and split.delta_total <= 1e-6
-    assert 0.0 < split.epsilon_i and 0.0 < split.delta_i
+    assert split.epsilon_i > 0.0 and split.delta_i > 0.0
 
 
 def test_split_budget_is_unchanged_for_small_k():

@@ -42,7 +42,7 @@ from objpert.errors import (
     renamed_keyword,
 )
 from objpert.losses import get_loss, require_bounded_gradient
-from objpert.special import chi_radius, log_over, q1
+from objpert.special import chi_radius, log_over, q1, square
 
 METHODS = ("tight", "corollary413")
 DEFAULT_MAX_ITERATIONS = 100_000
@@ -151,6 +151,9 @@ def rederive_plan(plan: Plan) -> Certificate:
         raise PrivacyError(f"expected a Plan (objpert.certify.calibrate); got {type(plan)!r}")
     try:
         _check_fields(plan)
+    except (ValueError, TypeError) as exc:
+        raise PrivacyError(f"the plan is malformed: {exc}") from None
+    try:
         derived = plan.rebuilt_constants()
         stored = plan.constants
     except (ValueError, TypeError, KeyError) as exc:
@@ -379,9 +382,12 @@ def corollary_413_bound(plan: Plan) -> float:
     """The utility bound stated in Corollary 4.13: W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N)."""
     pc = plan.constants
     W = plan.comparator_radius
-    A = pc.d * plan.sigma**2 + 16.0 * pc.L_ell**2 * (32 + math.log(1 / plan.delta_sample)) / pc.n
+    A = (
+        pc.d * square(plan.sigma)
+        + 16.0 * pc.L_ell**2 * (32 + log_over(1.0, plan.delta_sample)) / pc.n
+    )
     mu_priv = pc.L2 * pc.zeta**2 / (pc.n * math.expm1(plan.epsilon / 4.0))
-    extra = 0.0 if math.sqrt(2 * A) / W >= mu_priv else mu_priv * W**2 / 2
+    extra = 0.0 if math.sqrt(2 * A) / W >= mu_priv else mu_priv * square(W) / 2
     return W * math.sqrt(2 * A) + extra + 2 * float(utility.e_opt(pc, plan.sigma, plan.iterations))
 
 

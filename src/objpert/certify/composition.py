@@ -18,7 +18,8 @@ are frozen dataclasses whose ``to_dict`` is JSON-serialisable.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -68,9 +69,14 @@ def _sum(values: Sequence[float]) -> float:
 
 
 def _releases(name: str, values: Any, check: Any) -> list[float]:
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+    """The per-release values of a composition, each checked."""
+    try:
+        items = list(values) if not isinstance(values, str | bytes) else None
+    except TypeError:  # not iterable (a number, a 0-d array)
+        items = None
+    if items is None:
         raise ParameterError(f"{name} must be a sequence of numbers; got {values!r:.80}")
-    return [check(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return [check(f"{name}[{i}]", v) for i, v in enumerate(items)]
 
 
 def basic(eps_list: Sequence[float], delta_list: Sequence[float]) -> tuple[float, float]:
@@ -205,6 +211,11 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     k = check_int("k", k, 1)
+    if k > 1 and not delta / (2.0 * k) >= sys.float_info.min:
+        raise ParameterError(
+            f"delta = {delta!r} is too small to split over k = {k} releases: each release's "
+            "delta would underflow the float64 range"
+        )
     if k == 1:
         return Split("single", 1, epsilon, delta, epsilon, delta, 0.0, epsilon, delta)
     b = _basic_split(epsilon, delta, k)

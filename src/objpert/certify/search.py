@@ -29,6 +29,7 @@ from objpert.errors import (
     check_int,
     check_open_unit,
     check_positive,
+    check_unit,
     numeric_guard,
 )
 from objpert.special import log_over, q1
@@ -41,6 +42,8 @@ MAX_ITERATIONS = 10**6
 @numeric_guard
 def minimal_sigma_limit(pc: ProblemConstants, epsilon: float, delta_div: float) -> float:
     """Smallest sigma whose N -> infinity certificate (Remark C.16) reaches (epsilon, delta_div)."""
+    epsilon = check_positive("epsilon", epsilon)
+    delta_div = check_unit("delta_div", delta_div)
 
     def ok(sigma: float) -> bool:
         s = limit_s(pc, sigma)

@@ -43,7 +43,7 @@ def as_iterations(N: ArrayLike, name: str = "N") -> np.ndarray:
         if N.ndim == 0:
             if 0.0 <= N[()] <= _FLOAT_MAX:
                 return N
-        elif N.size and 0.0 <= N.min() and N.max() <= _FLOAT_MAX:
+        elif N.size and N.min() >= 0.0 and N.max() <= _FLOAT_MAX:
             return N
     return check_array(name, N, minimum=0.0)
 

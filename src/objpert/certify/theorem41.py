@@ -25,7 +25,7 @@ from objpert.errors import (
     check_positive,
     check_unit,
 )
-from objpert.special import q1, q1_inverse
+from objpert.special import q1, q1_inverse, square
 
 
 def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:
@@ -77,15 +77,7 @@ def epsilon0(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
     sigma = check_positive("sigma", sigma)
     half = rho_power(pc, as_iterations(N, "iterations") / 2.0)
     g_s = pc.G / sigma
-    return g_s * half + 0.5 * _square(g_s) * (1.0 + half) ** 2 + tau_star(pc, N)
-
-
-def _square(x: float) -> float:
-    """x**2, +inf where it leaves the float64 range (Python's ** raises there)."""
-    try:
-        return x**2
-    except OverflowError:
-        return math.inf
+    return g_s * half + 0.5 * square(g_s) * (1.0 + half) ** 2 + tau_star(pc, N)
 
 
 def divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarray:

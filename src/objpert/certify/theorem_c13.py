@@ -27,7 +27,6 @@ from objpert.certify.sequences import (
     nu_tilde_from_powers,
 )
 from objpert.certify.theorem41 import (
-    _square,
     divergence,
     radii,
     slack_for_divergence,
@@ -41,8 +40,10 @@ from objpert.errors import (
     check_int,
     check_nonnegative,
     check_positive,
+    check_positive_array,
     check_unit,
 )
+from objpert.special import square
 
 __all__ = [
     "C13Terms",
@@ -82,6 +83,9 @@ def c13_terms(
     may be arrays; s_N is +inf wherever a condition of Theorem C.13 fails or a term
     overflows)."""
     N = as_iterations(N, "iterations")
+    sigma = check_positive_array("sigma", sigma)
+    r = check_positive_array("r", r)
+    r_outer = check_positive_array("r_outer", r_outer)
     r_bar = (r_outer + pc.L_ell) / pc.mu  # uniform trajectory scale of (47)
     log_rho_n = log_rho_power(pc, N)
     rho_n, one_minus_rho_n = np.exp(log_rho_n), -np.expm1(log_rho_n)
@@ -99,7 +103,8 @@ def c13_terms(
     g_bar = g_bar_n(pc, N)
     tau0 = g_bar * pc.log_det_term
     tau = tau0 + 2.0 * jac_err / safe_alpha
-    s_n = r * delta_xi / sigma**2 + (pc.G + delta_xi) ** 2 / (2.0 * sigma**2) + tau
+    s2 = square(sigma)  # +inf past the float64 range (then those terms vanish)
+    s_n = r * delta_xi / s2 + (pc.G + delta_xi) ** 2 / (2.0 * s2) + tau
     s_n = np.where(radius_ok, s_n, np.inf)
     return C13Terms(N, gamma, nu_t, alpha_bar, lift, radius_ok, delta_xi, g_bar, tau0, tau, s_n)
 
@@ -205,6 +210,7 @@ def resolve_radii(
     r_outer: float | None,
 ) -> tuple[float, float, float]:
     """(r, r', u) from either u or r (and optional r')."""
+    sigma = check_positive("sigma", sigma)
     if r is None:
         if u is None:
             raise ParameterError("give the truncation parameter u (>= 0) or the radius r (> 0)")
@@ -227,7 +233,7 @@ def limit_s(pc: ProblemConstants, sigma: float) -> float:
     try:
         return pc.G**2 / (2.0 * sigma**2) + pc.log_det_term
     except (OverflowError, ZeroDivisionError):  # sigma**2 outside the float64 range
-        return 0.5 * _square(pc.G / sigma) + pc.log_det_term
+        return 0.5 * square(pc.G / sigma) + pc.log_det_term
 
 
 def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.ndarray:

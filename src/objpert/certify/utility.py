@@ -15,7 +15,6 @@ from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import rho_power
-from objpert.certify.theorem41 import _square
 from objpert.errors import (
     check_int,
     check_nonnegative,
@@ -23,7 +22,7 @@ from objpert.errors import (
     check_positive,
     renamed_keyword,
 )
-from objpert.special import log_over
+from objpert.special import log_over, square
 
 __all__ = [
     "SingleReleaseBound",
@@ -64,7 +63,7 @@ def perturbation_term(pc: ProblemConstants, sigma: float) -> float:
     """d sigma^2 / (2 mu): the objective-perturbation cost (Theorem 4.10); +inf past the
     float64 range."""
     sigma = check_positive("sigma", sigma)
-    return pc.d * _square(sigma) / (2.0 * pc.mu)
+    return pc.d * square(sigma) / (2.0 * pc.mu)
 
 
 def sample_term(pc: ProblemConstants, delta_sample: float) -> float:
@@ -96,7 +95,7 @@ def theorem_47(
     """Unregularised excess risk against any comparator of norm <= W = ``comparator_norm``
     (Theorem 4.7): Theorem 4.9's bound + (mu / 2) W^2."""
     W = check_positive("comparator_norm", comparator_norm)
-    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * _square(W)
+    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * square(W)
 
 
 @dataclass(frozen=True)
@@ -132,12 +131,12 @@ def corollary_411(
     R_beta = (pc.L_ell + r_beta) / pc.mu
     r_n = float(rho_power(pc, N))
     u_n = (
-        _square(r_beta) / (2 * pc.mu)
-        + _product(0.5 * pc.L * _square(r_n), _square(R_beta))
+        square(r_beta) / (2 * pc.mu)
+        + _product(0.5 * pc.L * square(r_n), square(R_beta))
         + _product(r_n * r_beta, R_beta)
     )
     pop = 2.0 * u_n + sample_term(pc, delta_sample)
-    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * _square(W))
+    return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * square(W))
 
 
 def _product(a: float, b: float) -> float:

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from objpert.cli.common import CliError, floats, names, positive_count
-from objpert.errors import check_open_unit
 from objpert.cli.output import console, new_table, progress
+from objpert.errors import check_open_unit
 
 __all__ = ["add_parser", "cmd_demo"]
 

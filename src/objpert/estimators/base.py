@@ -52,6 +52,7 @@ from objpert.data.labels import check_labels
 from objpert.errors import (
     ParameterError,
     PrivacyLeakWarning,
+    check_bool,
     check_int,
     check_open_unit,
     check_positive,
@@ -64,9 +65,9 @@ __all__ = [
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
+    "DataTypeError",
     "FitSettings",
     "PrivateGLM",
-    "DataTypeError",
     "as_data_error",
     "blockwise_on_dask",
     "data_errors",
@@ -182,12 +183,6 @@ def warn_label_set(classes: Any) -> None:
     )
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    raise ParameterError(f"{name} must be True or False; got {value!r}")
-
-
 def _check_random_state(value: Any) -> Any:
     ok = (
         value is None
@@ -292,8 +287,8 @@ class PrivateGLM(BaseEstimator):
             epsilon=check_positive("epsilon", self.epsilon),
             delta=check_open_unit("delta", self.delta),
             data_norm=check_positive("data_norm", self.data_norm),
-            fit_intercept=_check_bool("fit_intercept", self.fit_intercept),
-            clip=_check_bool("clip", self.clip),
+            fit_intercept=check_bool("fit_intercept", self.fit_intercept),
+            clip=check_bool("clip", self.clip),
             comparator_norm=check_positive("comparator_norm", self.comparator_norm),
             max_iterations=check_int("max_iterations", self.max_iterations, 1),
             intercept_scaling=(

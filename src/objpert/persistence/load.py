@@ -390,7 +390,9 @@ def from_payload(payload: dict[str, Any], key: bytes | str | None = None) -> Loa
     """Check a model file's content (header, signature, digest, shapes, plans) and rebuild
     the fitted estimator."""
     if not isinstance(payload, dict):
-        raise ModelFileError(f"a model file's content is a JSON object; got {type(payload).__name__}")
+        raise ModelFileError(
+            f"a model file's content is a JSON object; got {type(payload).__name__}"
+        )
     check_tree(payload)
     version = _check_header(payload)
     status = _check_signature(payload, version, signing_key(key))

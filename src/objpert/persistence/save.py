@@ -19,6 +19,7 @@ from objpert.persistence.fileformat import (
     VERSION,
     _jsonable,
     _normal,
+    check_tree,
     digest,
     signature,
     signing_key,
@@ -113,6 +114,10 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         "certificate": _jsonable(cert.to_dict()),
     }
     payload = _normal(payload)
+    try:
+        check_tree(payload)  # what load refuses (a seed of 400 digits) is not written
+    except ModelFileError as exc:
+        raise ModelFileError(f"cannot save this {name}: {exc}") from None
     try:  # the file must load: the params must still be those the plans were fitted with
         _rebuild(payload, VERSION)
     except ModelFileError as exc:

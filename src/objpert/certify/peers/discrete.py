@@ -31,6 +31,7 @@ from objpert.errors import (
     check_positive,
     numeric_guard,
 )
+from objpert.special import square
 
 __all__ = [
     "GRID_BITS",
@@ -123,10 +124,11 @@ def discrete_gaussian_rho(
     gamma, units = grid_noise(sigma, bits)
     g = grid_sensitivity(sensitivity, sigma, d, bits)
     scale = gamma * units
-    denominator = 2.0 * scale**2
-    if denominator > 0.0:
-        return T * g * g / denominator
-    ratio = g / scale  # the noise scale squared underflows: rho from the ratio (+inf beyond)
+    denominator = 2.0 * square(scale)
+    numerator = T * g * g
+    if 0.0 < denominator < math.inf and numerator < math.inf:
+        return numerator / denominator
+    ratio = g / scale  # a square left the float64 range: rho from the ratio (+inf beyond)
     return math.inf if ratio > 1e154 else 0.5 * T * ratio * ratio
 
 

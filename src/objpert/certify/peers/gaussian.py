@@ -21,6 +21,7 @@ from objpert.certify.peers.bisection import smallest_passing
 from objpert.errors import (
     ParameterError,
     UnreachableTargetError,
+    check_computed,
     check_nonnegative,
     check_open_unit,
     check_positive,
@@ -79,7 +80,10 @@ def classical_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -
             f"the classical Gaussian calibration (Dwork & Roth 2014, Theorem A.1) needs "
             f"epsilon < 1; got {epsilon!r}: use calibration='analytic'"
         )
-    return g * math.sqrt(2.0 * log_over(1.25, delta)) / epsilon
+    return check_computed(
+        "sigma", g * math.sqrt(2.0 * log_over(1.25, delta)) / epsilon,
+        f"sensitivity {g!r} and epsilon {epsilon!r} are too extreme",
+    )  # fmt: skip
 
 
 @numeric_guard

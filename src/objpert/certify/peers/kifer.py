@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from objpert.errors import check_int, check_open_unit, check_positive
+from objpert.errors import check_computed, check_int, check_open_unit, check_positive
 from objpert.special import log_over
 
 __all__ = ["lop_delta", "lop_mean_form", "lop_noise", "lop_regulariser"]
@@ -29,7 +29,11 @@ __all__ = ["lop_delta", "lop_mean_form", "lop_noise", "lop_regulariser"]
 def lop_regulariser(smoothness: float, epsilon: float) -> float:
     """Delta = 2 L / epsilon: the smallest ridge (sum form) the Gaussian LOP proof allows
     (Kifer et al. 2012, Theorem 2)."""
-    return 2.0 * check_positive("smoothness", smoothness) / check_positive("epsilon", epsilon)
+    smooth, epsilon = check_positive("smoothness", smoothness), check_positive("epsilon", epsilon)
+    return check_computed(
+        "the ridge 2 L / epsilon", 2.0 * smooth / epsilon,
+        f"smoothness {smooth!r} and epsilon {epsilon!r} are too extreme",
+    )  # fmt: skip
 
 
 def lop_noise(grad_bound: float, epsilon: float, delta: float) -> float:
@@ -38,7 +42,10 @@ def lop_noise(grad_bound: float, epsilon: float, delta: float) -> float:
     zeta = check_positive("grad_bound", grad_bound)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    return zeta * math.sqrt(8.0 * log_over(2.0, delta) + 4.0 * epsilon) / epsilon
+    return check_computed(
+        "the noise scale s", zeta * math.sqrt(8.0 * log_over(2.0, delta) + 4.0 * epsilon) / epsilon,
+        f"grad_bound {zeta!r} and epsilon {epsilon!r} are too extreme",
+    )  # fmt: skip
 
 
 def lop_mean_form(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from objpert.errors import check_int, check_nonnegative, check_positive
+from objpert.special import square
 
 __all__ = ["utility_exact", "utility_inexact"]
 
@@ -14,7 +15,8 @@ def utility_exact(sigma2_value: float, m: float, distance: float) -> float:
     """Expected empirical excess risk of the exact-minimiser release: sigma^2 m D^2 / 2
     (docs/qop.md, "Utility bound"); D = ||theta_ref - common minimiser||."""
     D = check_nonnegative("D", distance)
-    return 0.5 * float(sigma2_value) * check_positive("m", m) * D**2
+    s2 = check_nonnegative("sigma2", sigma2_value, allow_inf=True)
+    return 0.5 * s2 * check_positive("m", m) * square(D)
 
 
 def utility_inexact(
@@ -39,11 +41,12 @@ def utility_inexact(
     L = check_positive("smoothness", smoothness)
     st = check_nonnegative("sigma_tilde", sigma_tilde)
     G = check_nonnegative("subgradient_bound", subgradient_bound)
+    s2 = check_nonnegative("sigma2", sigma2_value, allow_inf=True)
     return (
-        n * d * L * st**2 / 2.0
+        n * d * L * square(st) / 2.0
         + G * math.sqrt(d) * st
         + check_nonnegative("tau", tau)
-        + float(sigma2_value)
+        + s2
         * check_positive("m", m)
-        * (check_nonnegative("D", distance) ** 2 + check_nonnegative("eta", eta) ** 2)
+        * (square(check_nonnegative("D", distance)) + square(check_nonnegative("eta", eta)))
     )

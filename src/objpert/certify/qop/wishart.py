@@ -31,6 +31,7 @@ from objpert.errors import (
     check_nonnegative,
     check_open_unit,
     check_positive,
+    numeric_guard,
 )
 
 __all__ = [
@@ -149,15 +150,26 @@ _LOG_TINY_X = math.log(5e-324)
 _LOG_HUGE_X = math.log(1e308)
 
 
+@numeric_guard
 def log_lower_gamma(a: float, x: float) -> float:
     """log gamma(a, x) = log Gamma(a) + log P(a, x), the unregularised lower incomplete gamma
     function of docs/qop.md ("Calibration of sigma^2"), finite where gamma(a, x) under- or
     overflows."""
     a = check_positive("a", a)
     x = check_nonnegative("x", x)
-    return float(gammaln(a)) + _log_p(a, x)
+    if x == 0.0:
+        return -math.inf  # gamma(a, 0) = 0
+    return _log_gamma(a) + _log_p(a, x)
 
 
+def _log_gamma(a: float) -> float:
+    """log Gamma(a), finite for every a > 0 (scipy's gammaln overflows for a below ~1e-308,
+    where log Gamma(a) = -log a - Euler's gamma a + O(a^2))."""
+    value = float(gammaln(a))
+    return value if math.isfinite(value) else -math.log(a)
+
+
+@numeric_guard
 def inverse_lower_gamma(log_y: float, a: float) -> float:
     """gamma^{-1}(y; a): the x >= 0 with gamma(a, x) = y, from log y (docs/qop.md, "Calibration of
     sigma^2"). Requires y < Gamma(a) (ParameterError otherwise)."""
@@ -167,7 +179,7 @@ def inverse_lower_gamma(log_y: float, a: float) -> float:
         raise ParameterError("log_y must be a number; got nan")
     if log_y == -math.inf:
         return 0.0
-    return _inv_log_p(a, log_y - float(gammaln(a)))
+    return _inv_log_p(a, log_y - _log_gamma(a))
 
 
 def _interval_inverse(a: float, x0: float, log_y: float) -> float:
@@ -187,18 +199,32 @@ def _interval_inverse(a: float, x0: float, log_y: float) -> float:
         x1 = _inv_log_p(a, target)
         if x1 > x0:
             return math.log(x1 - x0)
+    # the mass above x0 must exceed y (else no h exists: P would pass 1)
+    upper = float(gammaincc(a, x0))
+    if not (upper > 0.0 and log_y < math.log(upper)):
+        raise ParameterError(
+            "delta1 (1 - delta3) / D_m + gamma(a, x0) >= Gamma(a): no alpha1 exists; "
+            "take smaller deltas or another m"
+        )
     # tiny increment: h = y / (mean density over [x0, x0 + h]), a contraction from h = y/p(x0)
     lp_x0 = _log_density(a, x0)
     log_h = log_y - lp_x0
     for _ in range(50):
-        h = math.exp(log_h)
+        h = math.exp(min(log_h, _LOG_HUGE_X))
         s = x0 + 0.5 * h * (_GL_NODES + 1.0)
         rel = (a - 1.0) * np.log(s / x0) - (s - x0)
         log_mean = float(np.log(0.5 * np.sum(_GL_WEIGHTS * np.exp(rel))))
         new = log_y - lp_x0 - log_mean
+        if not math.isfinite(new):
+            break
         if abs(new - log_h) < 1e-14:
             return new
         log_h = new
+    if not math.isfinite(log_h):
+        raise ParameterError(
+            f"alpha1 cannot be evaluated in double precision at a = {a:g}, x0 = {x0:g}: take "
+            "another m or other deltas"
+        )
     return log_h
 
 
@@ -228,6 +254,7 @@ def wishart_constant(d: int, m: float) -> float:
     return math.exp(log_dm) if log_dm < 709.0 else math.inf
 
 
+@numeric_guard
 def min_eigenvalue_bound(d: int, m: float, delta3: float) -> float:
     """alpha = 2 gamma^{-1}(delta3 / D_m; a): P(lambda_min(W) < alpha) <= delta3
     (docs/qop.md, "Calibration of sigma^2"; Wishart bound D_m gamma(a, alpha/2))."""
@@ -238,6 +265,7 @@ def min_eigenvalue_bound(d: int, m: float, delta3: float) -> float:
     return 2.0 * inverse_lower_gamma(log_y, a)
 
 
+@numeric_guard
 def log_alpha1(
     d: int, m: float, delta1: float, delta3: float, *, reading: str = "authors"
 ) -> float:
