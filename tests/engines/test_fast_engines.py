@@ -154,8 +154,8 @@ class RecordingEngine(DenseEngine):
         super().__init__(*args, **kwargs)
         self.seen: list[tuple[str, set[int]]] = []
 
-    def _parallel(self, W, loss):
-        return None
+    def _parts(self, W, y, loss, threads):  # the generic parts: one _sweep call a part
+        return blocked.BlockedEngine._parts(self, W, y, loss, threads)
 
     def _sweep(self, *args):
         self.seen.append((threading.current_thread().name, blas_threads()))
@@ -168,7 +168,8 @@ def test_workers_run_blas_single_threaded_and_restore_it(threaded):
     with threadpool_limits(limits=2, user_api="blas"):
         engine.glm_gradient(np.ones(6), y, get_loss("logistic"))
         assert blas_threads() == {2}
-    assert len(engine.seen) == 2 and len({name for name, _ in engine.seen}) == 2
+    # the sweep's fixed parts (8 blocks of 50 rows: one each), shared by the two threads
+    assert len(engine.seen) == 8 and len({name for name, _ in engine.seen}) == 2
     assert all(blas == {1} for _, blas in engine.seen)
 
 
@@ -653,24 +654,23 @@ def test_parallel_kernel_is_the_sum_of_its_ranges_in_order(name, B):
     assert len(results) == 20 and all(np.array_equal(r, expected) for r in results)
 
 
-def test_dense_engine_launches_its_ranges_on_numbas_pool(threaded, monkeypatch):
-    """With numba, the threaded dense path is one parallel launch over equal row ranges (a
-    multiple of ``threads`` equal blocks), not the Python pool."""
+def test_dense_engine_sweeps_fixed_parts_on_its_own_sleeping_pool(threaded, monkeypatch):
+    """The threaded dense path cuts the rows into the same parts whatever the thread count
+    (a multiple of the parts of equal blocks), runs them on the engine's own pool (whose
+    threads sleep between steps; numba's spinning pool is never launched), and adds them
+    in part order: the same gradient, bit for bit, on 1, 2 or 3 threads."""
     compiled = needs_numba()
-    calls: list[np.ndarray] = []
+    launched: list[int] = []
     real = compiled.parallel_kernel
-
-    def recording(loss):
-        run = real(loss)
-        return lambda X, W, y, cuts: calls.append(np.asarray(cuts)) or run(X, W, y, cuts)
-
-    monkeypatch.setattr(compiled, "parallel_kernel", recording)
+    monkeypatch.setattr(compiled, "parallel_kernel", lambda loss: launched.append(1) or real(loss))
     X, y = data(1000, 5, seed=38)
     loss = get_loss("logistic")
     W = np.random.default_rng(39).normal(size=(5, 3))
-    got = DenseEngine(X, threads=2).glm_gradient(W, y, loss)
-    assert_close(got, two_pass(X, W, y, loss))
-    assert [c.tolist() for c in calls] == [[0, 500, 1000]]
+    got = [DenseEngine(X, threads=t).glm_gradient(W, y, loss) for t in (1, 2, 3)]
+    assert_close(got[0], two_pass(X, W, y, loss))
+    assert all(np.array_equal(g, got[0]) for g in got[1:]) and not launched
+    bounds = DenseEngine(X, threads=2).bounds(8)  # W padded to 8 columns
+    assert len(bounds) - 1 == 8 and len(set(np.diff(bounds).tolist())) == 1
 
 
 def test_a_forked_child_sweeps_on_its_own_threads(threaded):
@@ -684,8 +684,8 @@ def test_a_forked_child_sweeps_on_its_own_threads(threaded):
     X, y = data(800, 6, seed=40)
     W = np.random.default_rng(41).normal(size=(6, 4))
     engine = DenseEngine(X, threads=2)
-    expected = engine.glm_gradient(W, y, loss)  # launches numba's pool here
-    assert compiled.parallel_kernel(loss) is not None
+    expected = engine.glm_gradient(W, y, loss)
+    compiled.parallel_kernel(loss)(X, W, y, np.array([0, 400, 800]))  # numba's pool started
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
         pid = os.fork()

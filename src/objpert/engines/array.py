@@ -9,6 +9,7 @@ from scipy import sparse
 
 from objpert.engines.dense import DenseEngine
 from objpert.engines.sparse import SparseEngine
+from objpert.engines.threads import check_n_jobs
 
 __all__ = [
     "MIN_BLOCKED_SIZE",
@@ -59,20 +60,31 @@ class ArrayEngine:
         return self.X.T @ R
 
 
-def make_engine(X: Any, *, threads: int | None = None, block_rows: int | None = None) -> Engine:
+def make_engine(
+    X: Any,
+    *,
+    threads: int | None = None,
+    block_rows: int | None = None,
+    n_jobs: int | None = None,
+) -> Engine:
     """The engine for X; an engine (anything with ``matvec`` and ``rmatvec``) is returned
     unchanged.
 
     scipy.sparse input: :class:`~objpert.engines.sparse.SparseEngine` (as CSR), never
     densified. Dense input: :class:`~objpert.engines.dense.DenseEngine` (fused, threaded
     sweep) from ``MIN_BLOCKED_SIZE`` entries on or when ``threads`` or ``block_rows`` is
-    given, :class:`ArrayEngine` below. ``threads`` defaults to the cores available.
+    given, :class:`ArrayEngine` below. ``threads``: the engine's worker threads (None:
+    automatic, :func:`~objpert.engines.threads.choose_threads`; -1: every core).
+    ``n_jobs`` (None, -1 or k >= 1) is the same count, given without forcing the blocked
+    engine on a small matrix; ``threads`` wins when both are given.
     """
     if hasattr(X, "matvec") and hasattr(X, "rmatvec"):
         return X
+    n_jobs = check_n_jobs(n_jobs)
     if sparse.issparse(X):
+        threads = n_jobs if threads is None else threads
         return SparseEngine(X, threads=threads, block_rows=block_rows)
     X = np.asarray(X)
     if X.size < MIN_BLOCKED_SIZE and threads is None and block_rows is None:
-        return ArrayEngine(X)
-    return DenseEngine(X, threads=threads, block_rows=block_rows)
+        return ArrayEngine(X)  # one thread (BLAS runs one in a release): n_jobs is moot
+    return DenseEngine(X, threads=n_jobs if threads is None else threads, block_rows=block_rows)

@@ -5,10 +5,15 @@ touch X. Computed as two passes, X @ W then X.T @ r, it reads X from memory twic
 :class:`BlockedEngine` instead walks X once, in row blocks small enough to stay in cache:
 for each block it forms the margins X_b W, the loss derivatives r_b = l'(X_b W, y_b) and
 adds X_b^T r_b to a running sum, so X_b is still cached for the second product. The blocks
-are split into ``threads`` contiguous ranges, one per worker thread (numpy's matmul, the
-ufuncs and scipy's sparsetools release the GIL), each accumulating its own partial
-gradient; BLAS runs single-threaded meanwhile, so workers and BLAS threads never compete
-for the cores. A problem too small for threads to pay is computed in the caller's thread.
+are split into a fixed number of contiguous parts (:func:`~objpert.engines.threads.
+parts_for`), each accumulating its own partial gradient, added in part order, so the
+result does not depend on the thread count; the parts are shared out among the worker
+threads (numpy's matmul, the ufuncs, scipy's sparsetools and the compiled kernels
+release the GIL), which sleep between steps. BLAS runs single-threaded meanwhile, so
+workers and BLAS threads never compete for the cores. ``threads=None`` picks the count
+once per batch width from the work and the idle cores
+(:func:`~objpert.engines.threads.choose_threads`); a problem too small for threads to
+pay is computed in the caller's thread.
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from objpert.engines.threads import available_cores, choose_threads, parts_for
 from objpert.losses import Loss
 
 __all__ = [
     "PARALLEL_MIN_WORK",
     "BlockedEngine",
     "available_cores",
+    "run_shares",
     "single_threaded_blas",
+    "sum_in_order",
 ]
 
 #: Below this much work per gradient (see ``BlockedEngine.work``) the sweep is one block in
@@ -38,14 +46,6 @@ PARALLEL_MIN_WORK = 1 << 21
 
 _POOL_LOCK = threading.Lock()
 _POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def available_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _forget_pools() -> None:
@@ -113,6 +113,28 @@ def single_threaded_blas() -> _SingleThreadedBlas:
     return _SINGLE_THREADED_BLAS
 
 
+def run_shares(share: Any, count: int, threads: int) -> None:
+    """share(0) in the caller's thread, share(1) .. share(count - 1) on the shared pool of
+    ``threads - 1`` sleeping threads, BLAS on one thread meanwhile; returns when all are
+    done (re-raising the first error)."""
+    with single_threaded_blas():
+        futures = [_pool(threads - 1).submit(share, k) for k in range(1, count)]
+        try:
+            share(0)
+        finally:
+            for future in futures:
+                future.result()
+
+
+def sum_in_order(partial: np.ndarray) -> np.ndarray:
+    """partial[0] + partial[1] + ... added in that order (the same result whatever thread
+    computed which part)."""
+    out = partial[0]
+    for part in partial[1:]:
+        out += part
+    return out
+
+
 class BlockedEngine(ABC):
     """Base of the in-memory engines: ``n``, ``d``, ``matvec``, ``rmatvec`` and the fused
     ``glm_gradient``. Subclasses set ``X`` and supply the block bounds and block kernel."""
@@ -122,19 +144,56 @@ class BlockedEngine(ABC):
     d: int
 
     def __init__(self, threads: int | None) -> None:
-        self.threads = max(1, int(threads) if threads is not None else available_cores())
+        # None: automatic (choose_threads, once per batch width); -1: every core
+        self.automatic = threads is None
+        cores = available_cores()
+        self.threads = cores if threads is None or threads == -1 else max(1, int(threads))
         self._lock = threading.Lock()
         self._buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._bounds: dict[int, np.ndarray] = {}
+        self._chosen: dict[int, int] = {}
+        self._layouts: dict[tuple[int, int], tuple[np.ndarray, list[range]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_lock"], state["_buffers"], state["_bounds"]
+        for key in ("_lock", "_buffers", "_bounds", "_chosen", "_layouts"):
+            del state[key]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock, self._buffers, self._bounds = threading.Lock(), {}, {}
+        self._chosen, self._layouts = {}, {}
+
+    def layout(self, B: int, threads: int) -> tuple[np.ndarray, list[range]]:
+        """(row cuts of the sweep's parts, the parts of each thread) for W with B columns:
+        :func:`~objpert.engines.threads.parts_for` parts of whole blocks (the same for
+        every thread count), shared out in contiguous runs among at most ``threads``
+        threads; computed once per (B, threads)."""
+        cached = self._layouts.get((B, threads))
+        if cached is None:
+            bounds = self.bounds(B)
+            blocks = len(bounds) - 1
+            parts = min(parts_for(self.threads), blocks)
+            cuts = bounds[[blocks * k // parts for k in range(parts + 1)]]
+            workers = min(threads, parts)
+            shares = [
+                range(parts * k // workers, parts * (k + 1) // workers) for k in range(workers)
+            ]
+            cached = self._layouts[(B, threads)] = (np.ascontiguousarray(cuts, np.int64), shares)
+        return cached
+
+    def threads_for(self, B: int) -> int:
+        """Worker threads of a gradient at B points: ``threads`` when it was given, else
+        :func:`~objpert.engines.threads.choose_threads`, decided on the first gradient of
+        that width and kept for every later one (steady across a release's steps)."""
+        chosen = self._chosen.get(B)
+        if chosen is None:
+            chosen = self.threads
+            if self.automatic:
+                chosen = min(self.threads, choose_threads(self.work(B), None))
+            self._chosen[B] = chosen
+        return chosen
 
     def matvec(self, W: np.ndarray) -> np.ndarray:
         return np.asarray(self.X @ W)
@@ -156,10 +215,10 @@ class BlockedEngine(ABC):
     @abstractmethod
     def _block_bounds(self, B: int) -> np.ndarray: ...
 
-    def _parallel(self, W: np.ndarray, loss: Loss) -> Any:
-        """A compiled ``f(X, W, y, cuts)`` summing the sweeps of the row ranges
-        cuts[k]..cuts[k+1]-1 in parallel itself, or None: the ranges go to the pool."""
-        return None
+    def _padded(self, W: np.ndarray, y: np.ndarray, loss: Loss) -> tuple[np.ndarray, np.ndarray]:
+        """(W, y) as the threaded sweep takes them (a subclass may add columns, whose
+        gradient columns are dropped after the sweep)."""
+        return W, y
 
     @abstractmethod
     def _sweep(
@@ -192,39 +251,40 @@ class BlockedEngine(ABC):
         """X^T l'(X W, y), the unscaled sum over rows, in one sweep over X.
 
         W has shape (d,) or (d, B) (B points at once, one read of X for all of them); y has
-        shape (n,). Returns a new array shaped like W.
+        shape (n,), or (n, B) for a label per column (column b: X^T l'(X W_b, y_b)).
+        Returns a new array shaped like W.
         """
         W = np.ascontiguousarray(W, dtype=np.float64)
         B = W.shape[1] if W.ndim == 2 else 1
-        yv = y if W.ndim == 1 else y[:, None]
-        out = np.zeros_like(W)
+        yv = y if W.ndim == 1 or y.ndim == 2 else y[:, None]
+        labelled = yv.ndim == 2 and yv.shape[1] > 1
         with self._lock:
-            if self.work(B) < PARALLEL_MIN_WORK:  # cheap: two passes, all in cache
-                self._sweep(np.array([0, self.n]), W, yv, loss, out, *self._scratch(W, self.n, 0))
-                return out
-            bounds = self.bounds(B)
-            rows = int(np.diff(bounds).max())
-            workers = min(self.threads, len(bounds) - 1)
-            cuts = [(len(bounds) - 1) * k // workers for k in range(workers + 1)]
-            parallel = self._parallel(W, loss)
-            if parallel is not None:  # compiled kernels (no BLAS) on numba's spinning pool
-                return parallel(self.X, W, y, bounds[cuts])
-            partial = [out, *(np.zeros_like(W) for _ in range(1, workers))]
-            scratch = [self._scratch(W, rows, k) for k in range(workers)]
-            ranges = [bounds[cuts[k] : cuts[k + 1] + 1] for k in range(workers)]
-            with single_threaded_blas():
-                # the caller's thread sweeps the first range, the pool the others
-                futures = [
-                    _pool(self.threads - 1).submit(
-                        self._sweep, ranges[k], W, yv, loss, partial[k], *scratch[k]
-                    )
-                    for k in range(1, workers)
-                ]
-                try:
-                    self._sweep(ranges[0], W, yv, loss, out, *scratch[0])
-                finally:
-                    for future in futures:
-                        future.result()
-        for part in partial[1:]:
-            out += part
-        return out
+            if self.work(B) < PARALLEL_MIN_WORK:  # cheap: all in cache, the caller's thread
+                Wp, yp = self._padded(W, yv, loss) if labelled else (W, yv)
+                out = np.zeros_like(Wp)
+                scratch = self._scratch(Wp, self.n, 0)
+                self._sweep(np.array([0, self.n]), Wp, yp, loss, out, *scratch)
+            else:
+                threads = self.threads_for(B)
+                Wp, yp = self._padded(W, yv, loss)
+                out = self._parts(Wp, yp, loss, threads)
+        return out if Wp is W else np.ascontiguousarray(out[:, :B])
+
+    def _parts(self, W: np.ndarray, y: np.ndarray, loss: Loss, threads: int) -> np.ndarray:
+        """The sweep in its fixed parts, shared out among ``threads`` threads (the caller's
+        takes the first share), the partial sums added in part order."""
+        B = W.shape[1] if W.ndim == 2 else 1
+        bounds = self.bounds(B)
+        cuts, shares = self.layout(B, threads)
+        starts = np.searchsorted(bounds, cuts)  # each part: a run of whole blocks
+        rows = int(np.diff(bounds).max())
+        partial = np.zeros((len(cuts) - 1, *W.shape))
+        scratch = [self._scratch(W, rows, k) for k in range(len(shares))]
+
+        def share(k: int) -> None:
+            for p in shares[k]:
+                blocks = bounds[starts[p] : starts[p + 1] + 1]
+                self._sweep(blocks, W, y, loss, partial[p], *scratch[k])
+
+        run_shares(share, len(shares), self.threads)
+        return sum_in_order(partial)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import numpy as np
 
 from objpert.engines import blocked, compiled
 from objpert.engines.blocked import BlockedEngine
+from objpert.engines.threads import parts_for
 from objpert.losses import Loss
 
 __all__ = ["BLOCK_BYTES", "DenseEngine"]
@@ -45,15 +45,49 @@ class DenseEngine(BlockedEngine):
         if self.block_rows is not None:
             rows = self.block_rows
         else:
-            # about BLOCK_BYTES a block, and a multiple of ``threads`` blocks of equal size,
-            # so that the workers' ranges are equal (work is proportional to rows)
+            # about BLOCK_BYTES a block, and a multiple of the sweep's parts of equal size,
+            # so that the parts are equal (work is proportional to rows)
+            parts = parts_for(self.threads)
             target = max(16, BLOCK_BYTES // (8 * (self.d + B)))
-            blocks = self.threads * -(-self.n // (self.threads * target))
+            blocks = parts * -(-self.n // (parts * target))
             rows = max(1, -(-self.n // blocks))
         return np.append(np.arange(0, self.n, rows), self.n)
 
-    def _parallel(self, W: np.ndarray, loss: Loss) -> Any:
-        return compiled.parallel_kernel(loss)
+    def _padded(self, W: np.ndarray, y: np.ndarray, loss: Loss) -> tuple[np.ndarray, np.ndarray]:
+        """W (and per-column labels) widened with zero columns (labels 1) to a multiple of
+        8 columns (4 with a label per column), the widths of the compiled kernels' register
+        blocks; other widths would take their plain loops. The extra columns' gradients
+        are dropped."""
+        B = W.shape[1] if W.ndim == 2 else 1
+        labelled = y.ndim == 2 and y.shape[1] > 1
+        block = 4 if labelled else 8
+        if B == 1 or B % block == 0 or compiled.batched_kernel(loss) is None:
+            return W, y
+        width = -(-B // block) * block
+        Wp = np.zeros((self.d, width))
+        Wp[:, :B] = W
+        if labelled:
+            yp = np.ones((self.n, width))
+            yp[:, :B] = y
+            return Wp, yp
+        return Wp, y
+
+    def _parts(self, W: np.ndarray, y: np.ndarray, loss: Loss, threads: int) -> np.ndarray:
+        """The sweep's parts with the compiled kernels: one call per thread for its share
+        of the parts (no Python between the parts), partial sums added in part order."""
+        kernel = compiled.parts_kernel(loss)
+        if kernel is None:
+            return super()._parts(W, y, loss, threads)
+        cuts, shares = self.layout(W.shape[1] if W.ndim == 2 else 1, threads)
+        partial = np.zeros((len(cuts) - 1, *W.shape))
+        X = self.X
+
+        def share(k: int) -> None:
+            run = shares[k]
+            kernel(X, W, y, cuts[run.start : run.stop + 1], partial[run.start : run.stop])
+
+        blocked.run_shares(share, len(shares), self.threads)
+        return blocked.sum_in_order(partial)
 
     def _sweep(
         self,
@@ -66,9 +100,11 @@ class DenseEngine(BlockedEngine):
         work: np.ndarray,
     ) -> None:
         B = W.shape[1] if W.ndim == 2 else 1
-        if self.work(B) >= blocked.PARALLEL_MIN_WORK:
-            # the threaded path (not the cheap one): the compiled row kernel for one point,
-            # the tiled kernel with the vectorised loss derivative for several
+        labelled = y.ndim == 2 and y.shape[1] > 1
+        if labelled or self.work(B) >= blocked.PARALLEL_MIN_WORK:
+            # the threaded path (not the cheap one; and a label per column, which the numpy
+            # sweep's derivative kernel does not take): the compiled row kernel for one
+            # point, the tiled kernel with the vectorised loss derivative for several
             kernel = (compiled.fused_kernel if W.ndim == 1 else compiled.batched_kernel)(loss)
             if kernel is not None:
                 kernel(self.X, W, y, int(bounds[0]), int(bounds[-1]), out)
@@ -78,6 +114,8 @@ class DenseEngine(BlockedEngine):
         # faster than scipy's expit), else by loss.d1_into
         X, matmul = self.X, np.matmul
         fast = compiled.derivative_kernel(loss)
+        if y.ndim == 2 and y.shape[1] > 1:  # a label per column: numpy's broadcasting
+            fast = None
         for s, e in itertools.pairwise(bounds.tolist()):
             Xb = X[s:e]
             m = margins[: e - s]

@@ -2,20 +2,24 @@
 
 Each row partition (X_b, y_b) is kept in the memory of one worker (a future per
 partition). An iteration of perturbed gradient descent is one map-reduce: the client sends
-w (d floats) to one task per worker thread, which computes X_b^T l'(X_b w, y_b) for each
-partition that worker holds; the client adds the d floats per partition that come back in
-partition order, so the result does not depend on which worker finished first. The
-certificate, the noise draw and the iterate stay on the client.
+w (d floats) to each worker holding partitions, directly (one request per worker, no
+scheduler: :mod:`objpert.engines.distributed_direct`), and the worker computes
+X_b^T l'(X_b w, y_b) for each partition it holds; the client adds the d floats per
+partition that come back in partition order, so the result does not depend on which worker
+finished first. The first step, and a step after a fault, is a task graph through the
+scheduler instead (one task per worker thread), with the same numbers. The certificate,
+the noise draw and the iterate stay on the client.
 
 Engines are built by the data contract on a cluster (:mod:`objpert.data.distributed`),
 which checks and bounds every partition first.
 
-Faults end cleanly. A worker lost during a call is recovered: the scheduler recomputes
-partitions read from a Dask graph, and the engine remakes the others (in-memory input
-scattered from the client) from the client's copy, then repeats the call, with the same
-result. Every call waits at most ``timeout`` seconds (:data:`STEP_TIMEOUT` by default) for
-the cluster; a timeout, a scheduler gone away or partitions that cannot be remade end the
-call with a one-line :class:`~objpert.exceptions.ClusterError`, before any weights exist.
+Faults end cleanly. A worker lost during a call is recovered: the call is repeated as a
+task graph, the scheduler recomputes partitions read from a Dask graph, and the engine
+remakes the others (in-memory input scattered from the client) from the client's copy,
+with the same result. Every call waits at most ``timeout`` seconds (:data:`STEP_TIMEOUT`
+by default) for the cluster, every question to the scheduler too; a timeout, a scheduler
+gone away or partitions that cannot be remade end the call with a one-line
+:class:`~objpert.exceptions.ClusterError`, before any weights exist.
 """
 
 from __future__ import annotations
@@ -27,7 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from objpert.engines.dense import DenseEngine
+from objpert.engines.distributed_direct import (
+    DirectTimeout,
+    Pins,
+    aligned,
+    direct_gradient,
+    install,
+    pins,
+)
+from objpert.engines.distributed_direct import gradient_block as _gradient_block
 from objpert.errors import check_positive
 from objpert.exceptions import ClusterError, DataError
 from objpert.losses import Loss
@@ -54,22 +66,17 @@ RESTORE_ATTEMPTS = 3
 _ASK_TIMEOUT = 10.0  # seconds for a question to the scheduler (who holds what)
 
 
-def step_timeout(timeout: float | None) -> float:
-    """``timeout`` checked (seconds > 0, ``math.inf`` for none), STEP_TIMEOUT for None."""
+def step_timeout(timeout: float | None, name: str = "timeout") -> float:
+    """``timeout`` checked (seconds > 0, ``math.inf`` for none; ParameterError naming the
+    argument ``name`` otherwise), STEP_TIMEOUT for None."""
     if timeout is None:
         return float(STEP_TIMEOUT)
-    if isinstance(timeout, (int, float)) and timeout == math.inf:
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout == math.inf:
         return math.inf
-    return check_positive("timeout", timeout)
+    return check_positive(name, timeout)
 
 
 # ---------------------------------------------------------------- on the workers
-
-
-def aligned(a: Any) -> np.ndarray:
-    """float64, C order, aligned: arrays unpickled from the network can sit at odd
-    addresses, where numpy's matmul leaves BLAS for a loop many times slower."""
-    return np.require(a, dtype=np.float64, requirements=["C", "A"])
 
 
 def _matvec_block(X: Any, W: np.ndarray) -> np.ndarray:
@@ -78,16 +85,6 @@ def _matvec_block(X: Any, W: np.ndarray) -> np.ndarray:
 
 def _rmatvec_block(X: Any, R: np.ndarray) -> np.ndarray:
     return X.T @ aligned(R)
-
-
-def _gradient_block(X: Any, y: np.ndarray, W: np.ndarray, loss: Loss) -> np.ndarray:
-    """X_b^T l'(X_b W, y_b): dense blocks in one fused, cache-blocked sweep (the in-memory
-    DenseEngine on one thread: the worker's threads run partitions in parallel)."""
-    W = aligned(W)
-    if isinstance(X, np.ndarray):
-        return DenseEngine(aligned(X), threads=1).glm_gradient(W, aligned(y), loss)
-    m = X @ W
-    return X.T @ loss.d1(m, y if m.ndim == 1 else y[:, None])
 
 
 def nrows(X: Any) -> int:
@@ -166,16 +163,43 @@ def _busy_workers(client: Any, keys: set[str]) -> list[str]:
     return sorted(w for w, ks in processing.items() if keys.intersection(map(str, ks)))
 
 
-def timed_out(client: Any, doing: str, timeout: float, pending: Sequence[Any]) -> ClusterError:
-    busy = _busy_workers(client, {str(f.key) for f in pending}) if running(client) else []
+def timed_out(
+    client: Any,
+    doing: str,
+    timeout: float,
+    pending: Sequence[Any],
+    workers: Sequence[str] | None = None,
+) -> ClusterError:
+    """The ClusterError of a call that waited ``timeout`` seconds for ``pending`` futures
+    (or for the ``workers`` named)."""
+    if workers is None:
+        busy = _busy_workers(client, {str(f.key) for f in pending}) if running(client) else []
+        if not busy and running(client) and not _answers(client):
+            return ClusterError(
+                f"{doing[:1].upper()}{doing[1:]} did not finish within {timeout:g} s and "
+                f"the Dask scheduler{_address(client)} does not answer (frozen, overloaded "
+                "or unreachable?); nothing was released: check the scheduler, restart it "
+                "and fit again"
+            )
+    else:
+        busy = list(workers)
     who = f"worker {', '.join(busy)} did not answer" if busy else "workers did not answer"
     return ClusterError(
         f"{doing[:1].upper()}{doing[1:]} did not finish within {timeout:g} s ({who}: "
         "frozen, overloaded or unreachable?); nothing was released: check the workers "
         "(client.scheduler_info()), restart any that hang and fit again, or allow more "
-        "time (timeout= of prepare_dask/for_plan_dask, or "
-        "objpert.engines.distributed.STEP_TIMEOUT)"
+        "time (step_timeout= of the estimators' fit, timeout= of prepare_dask/"
+        "for_plan_dask, or objpert.engines.distributed.STEP_TIMEOUT)"
     )
+
+
+def _answers(client: Any) -> bool:
+    """Whether the scheduler answers a question within a few seconds."""
+    try:
+        ask_scheduler(client, "ncores", 3.0)
+    except Exception:
+        return False
+    return True
 
 
 def collect(
@@ -223,7 +247,10 @@ def collect(
                 raise timed_out(client, doing, timeout, pending) from None
         if not gather and not any(f.status == "error" for f in futures):
             return []
-        return client.gather(futures)
+        try:  # through the scheduler: bounded, as it may freeze after the wait
+            return client.sync(client._gather, futures, callback_timeout=limit)
+        except TimeoutError:
+            raise timed_out(client, doing, timeout, futures) from None
     except ClusterError:
         raise
     except CancelledError as err:
@@ -259,9 +286,10 @@ class DaskEngine:
     :func:`~objpert.data.distributed.for_plan_dask` (through :func:`objpert.data.prepare`
     and :func:`objpert.data.for_plan`), which check the data contract on the workers.
     ``matvec``/``rmatvec`` move n floats between client and cluster (tests, audits);
-    ``glm_gradient`` moves d floats per partition and is what gradient descent uses.
-    Each call is one round trip of one task per worker thread (see :meth:`groups`);
-    partial sums are added on the client in partition order (deterministic).
+    ``glm_gradient`` moves d floats per partition and is what gradient descent uses: one
+    request per worker sent to it directly (:attr:`direct`), else one task per worker
+    thread (see :meth:`groups`); partial sums are added on the client in partition order
+    (deterministic).
 
     ``timeout``: seconds a call may wait for the cluster (None: :data:`STEP_TIMEOUT`).
     ``origin``: what remakes partitions lost with a worker (``origin.remake(engine)``; set
@@ -291,8 +319,14 @@ class DaskEngine:
         self._origin = origin
         self._offsets = np.cumsum(self.lengths)[:-1]
         self._groups: list[list[int]] | None = None
+        self._pins: Pins | None = None  # where each partition's features and labels are
         self._missing: int | None = None
         self.restores = 0  # partitions remade after lost workers (reported, for tests)
+        #: Gradient steps sent straight to the workers (see
+        #: :mod:`objpert.engines.distributed_direct`); False: every step is a task graph.
+        self.direct = True
+        self.direct_steps = 0  # steps served by the direct path (reported, for tests)
+        self._direct_misses = 0
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -329,7 +363,7 @@ class DaskEngine:
         if self._origin is None:
             raise not_remade(doing, "the scheduler cannot recompute its partitions")
         self._origin.remake(self, doing)
-        self._groups = None
+        self._groups = self._pins = None
         self.restores += 1
 
     def _call(self, attempt: Callable[[], Any], doing: str) -> Any:
@@ -389,11 +423,59 @@ class DaskEngine:
         by_worker: dict[str, list[int]] = {}
         for i, f in enumerate(self._x):
             by_worker.setdefault(sorted(who.get(f.key) or [""])[0], []).append(i)
+        self._pins = None
+        if self.direct and self._y is not None:
+            self._pins = self._pin(doing)
         self._groups = [
             [int(i) for i in chunk]
             for addr, idx in sorted(by_worker.items())
             for chunk in np.array_split(idx, min(len(idx), threads.get(addr, 1)))
         ]
+
+    def _pin(self, doing: str) -> Pins | None:
+        """The partitions by the worker holding both their features and labels, with the
+        direct step installed there (None: some partition has no such worker, or the
+        workers cannot serve direct steps: every step then is a task graph)."""
+        assert self._y is not None
+        x_keys, y_keys = [f.key for f in self._x], [f.key for f in self._y]
+        collect(self.client, self._y, timeout=self.timeout, doing=doing, gather=False)
+        try:
+            who = ask_scheduler(self.client, "who_has", keys=[*x_keys, *y_keys])
+            placed = pins(x_keys, y_keys, who)
+            if placed is not None:
+                workers = [addr for addr, _, _ in placed]
+                limit = None if math.isinf(self.timeout) else self.timeout
+                self.client.sync(self.client._run, install, workers=workers, callback_timeout=limit)
+        except TimeoutError:
+            raise timed_out(self.client, doing, self.timeout, []) from None
+        except OSError:
+            raise scheduler_lost(self.client, doing) from None
+        except Exception:  # a worker without objpert's direct step: the task path only
+            return None
+        return placed
+
+    def _direct_gradient(self, W: np.ndarray, loss: Loss) -> list[np.ndarray] | None:
+        """One direct step (None: served by the task path instead, see :attr:`direct`)."""
+        doing = "a gradient step"
+        if not self.direct or not running(self.client):
+            return None
+        if self._groups is None or self.lost():
+            return None  # placed (and remade) by the task path first
+        if self._pins is None:
+            return None
+        try:
+            parts = direct_gradient(self.client, self._pins, W, loss, self.partitions, self.timeout)
+        except DirectTimeout as late:
+            raise timed_out(self.client, doing, self.timeout, [], late.args[0]) from None
+        except TimeoutError:
+            raise timed_out(self.client, doing, self.timeout, []) from None
+        if parts is None:  # a worker lost or a partition moved: place again
+            self._groups = self._pins = None
+            self._direct_misses += 1
+            self.direct = self._direct_misses <= RESTORE_ATTEMPTS
+            return None
+        self.direct_steps += 1
+        return parts
 
     def _gather(
         self, fn: Any, columns: Callable[[], Sequence[Sequence[Any]]], doing: str, **kwargs: Any
@@ -441,15 +523,13 @@ class DaskEngine:
         (GLMObjective passes its own, None for this engine)."""
         if self._y is None:
             raise DataError("this DaskEngine holds no labels: build it with labels")
-        return _sum_in_order(
-            self._gather(
-                _gradient_block,
-                lambda: [self._x, self._y],
-                "a gradient step",
-                W=np.asarray(W),
-                loss=loss,
+        W = np.asarray(W)
+        parts = self._direct_gradient(W, loss)
+        if parts is None:
+            parts = self._gather(
+                _gradient_block, lambda: [self._x, self._y], "a gradient step", W=W, loss=loss
             )
-        )
+        return _sum_in_order(parts)
 
     def labels(self) -> np.ndarray:
         """The labels gathered to the client (n floats: for tests and audits)."""

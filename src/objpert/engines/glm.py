@@ -3,8 +3,11 @@
 F(w) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2, its gradient
 (1/n) X^T l'(Xw, y) + mu w and Hessian-vector product (1/n) X^T (l''(Xw, y) * Xv) + mu v.
 Every mechanism computes its gradients here. W may be a vector (d,) or a matrix (d, B)
-of B points evaluated in one sweep over X. ``threads`` and ``block_rows`` go to
-:func:`~objpert.engines.array.make_engine`.
+of B points evaluated in one sweep over X; with labels y of shape (n, B) column b is the
+objective of the labels y[:, b] (one-vs-rest releases run together). ``threads``,
+``block_rows`` and ``n_jobs`` go to :func:`~objpert.engines.array.make_engine`.
+``engine`` and ``dtype`` pick an engine shaped by the data, the array-API engine or a GPU
+(:func:`~objpert.engines.shaped.build_engine`).
 """
 
 from __future__ import annotations
@@ -33,8 +36,15 @@ class GLMObjective:
         *,
         threads: int | None = None,
         block_rows: int | None = None,
+        n_jobs: int | None = None,
+        engine: str = "default",
+        dtype: str = "float64",
     ):
-        self.engine: Engine = make_engine(X, threads=threads, block_rows=block_rows)
+        if engine != "default" or dtype != "float64":  # objpert.engines.shaped.ENGINES
+            from objpert.engines.shaped import build_engine
+
+            X, y = build_engine(X, y, engine=engine, dtype=dtype, n_jobs=n_jobs)
+        self.engine: Engine = make_engine(X, threads=threads, block_rows=block_rows, n_jobs=n_jobs)
         # y=None: the engine holds the labels (a Dask engine); value/hvp fetch them
         self.y = None if y is None else np.asarray(y, dtype=np.float64)
         # a Loss instance is used as given (the objective only computes with it; which loss
@@ -47,7 +57,9 @@ class GLMObjective:
     def _y(self, margins: np.ndarray) -> np.ndarray:
         if self.y is None:
             self.y = np.asarray(self.engine.labels(), dtype=np.float64)  # type: ignore[attr-defined]
-        return self.y if margins.ndim == 1 else self.y[:, None]
+        if margins.ndim == 1 or self.y.ndim == 2:  # one point, or a label per column
+            return self.y
+        return self.y[:, None]
 
     def value(self, W: np.ndarray) -> np.ndarray:
         m = self.engine.matvec(W)

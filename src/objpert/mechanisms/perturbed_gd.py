@@ -4,18 +4,25 @@ Draw z ~ N(0, sigma^2 I_d) once, run exactly N steps of
 w_{k+1} = w_k - eta (grad F(w_k; S) + z) from w_0 = 0 (eq. 4), release w_N. The plan's
 certificate is recomputed from its public constants before any data is touched; a plan
 that does not certify, or data that break Assumption 1, are refused. :func:`release_batch`
-runs many independent releases in one sweep over X per step; with d > n both run the
-recursion in the span of the features (Lemma B.6) when that is cheaper.
+runs many independent releases in one sweep over X per step, and
+:func:`release_one_vs_rest` many releases with their own labels (the K one-vs-rest
+releases of a multiclass model) in one sweep, :func:`release_plans` many plans (seeds,
+epsilon grids) that share the step size and N; with d > n they run the recursion in the
+span of the features (Lemma B.6) when that is cheaper. ``n_jobs``: the engine's threads
+(:func:`~objpert.engines.threads.choose_threads`: None automatic, 1 one thread, -1
+every core); it changes the speed only.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from objpert.certify.calibration import Plan, rederive_plan
 from objpert.certify.certificate import Certificate
@@ -24,11 +31,12 @@ from objpert.data import (
 )
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
+from objpert.engines.shaped import check_engine
 from objpert.engines.span import FeatureSpan, span_reduction_pays
 from objpert.errors import check_int
-from objpert.exceptions import PrivacyError
+from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.losses import Loss
-from objpert.mechanisms.progress import show_progress, step_progress
+from objpert.mechanisms.progress import show_progress, step_progress, sweep_work
 from objpert.randomness import make_rng
 
 __all__ = [
@@ -39,6 +47,9 @@ __all__ = [
     "finite_or_refused",
     "perturbed_gradient_descent",
     "release_batch",
+    "release_one_vs_rest",
+    "release_plans",
+    "release_targets",
     "run_gradient_descent",
     "run_in_feature_span",
 ]
@@ -100,8 +111,11 @@ def run_gradient_descent(
     engines thread their sweeps themselves, and a small product split over BLAS threads
     costs more than it saves (far more on a busy machine).
     """
+    descend = getattr(objective.engine, "descend", None)
     w = np.zeros_like(z)
     with single_threaded_blas():
+        if descend is not None:  # an engine running the whole descent on its device
+            return descend(z, eta, iterations, objective.loss, objective.mu, objective.y)
         if not progress:
             for _ in range(iterations):
                 g = objective.gradient(w)
@@ -172,20 +186,28 @@ def _descend(
     z: np.ndarray,
     span_reduction: bool | None,
     verbose: bool | None,
+    n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> np.ndarray:
-    """w_N for noise z of shape (d,) or (d, B), in the feature span when ``span_reduction``
-    (None: when :func:`~objpert.engines.span.span_reduction_pays`)."""
+    """w_N for noise z of shape (d,) or (d, B) (labels y of shape (n,), or (n, B): one
+    column per release), in the feature span when ``span_reduction`` (None: when
+    :func:`~objpert.engines.span.span_reduction_pays`), on ``n_jobs`` threads, on the
+    ``engine`` computing in ``dtype`` (:func:`~objpert.engines.shaped.build_engine`)."""
+    kind = {"engine": engine, "dtype": dtype}
     N, mu, eta = plan.iterations, plan.constants.mu, plan.constants.eta
-    progress = show_progress(verbose, N)
     draws = z.shape[1] if z.ndim == 2 else 1
+    progress = show_progress(verbose, N, sweep_work(M, N, draws))
     if span_reduction is None:
         span_reduction = span_reduction_pays(M, N, draws)
     if not span_reduction:
         return finite_or_refused(
-            run_gradient_descent(GLMObjective(M, y, loss, mu), z, eta, N, progress)
+            run_gradient_descent(
+                GLMObjective(M, y, loss, mu, n_jobs=n_jobs, **kind), z, eta, N, progress
+            )
         )
     span = FeatureSpan(M)
-    objective = GLMObjective(span.features, y, loss, mu)
+    objective = GLMObjective(span.features, y, loss, mu, n_jobs=n_jobs, **kind)
     return finite_or_refused(run_in_feature_span(span, objective, z, eta, N, progress))
 
 
@@ -198,6 +220,9 @@ def perturbed_gradient_descent(
     clip: bool = False,
     verbose: bool | None = None,
     span_reduction: bool | None = None,
+    n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> Release:
     """Release w_N of Section 3.2 for data (X, y) under ``plan``.
 
@@ -206,13 +231,18 @@ def perturbed_gradient_descent(
     -1/+1), real targets otherwise. ``rng``: None (OS entropy), or a seed/Generator for
     testing (warns). The noise is drawn exactly once, after every check has passed.
     ``span_reduction``: run in the span of the features (Lemma B.6; the same w_N up to
-    rounding); None does so when d > n and it is cheaper, False never.
+    rounding); None does so when d > n and it is cheaper, False never. ``engine``
+    ("default", "shaped", "xp", "gpu") and ``dtype`` ("float64", "float32"): where and in
+    which precision the N steps run (:func:`~objpert.engines.shaped.build_engine`); they
+    change the speed and the rounding only, not the certificate (the noise is drawn in
+    float64 either way).
     """
+    engine, dtype = check_engine(engine, dtype)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
     z = generator.normal(0.0, plan.sigma, size=plan.constants.d)  # the one and only draw
-    w = _descend(M, yy, loss, plan, z, span_reduction, verbose)
+    w = _descend(M, yy, loss, plan, z, span_reduction, verbose, n_jobs, engine, dtype)
     return Release(w, plan, cert, plan.iterations, time.perf_counter() - start, clipped, seeded)
 
 
@@ -237,6 +267,7 @@ def release_batch(
     clip: bool = False,
     verbose: bool | None = None,
     span_reduction: bool | None = None,
+    n_jobs: int | None = None,
 ) -> BatchRelease:
     """``draws`` independent releases of :func:`perturbed_gradient_descent`, computed
     together: each step evaluates the gradient at all ``draws`` iterates in one sweep over X.
@@ -250,7 +281,7 @@ def release_batch(
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
     z = generator.normal(0.0, plan.sigma, size=(draws, plan.constants.d))  # the only draw
-    w = _descend(M, yy, loss, plan, np.ascontiguousarray(z.T), span_reduction, verbose)
+    w = _descend(M, yy, loss, plan, np.ascontiguousarray(z.T), span_reduction, verbose, n_jobs)
     return BatchRelease(
         np.ascontiguousarray(w.T),
         plan,
@@ -260,3 +291,155 @@ def release_batch(
         clipped,
         seeded,
     )
+
+
+def release_one_vs_rest(
+    X: Any,
+    Y: Any,
+    plan: Plan,
+    rngs: Sequence[Any],
+    *,
+    clip: bool = False,
+    verbose: bool | None = None,
+    span_reduction: bool | None = None,
+    n_jobs: int | None = None,
+) -> list[Release]:
+    """K releases of :func:`perturbed_gradient_descent` under one plan, release k with the
+    labels Y[:, k] (shape (n, K); each column checked as that function checks y) and the
+    noise drawn from ``rngs[k]``, computed together: each step evaluates the K gradients
+    in one sweep over X. Release k equals ``perturbed_gradient_descent(X, Y[:, k], plan,
+    rngs[k])`` to rounding; a generator passed several times is drawn from in order k =
+    0, 1, ..., as by those calls one after the other. The certificate covers each release
+    on its own (their composition is the caller's to account for). Every check runs before
+    the first draw; ``seconds`` of each release is the time of all of them."""
+    columns = _label_columns(Y, len(rngs))
+    return _release_columns(
+        X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs
+    )
+
+
+def release_plans(
+    X: Any,
+    y: Any,
+    plans: Sequence[Plan],
+    rngs: Sequence[Any],
+    *,
+    clip: bool = False,
+    verbose: bool | None = None,
+    span_reduction: bool | None = None,
+    n_jobs: int | None = None,
+) -> list[Release]:
+    """``perturbed_gradient_descent(X, y, plans[k], rngs[k])`` for every k (seeds, or a
+    grid of epsilons), in order: the plans that share the descent (the problem constants,
+    so mu and the step size eta, and N; only sigma and the certified target differ) run as
+    one batched descent, one sweep over X per step for all of them. Each release equals
+    its own call to rounding."""
+    if len(plans) != len(rngs) or not plans:
+        raise ParameterError(f"{len(plans)} plans and {len(rngs)} generators: one each, >= 1")
+    groups: dict[Any, list[int]] = {}
+    for k, plan in enumerate(plans):
+        groups.setdefault(_descent(plan), []).append(k)
+    out: list[Release | None] = [None] * len(plans)
+    for members in groups.values():
+        got = _release_columns(
+            X, [y] * len(members), [plans[k] for k in members], [rngs[k] for k in members],
+            clip, verbose, span_reduction, n_jobs,
+        )  # fmt: skip
+        for k, release in zip(members, got, strict=True):
+            out[k] = release
+    return [r for r in out if r is not None]
+
+
+def _descent(plan: Plan) -> tuple[Any, int]:
+    """What fixes the descent of eq. (4) apart from the noise: the constants and N."""
+    return plan.constants, int(plan.iterations)
+
+
+def _release_columns(
+    X: Any,
+    labels: Sequence[Any],
+    plans: Sequence[Plan],
+    rngs: Sequence[Any],
+    clip: bool,
+    verbose: bool | None,
+    span_reduction: bool | None,
+    n_jobs: int | None,
+) -> list[Release]:
+    """Release k for labels[k], plans[k] and rngs[k], all in one batched descent (the plans
+    share :func:`_descent`): every plan re-derived and every label column checked, then
+    each noise drawn once, then N steps for all columns at once."""
+    first = plans[0]
+    if any(_descent(p) != _descent(first) for p in plans[1:]):
+        raise ParameterError("one batched descent needs plans with the same constants and N")
+    cert, M, y0, loss, clipped = _prepare(X, labels[0], first, clip)
+    certs: dict[int, Certificate] = {id(first): cert}
+    for p in plans[1:]:
+        if id(p) not in certs:
+            certs[id(p)] = check_plan(p)
+    pc = first.constants
+    if all(lab is labels[0] for lab in labels):
+        y = y0  # shared labels: the kernels' one-label-per-row path
+    else:
+        y = np.column_stack(
+            [y0]
+            + [
+                for_plan(M, c, n=pc.n, d=pc.d, zeta=pc.zeta, label_kind=loss.label_kind,
+                         clip=clip)[1]
+                for c in labels[1:]
+            ]
+        )  # fmt: skip
+    draws = [make_rng(rng) for rng in rngs]
+    start = time.perf_counter()
+    Z = np.column_stack(
+        [g.normal(0.0, p.sigma, size=pc.d) for (g, _), p in zip(draws, plans, strict=True)]
+    )  # each release's one and only draw
+    W = _descend(M, y, loss, first, Z, span_reduction, verbose, n_jobs)
+    seconds = time.perf_counter() - start
+    return [
+        Release(np.ascontiguousarray(W[:, k]), p, certs[id(p)], p.iterations, seconds,
+                clipped, seeded)
+        for k, (p, (_, seeded)) in enumerate(zip(plans, draws, strict=True))
+    ]  # fmt: skip
+
+
+def _label_columns(Y: Any, k: int) -> list[np.ndarray]:
+    """The K label columns of Y (n, K): refused unless there is one per generator."""
+    if k < 1:
+        raise ParameterError("release_one_vs_rest needs at least one generator in rngs")
+    try:
+        arr = np.asarray(Y)
+    except (TypeError, ValueError):
+        raise DataError("Y must be an (n, K) array of labels") from None
+    if arr.ndim != 2 or arr.shape[1] != k:
+        raise DataError(
+            f"Y must have shape (n, {k}): one label column per generator; got {arr.shape}"
+        )
+    return [arr[:, j] for j in range(k)]
+
+
+def release_targets(
+    X: Any,
+    targets: Sequence[Any],
+    plan: Plan,
+    rngs: Sequence[Any],
+    *,
+    verbose: bool | None = None,
+    n_jobs: int | None = None,
+) -> list[Release]:
+    """One release per target under one plan (release k: labels ``targets[k]``, noise from
+    ``rngs[k]``): in-memory data with several targets go through
+    :func:`release_one_vs_rest` (one sweep per step for all of them), anything else (one
+    target; Dask data) through :func:`perturbed_gradient_descent`, one after the other.
+    Either way release k equals ``perturbed_gradient_descent(X, targets[k], plan,
+    rngs[k])`` to rounding."""
+    if len(targets) != len(rngs):
+        raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
+    in_memory = isinstance(X, np.ndarray) or sparse.issparse(X)
+    if len(targets) > 1 and in_memory and all(isinstance(t, np.ndarray) for t in targets):
+        return release_one_vs_rest(
+            X, np.column_stack(targets), plan, rngs, verbose=verbose, n_jobs=n_jobs
+        )
+    return [
+        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, n_jobs=n_jobs)
+        for t, rng in zip(targets, rngs, strict=True)
+    ]

@@ -3,7 +3,8 @@ in the same process, with BLAS threads pinned (threadpoolctl); the mechanism ben
 times one release of every registered mechanism.
 
 :mod:`.runner` runs a selection of them and writes the results; :mod:`.engine`,
-:mod:`.dask_engine`, :mod:`.fit` and :mod:`.mechanisms` are the benchmarks.
+:mod:`.dask_engine`, :mod:`.fit`, :mod:`.mechanisms` and :mod:`.threads` (batches,
+one-vs-rest, thread counts, also under a competing load) are the benchmarks.
 """
 
 __all__: list[str] = []

@@ -47,6 +47,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "dask": ("objpert.apps.bench.dask_engine", "bench_dask"),
     "fit": ("objpert.apps.bench.fit", "bench_fit"),
     "mechanisms": ("objpert.apps.bench.mechanisms", "bench_mechanisms"),
+    "threads": ("objpert.apps.bench.threads", "bench_threads"),
 }
 
 

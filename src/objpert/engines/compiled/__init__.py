@@ -3,9 +3,10 @@
 For the shipped losses, :func:`fused_kernel` (one point w) and :func:`batched_kernel`
 (B points, W of shape (d, B)) return functions adding sum_{s <= i < e} x_i l'(x_i^T W,
 y_i)^T to ``out`` in one sweep over the rows, releasing the GIL; :func:`parallel_kernel`
-runs either over several row ranges at once on numba's thread pool, whose threads spin
-between launches (waking a sleeping thread for every gradient, as a Python pool does,
-cost ~0.3-0.5 ms a step on a virtual machine); the partial sums are added in range order,
+runs either over several row ranges at once on numba's thread pool (whose threads spin
+between launches; the engines do not use it: they share fixed row parts out among their
+own sleeping threads, :mod:`objpert.engines.blocked`, since spinning threads competed
+with other processes on a busy machine); the partial sums are added in range order,
 so the result does not depend on the threads' timing. :func:`derivative_kernel` is the
 batched kernel's vectorised loss derivative alone (used by the numpy sweep in place of
 ``loss.d1_into``) and :func:`exp` its branch-free exp. The loops are in :mod:`.loops`,
@@ -54,6 +55,7 @@ __all__ = [
     "fused_kernel",
     "kernel_set",
     "parallel_kernel",
+    "parts_kernel",
     "warm",
 ]
 
@@ -158,19 +160,58 @@ def fused_kernel(loss: Loss, backend: str | None = None) -> Kernel | None:
 def batched_kernel(loss: Loss, backend: str | None = None) -> Kernel | None:
     """``f(X, W, y, start, stop, out)``: out += sum over rows start..stop-1 of
     x_i l'(x_i^T W, y_i)^T for a C-ordered float64 X, C-ordered float64 W (d, B) or (d,),
-    y (n,) and out shaped like W; ``None`` when numba is missing or disabled, or ``loss``
-    is not a shipped loss."""
+    y (n,) and out shaped like W; y of shape (n, B), B > 1, gives column b its own labels
+    y[:, b] (:func:`~.loops.labelled_rows`). ``None`` when numba is missing or disabled,
+    or ``loss`` is not a shipped loss."""
     resolved = _resolve(loss, backend)
     if resolved is None:
         return None
     kernels, kind, scale = resolved
-    kernel = kernels.batched if kernels.backend == "numba" else _quiet(kernels.batched)
+    jitted = kernels.backend == "numba"
+    kernel = kernels.batched if jitted else _quiet(kernels.batched)
+    labelled = kernels.labelled if jitted else _quiet(kernels.labelled)
 
     def run(X: np.ndarray, W: np.ndarray, y: np.ndarray, start: int, stop: int, out) -> None:
         tile, chunk = _tiles(X.shape[1], W.shape[1] if W.ndim == 2 else 1)
+        if np.ndim(y) == 2 and y.shape[1] > 1:
+            if y.shape[1] != W.shape[1]:
+                raise ValueError(f"labels of shape {y.shape} for {W.shape[1]} columns")
+            Y = np.ascontiguousarray(y, dtype=np.float64)
+            labelled(X, W, Y, start, stop, kind, scale, out, tile, chunk)
+            return
         yv = np.ascontiguousarray(np.reshape(y, -1), dtype=np.float64)
         W2, out2 = (W, out) if W.ndim == 2 else (W.reshape(-1, 1), out.reshape(-1, 1))
         kernel(X, W2, yv, start, stop, kind, scale, out2, tile, chunk)
+
+    return run
+
+
+def parts_kernel(
+    loss: Loss, backend: str | None = None
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None:
+    """``f(X, W, y, cuts, outs)``: outs[t] += the kernel of :func:`fused_kernel` (W of
+    shape (d,)) or :func:`batched_kernel` (W of shape (d, B); y of shape (n, B): a label
+    per column) over rows cuts[t]..cuts[t+1]-1, the ranges one after the other in one
+    call that releases the GIL (a thread's share of a sweep's parts); ``outs`` is C-ordered
+    of shape (len(cuts) - 1, *W.shape). ``None`` as for :func:`fused_kernel`."""
+    resolved = _resolve(loss, backend)
+    if resolved is None:
+        return None
+    kernels, kind, scale = resolved
+    jitted = kernels.backend == "numba"
+    fused, batched, labelled = kernels.serial_fused, kernels.serial_batched, kernels.serial_labelled
+    if not jitted:
+        fused, batched, labelled = _quiet(fused), _quiet(batched), _quiet(labelled)
+
+    def run(X: np.ndarray, W: np.ndarray, y: np.ndarray, cuts: np.ndarray, outs) -> None:
+        if W.ndim == 1:
+            fused(X, W, y, cuts, kind, scale, outs)
+            return
+        tile, chunk = _tiles(X.shape[1], W.shape[1])
+        if y.ndim == 2 and y.shape[1] > 1:
+            labelled(X, W, y, cuts, kind, scale, outs, tile, chunk)
+        else:
+            batched(X, W, np.reshape(y, -1), cuts, kind, scale, outs, tile, chunk)
 
     return run
 

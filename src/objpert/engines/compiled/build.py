@@ -49,6 +49,14 @@ class KernelSet(NamedTuple):
     parallel_fused: Callable[..., None]
     #: parallel_batched(X, W, y, cuts, kind, scale, outs, tile, chunk)
     parallel_batched: Callable[..., None]
+    #: labelled_rows(X, W, Y, start, stop, kind, scale, out, tile, chunk)
+    labelled: Callable[..., None]
+    #: serial_fused(X, w, y, cuts, kind, scale, outs)
+    serial_fused: Callable[..., None]
+    #: serial_batched(X, W, y, cuts, kind, scale, outs, tile, chunk)
+    serial_batched: Callable[..., None]
+    #: serial_labelled(X, W, Y, cuts, kind, scale, outs, tile, chunk)
+    serial_labelled: Callable[..., None]
 
 
 #: Held by builds and warm-ups, and across fork (reentrant).
@@ -79,7 +87,14 @@ _PLAN: tuple[tuple[Callable[..., Any], dict[str, Any]], ...] = (
     (loops.deriv_tile, _TILE),
     (loops.margins, _TILE),
     (loops.accumulate, _TILE),
+    (loops.simd_margins, _TILE),
+    (loops.simd_accumulate, _TILE),
     (loops.simd_tile, _TILE),
+    (loops.deriv_labelled, _TILE),
+    (loops.labelled_rows, {"nogil": True, "error_model": "numpy"}),
+    (loops.serial_fused, {"nogil": True}),
+    (loops.serial_batched, {"nogil": True, "error_model": "numpy"}),
+    (loops.serial_labelled, {"nogil": True, "error_model": "numpy"}),
     (loops.fused_rows, {"nogil": True}),
     (loops.batched_rows, {"nogil": True, "error_model": "numpy"}),
     (exponential.exp_array, _TILE),
@@ -127,6 +142,10 @@ def _build(backend: str) -> KernelSet | None:
             exponential.exp_array,
             loops.parallel_fused,
             loops.parallel_batched,
+            loops.labelled_rows,
+            loops.serial_fused,
+            loops.serial_batched,
+            loops.serial_labelled,
         )
     try:
         import numba
@@ -156,8 +175,12 @@ def _compile(numba: Any, cache: bool) -> KernelSet:
         ("prange", numba.prange),
         ("margins4", simd.margins_block(4)),
         ("margins1", simd.margins_block(1)),
+        ("margins4h", simd.margins_block(4, 1)),
+        ("margins1h", simd.margins_block(1, 1)),
         ("accumulate4", simd.accumulate_block(4)),
         ("accumulate1", simd.accumulate_block(1)),
+        ("accumulate4h", simd.accumulate_block(4, 1)),
+        ("accumulate1h", simd.accumulate_block(1, 1)),
         ("logistic2", simd.logistic_block(2)),
         ("logistic4", simd.logistic_block(4)),
     ):
@@ -182,6 +205,10 @@ def _compile(numba: Any, cache: bool) -> KernelSet:
         jitted["exp_array"],
         jitted["parallel_fused"],
         jitted["parallel_batched"],
+        jitted["labelled_rows"],
+        jitted["serial_fused"],
+        jitted["serial_batched"],
+        jitted["serial_labelled"],
     )
 
 
@@ -196,6 +223,11 @@ def _signatures(kernels: KernelSet, parallel: bool) -> Iterator[tuple[Any, tuple
     yield kernels.batched, (m, m, v, i8, i8, i8, f8, m, i8, i8)
     yield kernels.derivative, (v, v, i8, i8, i8, i8, f8)
     yield kernels.exp, (v, v)
+    yield kernels.labelled, (m, m, m, i8, i8, i8, f8, m, i8, i8)
+    cuts = nt.int64[::1]
+    yield kernels.serial_fused, (m, v, v, cuts, i8, f8, m)
+    yield kernels.serial_batched, (m, m, v, cuts, i8, f8, t, i8, i8)
+    yield kernels.serial_labelled, (m, m, m, cuts, i8, f8, t, i8, i8)
     if parallel:
         yield kernels.parallel_fused, (m, v, v, nt.int64[::1], i8, f8, m)
         yield kernels.parallel_batched, (m, m, v, nt.int64[::1], i8, f8, t, i8, i8)

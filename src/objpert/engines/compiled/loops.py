@@ -17,6 +17,11 @@ that replace them when compiled.
   chunks loops over the columns (over the rows when B = 1), four rows of the tile and
   four rows of W per pass. The loss derivative is vectorised too (:func:`deriv_tile`,
   with the branch-free exp of :mod:`.exponential`); products and sums are contracted to FMAs.
+- :func:`labelled_rows`: :func:`batched_rows` with a label per row and column (Y of
+  shape (n, B)), for one-vs-rest releases run together.
+- :func:`serial_fused`, :func:`serial_batched`, :func:`serial_labelled`: a kernel over
+  several row ranges one after the other, each into its own partial sum (one call for a
+  thread's share of a sweep).
 - :func:`parallel_fused` and :func:`parallel_batched`: either kernel over several row
   ranges, one range per thread of numba's pool (``prange``; ``range`` here).
 
@@ -36,10 +41,15 @@ __all__ = [
     "ROBUST",
     "SQUARED",
     "batched_rows",
+    "deriv_labelled",
     "deriv_tile",
     "fused_rows",
+    "labelled_rows",
     "parallel_batched",
     "parallel_fused",
+    "serial_batched",
+    "serial_fused",
+    "serial_labelled",
 ]
 
 #: loss codes of the kernels
@@ -259,11 +269,22 @@ def margins1(X, W, M, row, wcol, mrow, mcol, ldm):
     margins_block(X, W, M, row, wcol, mrow, mcol, ldm, 1)
 
 
-def margins_block(X, W, M, row, wcol, mrow, mcol, ldm, rows):
-    """:func:`margins4` for ``rows`` rows: each margin summed over the features in order."""
+def margins4h(X, W, M, row, wcol, mrow, mcol, ldm):
+    """As :func:`margins4`, for four columns."""
+    margins_block(X, W, M, row, wcol, mrow, mcol, ldm, 4, 4)
+
+
+def margins1h(X, W, M, row, wcol, mrow, mcol, ldm):
+    """As :func:`margins4`, for one row and four columns."""
+    margins_block(X, W, M, row, wcol, mrow, mcol, ldm, 1, 4)
+
+
+def margins_block(X, W, M, row, wcol, mrow, mcol, ldm, rows, width=8):
+    """:func:`margins4` for ``rows`` rows and ``width`` columns: each margin summed over
+    the features in order."""
     for r in range(rows):
         x = X[row + r]
-        for b in range(8):
+        for b in range(width):
             t = 0.0
             for k in range(X.shape[1]):
                 t += x[k] * W[k, wcol + b]
@@ -281,11 +302,21 @@ def accumulate1(X, M, out, row, rows, j, mcol, ocol, ldm):
     accumulate_block(X, M, out, row, rows, j, mcol, ocol, ldm, 1)
 
 
-def accumulate_block(X, M, out, row, rows, j, mcol, ocol, ldm, features):
-    """:func:`accumulate4` for ``features`` features: each sum over the rows in order,
-    then added to ``out``."""
+def accumulate4h(X, M, out, row, rows, j, mcol, ocol, ldm):
+    """As :func:`accumulate4`, for four columns."""
+    accumulate_block(X, M, out, row, rows, j, mcol, ocol, ldm, 4, 4)
+
+
+def accumulate1h(X, M, out, row, rows, j, mcol, ocol, ldm):
+    """As :func:`accumulate4`, for one feature and four columns."""
+    accumulate_block(X, M, out, row, rows, j, mcol, ocol, ldm, 1, 4)
+
+
+def accumulate_block(X, M, out, row, rows, j, mcol, ocol, ldm, features, width=8):
+    """:func:`accumulate4` for ``features`` features and ``width`` columns: each sum over
+    the rows in order, then added to ``out``."""
     for f in range(features):
-        for b in range(8):
+        for b in range(width):
             t = 0.0
             for r in range(rows):
                 t += X[row + r, j + f] * M[r * ldm + mcol + b]
@@ -304,22 +335,59 @@ def logistic4(M, start, units, yi):
         M[i] = logistic(M[i], yi)
 
 
+def simd_margins(X, W, M, s, rows, c0, c1):
+    """The tile's margins M[i * cols + b] = <x_{s+i}, W[:, c0 + b]> (c1 - c0 a multiple of
+    4), four rows by eight columns at a time (:func:`margins4`), the last four columns of
+    a width 4 mod 8 by :func:`margins4h`."""
+    cols = c1 - c0
+    c8 = c1 - cols % 8  # the columns in blocks of 8; c8..c1: a block of 4, or none
+    i = 0
+    while i + 4 <= rows:
+        for c in range(c0, c8, 8):
+            margins4(X, W, M, s + i, c, i, c - c0, cols)
+        if c8 < c1:
+            margins4h(X, W, M, s + i, c8, i, c8 - c0, cols)
+        i += 4
+    while i < rows:
+        for c in range(c0, c8, 8):
+            margins1(X, W, M, s + i, c, i, c - c0, cols)
+        if c8 < c1:
+            margins1h(X, W, M, s + i, c8, i, c8 - c0, cols)
+        i += 1
+
+
+def simd_accumulate(X, M, out, s, rows, c0, c1):
+    """out[:, c0:c1] += X_tile^T R for the tile's derivatives R (c1 - c0 a multiple of 4),
+    four features by eight columns at a time (:func:`accumulate4`; the last four columns
+    of a width 4 mod 8 by :func:`accumulate4h`)."""
+    d = X.shape[1]
+    cols = c1 - c0
+    c8 = c1 - cols % 8
+    for c in range(c0, c8, 8):
+        j = 0
+        while j + 4 <= d:
+            accumulate4(X, M, out, s, rows, j, c - c0, c, cols)
+            j += 4
+        while j < d:
+            accumulate1(X, M, out, s, rows, j, c - c0, c, cols)
+            j += 1
+    if c8 < c1:
+        j = 0
+        while j + 4 <= d:
+            accumulate4h(X, M, out, s, rows, j, c8 - c0, c8, cols)
+            j += 4
+        while j < d:
+            accumulate1h(X, M, out, s, rows, j, c8 - c0, c8, cols)
+            j += 1
+
+
 def simd_tile(X, W, y, M, out, s, rows, c0, c1, kind, scale):
     """One tile and chunk (c1 - c0 a multiple of 8) with the register-blocked products
     (:func:`margins4` .. :func:`logistic4`): margins four rows by eight columns at a time,
     the loss derivatives in place, then out += X_tile^T R four features by eight columns
     at a time."""
-    d = X.shape[1]
     cols = c1 - c0
-    i = 0
-    while i + 4 <= rows:
-        for c in range(c0, c1, 8):
-            margins4(X, W, M, s + i, c, i, c - c0, cols)
-        i += 4
-    while i < rows:
-        for c in range(c0, c1, 8):
-            margins1(X, W, M, s + i, c, i, c - c0, cols)
-        i += 1
+    simd_margins(X, W, M, s, rows, c0, c1)
     if kind == LOGISTIC:
         for i in range(rows):
             if cols % 16 == 0:
@@ -328,14 +396,68 @@ def simd_tile(X, W, y, M, out, s, rows, c0, c1, kind, scale):
                 logistic2(M, i * cols, cols // 8, y[s + i])
     else:
         deriv_tile(M, y, s, rows, cols, kind, scale)
-    for c in range(c0, c1, 8):
-        j = 0
-        while j + 4 <= d:
-            accumulate4(X, M, out, s, rows, j, c - c0, c, cols)
-            j += 4
-        while j < d:
-            accumulate1(X, M, out, s, rows, j, c - c0, c, cols)
-            j += 1
+    simd_accumulate(X, M, out, s, rows, c0, c1)
+
+
+def deriv_labelled(M, Y, s, rows, c0, c1, kind, scale):
+    """M[i * cols + b] = l'(M[i * cols + b], Y[s + i, c0 + b]): the tile's derivatives
+    with a label per row and column (one vectorised loop per loss; the logistic one by
+    the register-blocked vector code)."""
+    cols = c1 - c0
+    if kind == LOGISTIC:
+        # l'(t, y) = -y / (1 + exp(y t)) = y l'(y t, 1): the products y t in place, the
+        # derivative at label 1 over the whole tile by the vector code (:func:`logistic4`),
+        # then times y (exact for y = +-1: a sign)
+        for i in range(rows):
+            m = M[i * cols : (i + 1) * cols]
+            yr = Y[s + i, c0:c1]
+            for b in range(cols):
+                m[b] *= yr[b]
+        total = rows * cols
+        whole = total - total % 16
+        if whole:
+            logistic4(M, 0, whole // 16, 1.0)
+        for j in range(whole, total):
+            M[j] = logistic(M[j], 1.0)
+        for i in range(rows):
+            m = M[i * cols : (i + 1) * cols]
+            yr = Y[s + i, c0:c1]
+            for b in range(cols):
+                m[b] *= yr[b]
+        return
+    for i in range(rows):
+        m = M[i * cols : (i + 1) * cols]
+        yr = Y[s + i, c0:c1]
+        if kind == ROBUST:
+            for b in range(cols):
+                m[b] = robust(m[b], yr[b], scale)
+        else:
+            for b in range(cols):
+                m[b] = m[b] - yr[b]
+
+
+def labelled_rows(X, W, Y, start, stop, kind, scale, out, tile, chunk):
+    """out[:, b] += sum_{start <= i < stop} x_i l'(x_i^T W[:, b], Y[i, b]) for W, Y and out
+    of shapes (d, B), (n, B), (d, B): :func:`batched_rows` with a label per column (the
+    one-vs-rest releases of a multiclass model). Chunks of a multiple of 4 columns take
+    the register-blocked products, others the loops of :func:`margins` and
+    :func:`accumulate`; the derivative is :func:`deriv_labelled`."""
+    B = W.shape[1]
+    M = np.empty(tile * min(chunk, B))
+    for s in range(start, stop, tile):
+        rows = min(s + tile, stop) - s
+        for c0 in range(0, B, chunk):
+            c1 = min(c0 + chunk, B)
+            blocked = (c1 - c0) % 4 == 0
+            if blocked:
+                simd_margins(X, W, M, s, rows, c0, c1)
+            else:
+                margins(X, W, M, s, rows, c0, c1)
+            deriv_labelled(M, Y, s, rows, c0, c1, kind, scale)
+            if blocked:
+                simd_accumulate(X, M, out, s, rows, c0, c1)
+            else:
+                accumulate(X, M, out, s, rows, c0, c1)
 
 
 def batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):
@@ -378,6 +500,25 @@ def batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):
                     o[j] += r0 * x0[j]
                 i += 1
             out[:, c0] += o
+
+
+def serial_fused(X, w, y, cuts, kind, scale, outs):
+    """outs[t] += the row kernel over rows cuts[t]..cuts[t+1]-1, the ranges one after the
+    other in the caller's thread (one call for a thread's share of a sweep's parts)."""
+    for t in range(cuts.shape[0] - 1):
+        fused_rows(X, w, y, cuts[t], cuts[t + 1], kind, scale, outs[t])
+
+
+def serial_batched(X, W, y, cuts, kind, scale, outs, tile, chunk):
+    """As :func:`serial_fused`, with the batched kernel."""
+    for t in range(cuts.shape[0] - 1):
+        batched_rows(X, W, y, cuts[t], cuts[t + 1], kind, scale, outs[t], tile, chunk)
+
+
+def serial_labelled(X, W, Y, cuts, kind, scale, outs, tile, chunk):
+    """As :func:`serial_fused`, with the per-column-label kernel."""
+    for t in range(cuts.shape[0] - 1):
+        labelled_rows(X, W, Y, cuts[t], cuts[t + 1], kind, scale, outs[t], tile, chunk)
 
 
 def parallel_batched(X, W, y, cuts, kind, scale, outs, tile, chunk):

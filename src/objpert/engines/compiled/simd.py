@@ -5,9 +5,9 @@ and store the margins (or the gradient) for every four multiply-adds, about half
 peak of a core. The product intrinsics made here keep a block of accumulators in vector
 registers instead, the classic GEMM micro-kernel:
 
-- :func:`margins_block` (R rows of X, 8 columns of W): ``2 R`` four-wide accumulators
+- :func:`margins_block` (R rows of X, 8 columns of W; or 4): ``2 R`` four-wide accumulators
   over the features, one W load shared by R rows; stores the R x 8 margins once;
-- :func:`accumulate_block` (J features, 8 columns): ``2 J`` accumulators over the rows
+- :func:`accumulate_block` (J features, 8 columns; or 4): ``2 J`` accumulators over the rows
   of a tile, one load of the derivatives shared by J features; adds the J x 8 block to
   the gradient once;
 - :func:`logistic_block`: the logistic derivative of :func:`.loops.logistic`, 8 or 16
@@ -138,13 +138,14 @@ def _data(context: Any, builder: ir.IRBuilder, ty: Any, value: Any) -> Any:
     return context.make_array(ty)(context, builder, value).data
 
 
-def margins_block(rows: int) -> Any:
-    """The margins intrinsic for blocks of ``rows`` rows (see the module docstring)."""
+def margins_block(rows: int, halves: int = _H) -> Any:
+    """The margins intrinsic for blocks of ``rows`` rows and 4 ``halves`` columns (8, or 4
+    with ``halves=1``; see the module docstring)."""
 
     @intrinsic
     def margins_block(typingctx, X, W, M, row, wcol, mrow, mcol, ldm):  # pragma: no cover
         """M[(mrow + r) ldm + mcol + b] = sum_k X[row + r, k] W[k, wcol + b], r < rows,
-        b < 8 (compiled)."""
+        b < 4 halves (compiled)."""
         if not (_c_float64(X, W, M) and X.ndim == 2 and W.ndim == 2 and M.ndim == 1):
             return None
         sig = types.void(X, W, M, *([types.int64] * 5))
@@ -161,21 +162,21 @@ def margins_block(rows: int) -> Any:
                 at = builder.add(builder.mul(k, ldw), wcol)
                 w = [
                     builder.load(_vector_at(builder, wp, builder.add(at, _i64(4 * h))), align=8)
-                    for h in range(_H)
+                    for h in range(halves)
                 ]
                 out = []
                 for r in range(rows):
                     x = _splat(builder, builder.load(builder.gep(xp, [builder.add(xrow[r], k)])))
-                    out += [_fma(builder, x, w[h], acc[r * _H + h]) for h in range(_H)]
+                    out += [_fma(builder, x, w[h], acc[r * halves + h]) for h in range(halves)]
                 return out
 
             zero = ir.Constant(_V4, [0.0] * 4)
-            acc = _counted_loop(builder, d, [zero] * (rows * _H), body)
+            acc = _counted_loop(builder, d, [zero] * (rows * halves), body)
             for r in range(rows):
                 at = builder.add(builder.mul(builder.add(mrow, _i64(r)), ldm), mcol)
-                for h in range(_H):
+                for h in range(halves):
                     ptr = _vector_at(builder, mp, builder.add(at, _i64(4 * h)))
-                    builder.store(acc[r * _H + h], ptr, align=8)
+                    builder.store(acc[r * halves + h], ptr, align=8)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -183,13 +184,14 @@ def margins_block(rows: int) -> Any:
     return margins_block
 
 
-def accumulate_block(features: int) -> Any:
-    """The accumulation intrinsic for blocks of ``features`` features."""
+def accumulate_block(features: int, halves: int = _H) -> Any:
+    """The accumulation intrinsic for blocks of ``features`` features and 4 ``halves``
+    columns (8, or 4 with ``halves=1``)."""
 
     @intrinsic
     def accumulate_block(typingctx, X, M, out, row, rows, j, mcol, ocol, ldm):  # pragma: no cover
         """out[j + f, ocol + b] += sum_{r < rows} X[row + r, j + f] M[r ldm + mcol + b],
-        f < features, b < 8 (compiled)."""
+        f < features, b < 4 halves (compiled)."""
         if not (_c_float64(X, M, out) and X.ndim == 2 and M.ndim == 1 and out.ndim == 2):
             return None
         sig = types.void(X, M, out, *([types.int64] * 6))
@@ -205,22 +207,22 @@ def accumulate_block(features: int) -> Any:
                 at = builder.add(builder.mul(r, ldm), mcol)
                 m = [
                     builder.load(_vector_at(builder, mp, builder.add(at, _i64(4 * h))), align=8)
-                    for h in range(_H)
+                    for h in range(halves)
                 ]
                 xat = builder.add(builder.mul(builder.add(row, r), d), j)
                 out = []
                 for f in range(features):
                     x = _splat(builder, builder.load(builder.gep(xp, [builder.add(xat, _i64(f))])))
-                    out += [_fma(builder, x, m[h], acc[f * _H + h]) for h in range(_H)]
+                    out += [_fma(builder, x, m[h], acc[f * halves + h]) for h in range(halves)]
                 return out
 
             zero = ir.Constant(_V4, [0.0] * 4)
-            acc = _counted_loop(builder, rows, [zero] * (features * _H), body)
+            acc = _counted_loop(builder, rows, [zero] * (features * halves), body)
             for f in range(features):
                 at = builder.add(builder.mul(builder.add(j, _i64(f)), ldo), ocol)
-                for h in range(_H):
+                for h in range(halves):
                     ptr = _vector_at(builder, op, builder.add(at, _i64(4 * h)))
-                    total = builder.fadd(builder.load(ptr, align=8), acc[f * _H + h])
+                    total = builder.fadd(builder.load(ptr, align=8), acc[f * halves + h])
                     builder.store(total, ptr, align=8)
             return context.get_dummy_value()
 

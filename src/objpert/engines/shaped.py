@@ -1,0 +1,308 @@
+"""Engines shaped by the data: exact merging of duplicate rows, one-hot columns as CSR.
+
+Two identities of the GLM gradient of eq. (1) of Watkins & Arora (2026) make the same
+descent cheaper without changing what it computes:
+
+* **Duplicate rows.** sum_i x_i l'(<x_i, w>, y_i) = sum_u c_u x_u l'(<x_u, w>, y_u) over
+  the unique (row, label) pairs u with their counts c_u, so :class:`WeightedEngine` runs
+  eq. (4) on the merged pairs; the public n stays the 1/n factor and the counts enter only
+  as multiplicities. w_N is the same up to rounding (the sum is taken in another order).
+* **One-hot blocks.** Columns whose values lie in {0, c} (indicator columns, one-hot
+  encodings) are mostly zeros; stored as CSR they cost 12 bytes per non-zero instead of 8
+  per entry, at a few times the cost per entry. :func:`step_cost` estimates a step's cost
+  for dense, CSR, and dense continuous columns beside a CSR block (:class:`SplitEngine`),
+  merged or not.
+
+:func:`shape_engine` applies both where they pay. The output is the same function of the
+data whichever layout runs (rounding aside); what they change is the time to fit, which
+depends on the number of unique rows and on the sparsity: the time is a side channel
+(docs/threat-model.md), and none of these statistics enters the model, its file or its
+certificate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from objpert.engines.array import Engine, make_engine
+from objpert.errors import check_choice
+from objpert.exceptions import ParameterError
+from objpert.losses import Loss
+
+__all__ = [
+    "CSR_ENTRY_COST",
+    "DENSE_TWO_PASS_COST",
+    "ENGINES",
+    "LAYOUTS",
+    "SHAPING_PAYS",
+    "DataShape",
+    "SplitEngine",
+    "WeightedEngine",
+    "build_engine",
+    "check_engine",
+    "choose_layout",
+    "indicator_columns",
+    "merge_rows",
+    "shape_engine",
+]
+
+#: Cost of one step per entry, in units of a dense entry in the fused dense sweep: a dense
+#: entry in two plain passes (merged rows, the split layout's dense block), a stored CSR
+#: entry (either sweep). Measured on flights (benchmarks/data_shape.py, docs/performance.md):
+#: 6.8 ns per dense entry fused, 12 ns in two passes, 24-26 ns per CSR entry.
+DENSE_TWO_PASS_COST = 2.0
+CSR_ENTRY_COST = 3.5
+#: Shaping is taken only when its cost per step is at most this fraction of the dense one.
+SHAPING_PAYS = 0.8
+#: The engines :func:`build_engine` builds: make_engine's (``"default"``), shaped by the
+#: data (``"shaped"``), the array-API engine on the CPU (``"xp"``) or on a CUDA GPU
+#: (``"gpu"``).
+ENGINES: tuple[str, ...] = ("default", "shaped", "xp", "gpu")
+#: The layouts :func:`choose_layout` picks from.
+LAYOUTS: tuple[str, ...] = ("dense", "csr", "split")
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What :func:`shape_engine` found and chose (statistics of the private data: shown to
+    the person running the fit, never stored with the model)."""
+
+    n: int
+    d: int
+    rows: int  # the rows the engine sweeps: the unique (row, label) pairs when merged
+    indicator_columns: int
+    layout: str
+    merged: bool
+
+
+def _row_hash(keys: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of the uint64 view of the keys (equal rows, equal hashes):
+    the sum over columns of splitmix64(key ^ salt_j). The mixing matters: float bits end in
+    runs of zeros, on which a plain linear hash collides."""
+    salt = np.random.default_rng(0x5EED).integers(1, 2**63, keys.shape[1], dtype=np.uint64)
+    z = keys ^ salt
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z.sum(axis=1, dtype=np.uint64)
+
+
+def merge_rows(
+    X: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The unique (row, label) pairs of dense X (n, d) and y (n,) or (n, B), compared bit
+    for bit, in the order of first appearance: (X_u, y_u, counts, inverse) with
+    X[i] = X_u[inverse[i]], y[i] = y_u[inverse[i]] and sum(counts) = n."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    keys = np.ascontiguousarray(np.column_stack([X, y.reshape(len(y), -1)])).view(np.uint64)
+    # a 64-bit hash of each row's bits sorts fast; rows sharing a hash are then compared bit
+    # for bit, and any collision falls back to sorting the rows' bytes themselves
+    _, first, inverse, counts = np.unique(
+        _row_hash(keys), return_index=True, return_inverse=True, return_counts=True
+    )
+    if not np.array_equal(keys[first][inverse.ravel()], keys):
+        void = keys.view(np.dtype((np.void, 8 * keys.shape[1]))).ravel()
+        _, first, inverse, counts = np.unique(
+            void, return_index=True, return_inverse=True, return_counts=True
+        )
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    u = first[order]
+    return X[u], y[u], counts[order].astype(np.float64), rank[inverse.ravel()]
+
+
+def indicator_columns(X: np.ndarray, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, nnz): the columns of X whose non-zero values are all equal (values in {0, c}),
+    and every column's count of non-zeros; read in row chunks of ``chunk`` rows."""
+    n, d = X.shape
+    nnz = np.zeros(d, dtype=np.int64)
+    lo = np.full(d, np.inf)
+    hi = np.full(d, -np.inf)
+    for s in range(0, n, chunk):
+        block = X[s : s + chunk]
+        nz = block != 0
+        nnz += nz.sum(axis=0)
+        lo = np.minimum(lo, np.where(nz, block, np.inf).min(axis=0))
+        hi = np.maximum(hi, np.where(nz, block, -np.inf).max(axis=0))
+    return (nnz == 0) | (lo == hi), nnz
+
+
+def step_cost(rows: int, mask: np.ndarray, nnz: np.ndarray, layout: str, merged: bool) -> float:
+    """Estimated cost of one step on ``rows`` rows (unique pairs when ``merged``) in
+    ``layout``, in dense fused entries: dense rows d, fused unless merged; CSR
+    ``CSR_ENTRY_COST`` per stored entry; split: its dense block in two passes beside CSR."""
+    d = len(mask)
+    if layout == "dense":
+        return rows * d * (DENSE_TWO_PASS_COST if merged else 1.0)
+    if layout == "csr":
+        return CSR_ENTRY_COST * float(nnz.sum())
+    return DENSE_TWO_PASS_COST * rows * int((~mask).sum()) + CSR_ENTRY_COST * float(nnz[mask].sum())
+
+
+def choose_layout(
+    rows: int, mask: np.ndarray, nnz: np.ndarray, merged: bool = False
+) -> tuple[str, float]:
+    """(layout, cost) of the cheapest layout of :data:`LAYOUTS` by :func:`step_cost` (split
+    only when some columns are indicators)."""
+    layouts = LAYOUTS if mask.any() else ("dense", "csr")
+    costs = {k: step_cost(rows, mask, nnz, k, merged) for k in layouts}
+    best = min(costs, key=costs.__getitem__)
+    return best, costs[best]
+
+
+class SplitEngine:
+    """X as its dense continuous columns beside a CSR block of indicator columns:
+    X @ W = X_dense @ W[dense] + X_csr @ W[indicator]."""
+
+    def __init__(self, X: np.ndarray, mask: np.ndarray) -> None:
+        self.n, self.d = (int(s) for s in X.shape)
+        self.dense_cols = np.flatnonzero(~mask)
+        self.sparse_cols = np.flatnonzero(mask)
+        self.dense = np.ascontiguousarray(X[:, self.dense_cols], dtype=np.float64)
+        self.csr = sparse.csr_matrix(X[:, self.sparse_cols], dtype=np.float64)
+        self._csr_t = self.csr.T.tocsr()
+
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        out = self.dense @ W[self.dense_cols]
+        out += self.csr @ W[self.sparse_cols]
+        return out
+
+    def rmatvec(self, R: np.ndarray) -> np.ndarray:
+        out = np.empty((self.d, *R.shape[1:]))
+        out[self.dense_cols] = self.dense.T @ R
+        out[self.sparse_cols] = self._csr_t @ R
+        return out
+
+
+class WeightedEngine:
+    """The merged (row, label) pairs of a data set: an inner engine over the unique rows,
+    their labels and counts; ``n`` is the public n. ``glm_gradient(W, None, loss)`` is
+    sum_u c_u x_u l'(<x_u, W>, y_u), the full data's sum over rows; ``matvec`` and
+    ``labels`` give the full data's X @ W and y (for values and Hessian products)."""
+
+    def __init__(self, inner: Engine, y: np.ndarray, counts: np.ndarray, inverse: np.ndarray):
+        self.inner, self.y, self.counts = inner, np.asarray(y, dtype=np.float64), counts
+        self.inverse = inverse
+        self.n, self.d = len(inverse), inner.d
+
+    def labels(self) -> np.ndarray:
+        return self.y[self.inverse]
+
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        return self.inner.matvec(W)[self.inverse]
+
+    def rmatvec(self, R: np.ndarray) -> np.ndarray:
+        R = np.asarray(R, dtype=np.float64)
+        summed = np.zeros((self.inner.n, *R.shape[1:]))
+        np.add.at(summed, self.inverse, R)
+        return self.inner.rmatvec(summed)
+
+    def glm_gradient(self, W: np.ndarray, y: Any, loss: Loss) -> np.ndarray:
+        if y is not None:
+            raise ParameterError("a merged engine holds its labels: pass y=None")
+        m = self.inner.matvec(W)
+        labels = self.y[:, None] if m.ndim == 2 and self.y.ndim == 1 else self.y
+        loss.d1_into(m, labels, m)
+        m *= self.counts[:, None] if m.ndim == 2 else self.counts
+        return self.inner.rmatvec(m)
+
+
+def _layout_engine(X: np.ndarray, layout: str, mask: np.ndarray, n_jobs: int | None) -> Engine:
+    if layout == "csr":
+        return make_engine(sparse.csr_matrix(X), n_jobs=n_jobs)
+    if layout == "split":
+        return SplitEngine(X, mask)
+    return make_engine(X, n_jobs=n_jobs)
+
+
+def shape_engine(
+    X: Any,
+    y: np.ndarray,
+    *,
+    merge: bool | None = None,
+    layout: str | None = None,
+    n_jobs: int | None = None,
+) -> tuple[Engine, np.ndarray | None, DataShape]:
+    """(engine, labels for :class:`~objpert.engines.glm.GLMObjective`, what was chosen)
+    for dense X and labels y. ``merge``: merge duplicate (row, label) pairs; ``layout``:
+    one of :data:`LAYOUTS`; None: the cheapest by :func:`step_cost`, and the plain dense
+    engine unless shaping costs at most ``SHAPING_PAYS`` of it. A merged engine holds its
+    labels (returned labels None). Sparse X is returned as
+    :func:`~objpert.engines.array.make_engine` builds it."""
+    y = np.asarray(y, dtype=np.float64)
+    if layout is not None:
+        layout = check_choice("layout", layout, LAYOUTS)
+    if merge is not None and not isinstance(merge, bool | np.bool_):
+        raise ParameterError(f"merge must be True, False or None; got {merge!r}")
+    if sparse.issparse(X):
+        n, d = X.shape
+        return make_engine(X, n_jobs=n_jobs), y, DataShape(n, d, n, 0, "csr", False)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    merged_rows = merge_rows(X, y) if merge is not False else None
+    options = []  # (cost, merged, layout, indicator columns, mask)
+    for merged in (False, True) if merge is None else (bool(merge),):
+        Xm = merged_rows[0] if merged else X
+        mask, nnz = indicator_columns(Xm)
+        if layout is None:
+            chosen, cost = choose_layout(len(Xm), mask, nnz, merged)
+        else:
+            chosen, cost = layout, step_cost(len(Xm), mask, nnz, layout, merged)
+        options.append((cost, merged, chosen, int(mask.sum()), mask))
+    cost, merged, chosen, indicators, mask = min(options, key=lambda o: o[0])
+    if merge is None and layout is None and cost > SHAPING_PAYS * n * d:
+        merged, chosen = False, "dense"
+    if not merged or merged_rows is None:
+        return _layout_engine(X, chosen, mask, n_jobs), y, DataShape(n, d, n, indicators, chosen,
+                                                                      False)  # fmt: skip
+    Xu, yu, counts, inverse = merged_rows
+    shape = DataShape(n, d, len(Xu), indicators, chosen, True)
+    inner = _layout_engine(Xu, chosen, mask, n_jobs)
+    return WeightedEngine(inner, yu, counts, inverse), None, shape
+
+
+def check_engine(engine: str, dtype: str) -> tuple[str, str]:
+    """(engine, dtype) checked before any data is read or noise drawn: a kind of
+    :data:`ENGINES`, a dtype of :data:`~objpert.engines.xp.DTYPES`, float64 for the shaped
+    engines, and a CUDA GPU present for ``"gpu"``."""
+    from objpert.engines.xp import DTYPES, gpu_namespace
+
+    engine = check_choice("engine", engine, ENGINES)
+    dtype = check_choice("dtype", dtype, DTYPES)
+    if engine == "shaped" and dtype != "float64":
+        raise ParameterError("the shaped engines compute in float64 only")
+    if engine == "gpu" and gpu_namespace() is None:
+        raise ParameterError("engine='gpu' needs a CUDA GPU with CuPy or PyTorch; none found")
+    return engine, dtype
+
+
+def build_engine(
+    X: Any,
+    y: Any,
+    *,
+    engine: str = "default",
+    dtype: str = "float64",
+    n_jobs: int | None = None,
+) -> tuple[Engine, np.ndarray | None]:
+    """(engine, labels for :class:`~objpert.engines.glm.GLMObjective`) of the kind
+    ``engine`` (one of :data:`ENGINES`) computing in ``dtype``. ``dtype="float32"`` runs
+    the array-API engine (``"default"`` and ``"xp"``: numpy's float32 kernels on the CPU;
+    ``"gpu"``: on the GPU); the shaped engines compute in float64 only. Labels None: the
+    engine holds them."""
+    from objpert.engines.xp import XPEngine
+
+    engine, dtype = check_engine(engine, dtype)
+    if engine == "shaped":
+        built, labels, _ = shape_engine(X, y, n_jobs=n_jobs)
+        return built, labels
+    if engine == "default" and dtype == "float64":
+        return make_engine(X, n_jobs=n_jobs), y
+    if sparse.issparse(X):
+        raise ParameterError(f"the {engine!r} engine takes dense X; got a sparse matrix")
+    return XPEngine(X, y, xp="gpu" if engine == "gpu" else None, dtype=dtype), None

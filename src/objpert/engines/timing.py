@@ -1,0 +1,77 @@
+"""A time budget as an iteration budget, from the speed of this machine on the public shape.
+
+:func:`seconds_per_step` times a few steps of eq. (4) on synthetic data of the public
+shape (n, d): seeded Gaussian rows scaled to norm <= 1 and random labels, never the
+private data's values, so the budget it gives is a function of public constants and of
+the machine. For large n the rows timed are capped (:data:`TIMED_ROWS`, about
+:data:`TIMED_BYTES` of synthetic matrix) and the time scaled by n over the rows timed (a
+step is linear in n; the thread count is chosen for the full work). :func:`iteration_budget`
+turns seconds into the most steps they buy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from objpert.engines.blocked import single_threaded_blas
+from objpert.engines.glm import GLMObjective
+from objpert.engines.threads import choose_threads
+from objpert.errors import check_int, check_positive
+from objpert.losses import Loss, get_loss
+
+__all__ = ["TIMED_BYTES", "TIMED_ROWS", "iteration_budget", "seconds_per_step"]
+
+#: At most this many rows are timed (the time is then scaled to n rows).
+TIMED_ROWS = 100_000
+#: ... and at most about this many bytes of synthetic matrix.
+TIMED_BYTES = 64 << 20
+
+
+def seconds_per_step(
+    n: int,
+    d: int,
+    loss: str | Loss = "logistic",
+    *,
+    draws: int = 1,
+    n_jobs: int | None = None,
+    steps: int = 5,
+) -> float:
+    """Seconds of one gradient step of eq. (4) at ``draws`` points for n x d data, on this
+    machine now: the least of ``steps`` timed steps after one untimed step (which builds
+    the engine's buffers), on synthetic rows (see the module), with the threads
+    :func:`~objpert.engines.threads.choose_threads` gives the full problem."""
+    n, d = check_int("n", n, 1), check_int("d", d, 1)
+    draws, steps = check_int("draws", draws, 1), check_int("steps", steps, 1)
+    loss = loss if isinstance(loss, Loss) else get_loss(loss)
+    rows = max(1, min(n, TIMED_ROWS, TIMED_BYTES // (8 * d)))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((rows, d))
+    X /= np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]
+    y = np.where(rng.random(rows) < 0.5, -1.0, 1.0)
+    threads = choose_threads(n * draws * (2 * d + 16), n_jobs)
+    objective = GLMObjective(X, y, loss, 1e-3, n_jobs=threads)
+    w = np.zeros((d, draws)) if draws > 1 else np.zeros(d)
+    z = rng.standard_normal(w.shape) * 1e-3
+    best = math.inf
+    with single_threaded_blas():
+        for k in range(steps + 1):
+            start = time.perf_counter()
+            g = objective.gradient(w)
+            g += z
+            w -= 0.5 * g
+            if k:
+                best = min(best, time.perf_counter() - start)
+    return best * n / rows
+
+
+def iteration_budget(seconds: float, seconds_per_step: float, max_iterations: int) -> int:
+    """The most gradient steps ``seconds`` buys at ``seconds_per_step`` each (at least
+    1), and at most ``max_iterations``."""
+    seconds = check_positive("max_seconds", seconds)
+    per_step = check_positive("seconds_per_step", seconds_per_step)
+    max_iterations = check_int("max_iterations", max_iterations, 1)
+    steps = seconds / per_step  # +inf when the quotient overflows
+    return max_iterations if steps >= max_iterations else max(1, math.floor(steps))
