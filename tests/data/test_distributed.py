@@ -1,4 +1,5 @@
-"""The Dask engine: releases and fits on a 2-worker cluster equal the in-memory ones."""
+"""The Dask engine: releases and fits on a 2-worker cluster equal the in-memory ones, and
+gradient steps sent straight to the workers equal those of a task graph."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ distributed = pytest.importorskip("distributed")
 from objpert.apps.bench.dask_engine import bench_dask  # noqa: E402
 from objpert.certify.calibration import tight  # noqa: E402
 from objpert.data import DataError, for_plan  # noqa: E402
-from objpert.data.distributed import from_csv, from_parquet, map_rows  # noqa: E402
+from objpert.data.distributed import (  # noqa: E402
+    for_plan_dask,
+    from_csv,
+    from_parquet,
+    map_rows,
+)
 from objpert.engines.distributed import DaskEngine  # noqa: E402
+from objpert.engines.distributed_direct import pins  # noqa: E402
 from objpert.engines.glm import GLMObjective  # noqa: E402
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression  # noqa: E402
 from objpert.losses import get_loss  # noqa: E402
@@ -24,7 +31,7 @@ from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent  # noqa: 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
 
 N, D = 400, 4
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, max_iterations=20, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iterations=20, random_state=7)
 
 
 @pytest.fixture(scope="module")
@@ -180,6 +187,41 @@ def test_bad_input_is_refused(client, data, plans):
         PrivateLogisticRegression(**EST).fit(
             dd.from_pandas(pd.DataFrame({"a": ["x"] * 4}), 2), y[:4]
         )
+
+
+def test_direct_steps_equal_task_graph_steps(client, data):
+    X, y, _, _ = data
+    s = np.where(y == "yes", 1.0, -1.0)
+    loss = get_loss("logistic")
+    common = dict(n=N, d=D, zeta=1.0, label_kind="binary", clip=False, client=client)
+    fast, _, _ = for_plan_dask(da.from_array(X, chunks=100), s, **common)
+    slow, _, _ = for_plan_dask(X, s, partitions=3, **common)
+    slow.direct = False
+    for k, w in enumerate(np.random.default_rng(1).normal(size=(4, D))):
+        g_fast, g_slow = fast.glm_gradient(w, None, loss), slow.glm_gradient(w, None, loss)
+        ref = X.T @ loss.d1(X @ w, s)  # a plain numpy reference
+        assert np.max(np.abs(g_fast - ref)) <= 1e-12 * np.max(np.abs(ref))
+        assert np.max(np.abs(g_slow - ref)) <= 1e-12 * np.max(np.abs(ref))
+        if k == 0:  # the first step places the partitions (a task graph)
+            assert fast.direct_steps == 0
+    assert fast.direct_steps == 3 and slow.direct_steps == 0
+    # a partition no longer where it was placed: the step is served by the task graph
+    fast._pins = [(a, idx, [("no-such-key", ky) for _, ky in keys]) for a, idx, keys in fast._pins]
+    w = np.ones(D)
+    ref = X.T @ loss.d1(X @ w, s)
+    assert np.max(np.abs(fast.glm_gradient(w, None, loss) - ref)) <= 1e-12 * np.max(np.abs(ref))
+    assert fast.direct_steps == 3 and fast._pins is not None  # placed again
+    fast.glm_gradient(w, None, loss)
+    assert fast.direct_steps == 4
+
+
+def test_pins_need_features_and_labels_on_one_worker():
+    who = {"x0": ["b", "a"], "y0": ["a"], "x1": ["b"], "y1": ["b", "c"]}
+    assert pins(["x0", "x1"], ["y0", "y1"], who) == [
+        ("a", [0], [("x0", "y0")]),
+        ("b", [1], [("x1", "y1")]),
+    ]
+    assert pins(["x0", "x1"], ["y1", "y0"], who) is None  # x1 and y0 apart
 
 
 def test_map_rows_and_bench_smoke(client, data):

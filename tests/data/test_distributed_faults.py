@@ -3,8 +3,10 @@
 A worker killed mid-fit is recovered (in-memory partitions scattered again from the
 client, Dask partitions recomputed by the scheduler) with the result of the fit without
 the fault; a frozen worker (SIGSTOP) or a closed scheduler ends the fit within its timeout
-with one line of ClusterError and no weights; data whose copies cannot fit in memory (the
-client's, or the workers' memory_limit) are refused before anything is scanned or sent.
+with one line of ClusterError and no weights (a scheduler frozen mid-fit does not stop the
+direct steps; the next fit ends within its step_timeout); data whose copies cannot fit in
+memory (the client's, or the workers' memory_limit) are refused before anything is
+scanned or sent.
 Every cluster is closed and every worker process it started is gone after the tests.
 """
 
@@ -14,6 +16,8 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -36,7 +40,7 @@ pytestmark = [
 ]
 
 N, D = 2000, 5
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, max_iterations=30, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iterations=30, random_state=7)
 CLASSES = dict(classes=[0, 1])
 NO_MEMORY_MANAGEMENT = {  # tiny memory_limit values, not enforced: the checks read them
     "distributed.worker.memory.target": False,
@@ -79,7 +83,7 @@ def cluster():
 def client(cluster):
     _, client = cluster
     yield client
-    client.wait_for_workers(2, timeout=20)  # a killed worker is restarted by its nanny
+    client.wait_for_workers(2, timeout=60)  # a killed worker is restarted by its nanny
 
 
 @pytest.fixture(scope="module")
@@ -150,10 +154,11 @@ def test_killed_worker_with_scattered_input_is_recovered(client, data, monkeypat
     got = PrivateLogisticRegression(**EST, **CLASSES).fit(X, y, client=client)
     elapsed = time.perf_counter() - start
     assert killed and len(seen) == got.n_iter_.sum() > 5
+    assert seen[-1].restores == 1 and seen[-1].direct_steps >= len(seen) - 3
     close(got.coef_, ref.coef_)
     close(got.intercept_, ref.intercept_)
     assert elapsed < 20
-    client.wait_for_workers(2, timeout=20)
+    client.wait_for_workers(2, timeout=60)
     assert killed[0] not in client.run(os.getpid).values()  # the worker was restarted
 
 
@@ -194,8 +199,8 @@ def test_killed_worker_during_the_check_is_recovered(client, data, monkeypatch):
 
 @pytest.mark.slow
 def test_frozen_worker_ends_the_fit_within_the_timeout(client, data, monkeypatch):
+    """A worker frozen during a (direct) step: the fit's step_timeout ends it."""
     X, y, _ = data
-    monkeypatch.setattr(engines, "STEP_TIMEOUT", 4.0)
     frozen = []
 
     def freeze(engine):
@@ -208,7 +213,7 @@ def test_frozen_worker_ends_the_fit_within_the_timeout(client, data, monkeypatch
     start = time.perf_counter()
     try:
         with pytest.raises(ClusterError, match="did not finish within 4 s") as err:
-            est.fit(X, y, client=client)
+            est.fit(X, y, client=client, step_timeout=4)
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)
@@ -259,13 +264,95 @@ def test_closed_scheduler_ends_the_fit_cleanly(data, monkeypatch):
     X, y, _ = data
     with local_cluster() as (cluster, client):
         est = PrivateLogisticRegression(**EST, **CLASSES)
-        at_step(monkeypatch, 3, lambda e: cluster.sync(cluster.scheduler.close))
-        start = time.perf_counter()
+        closed = []
+
+        def close_scheduler(engine):
+            closed.append(time.perf_counter())
+            cluster.sync(cluster.scheduler.close)
+
+        at_step(monkeypatch, 3, close_scheduler)
         with pytest.raises(ClusterError, match="connection to the Dask scheduler") as err:
             est.fit(X, y, client=client)
-        assert time.perf_counter() - start < 10
+        assert time.perf_counter() - closed[0] < 10
         assert "nothing was released" in one_line(err)
         assert not hasattr(est, "coef_")
+
+
+# ---------------------------------------------------------------- the scheduler frozen
+
+
+SCHEDULER = """
+import sys, distributed
+cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()
+cluster.close(timeout=10)
+"""
+
+
+@contextlib.contextmanager
+def cluster_in_subprocess():
+    """(scheduler process, its address): a LocalCluster run by a subprocess of its own
+    session; closed, and its process group killed if need be, on exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCHEDULER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield proc, proc.stdout.readline().strip()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGCONT)
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+@pytest.mark.slow
+def test_frozen_scheduler_ends_the_fit_within_the_step_timeout(data, monkeypatch):
+    X, y, _ = data
+    ref = PrivateLogisticRegression(**EST, **CLASSES).fit(X, y)
+    with cluster_in_subprocess() as (proc, address):
+        assert address.startswith("tcp://")
+        client = distributed.Client(address, timeout=30)
+        try:
+            client.wait_for_workers(2, timeout=30)
+            # frozen after the first step: the direct steps need no scheduler
+            original, seen = engines.DaskEngine.glm_gradient, []
+
+            def gradient(self, W, yy, loss):
+                seen.append(self)
+                if len(seen) == 3:
+                    os.kill(proc.pid, signal.SIGSTOP)
+                return original(self, W, yy, loss)
+
+            monkeypatch.setattr(engines.DaskEngine, "glm_gradient", gradient)
+            got = PrivateLogisticRegression(**EST, **CLASSES).fit(
+                X, y, client=client, step_timeout=30
+            )
+            assert len(seen) == got.n_iter_[0] > 3 and seen[-1].direct_steps >= len(seen) - 1
+            close(got.coef_, ref.coef_)
+            # still frozen: the next fit ends within its timeout, nothing released
+            est = PrivateLogisticRegression(**EST, **CLASSES)
+            start = time.perf_counter()
+            with pytest.raises(ClusterError, match=r"scheduler.*did not answer within 2 s") as err:
+                est.fit(X, y, client=client, step_timeout=2)
+            assert time.perf_counter() - start < 30
+            assert "nothing was" in one_line(err)
+            assert not hasattr(est, "coef_")
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+            client.close(timeout=10)
 
 
 # ---------------------------------------------------------------- memory

@@ -296,7 +296,10 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
                 "bounds (e.g. days since a public origin, scaled to a public range)"
             )
         try:
-            M = np.asarray(X, dtype=np.float64)
+            if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # pd.NA of Float64 -> NaN
+                M = X.to_numpy(dtype=np.float64, na_value=np.nan)
+            else:
+                M = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
             raise DataError("features must be numeric: encode non-numeric columns first") from None
         if M.ndim != 2:

@@ -296,10 +296,10 @@ def for_plan_dask(
     zeta = check_positive("data_norm", zeta)
     if getattr(X, "is_dask_engine", False):
         client = X.client
-        timeout = X.timeout if timeout is None else timeout
+        timeout = step_timeout(X.timeout if timeout is None else timeout)
     else:
-        client = get_client(client)
-    timeout = step_timeout(timeout)
+        timeout = step_timeout(timeout)
+        client = get_client(client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=False, timeout=timeout)
     if not inp.has_labels:
         raise DataError("labels are needed: give y (or an engine holding labels)")
@@ -350,10 +350,10 @@ def prepare_dask(
         )
     if getattr(X, "is_dask_engine", False):
         client = X.client
-        timeout = X.timeout if timeout is None else timeout
+        timeout = step_timeout(X.timeout if timeout is None else timeout)
     else:
-        client = get_client(client)
-    timeout = step_timeout(timeout)
+        timeout = step_timeout(timeout)
+        client = get_client(client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=bool(c), timeout=timeout)
     if not inp.has_labels:
         raise DataError("labels are needed: give y")

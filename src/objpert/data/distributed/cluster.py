@@ -11,7 +11,7 @@ from objpert.data.contract import (
     format_bytes,
     memory_checks_enabled,
 )
-from objpert.exceptions import DataError
+from objpert.exceptions import ClusterError, DataError
 
 __all__ = [
     "CLUSTER_MEMORY_FRACTION",
@@ -34,23 +34,34 @@ PARTITION_MEMORY_FRACTION = 0.2
 #: ... and the share beyond which partitions that cannot be resized (DataFrames) are
 #: refused.
 PARTITION_MEMORY_LIMIT = 0.5
+_CONNECT_SECONDS = 30.0  # the longest wait for a connection to a scheduler address
 _METADATA_SECONDS = 5.0  # time allowed to read Parquet footers for the size estimate
 _LABEL = "__objpert_label__"  # the label column while features and labels travel together
 _LOCAL: dict[str, Any] = {}  # the LocalCluster client started by get_client(None)
 _CLIENTS: dict[str, Any] = {}  # clients connected by address
 
 
-def get_client(client: Any = None) -> Any:
+def get_client(client: Any = None, timeout: float = _CONNECT_SECONDS) -> Any:
     """A ``distributed.Client``: ``client`` itself, a client connected to the scheduler
-    address ``client`` (str), or (None) the current client, else a local cluster of
-    threads started once per process."""
+    address ``client`` (str; ClusterError when it does not answer within ``timeout``
+    seconds), or (None) the current client, else a local cluster of threads started once
+    per process."""
     from distributed import Client, LocalCluster
 
     if isinstance(client, Client):
         return client
     if isinstance(client, str):
         if client not in _CLIENTS or _CLIENTS[client].status != "running":
-            _CLIENTS[client] = Client(client, set_as_default=False)
+            try:
+                _CLIENTS[client] = Client(
+                    client, set_as_default=False, timeout=min(timeout, _CONNECT_SECONDS)
+                )
+            except (OSError, TimeoutError) as err:
+                raise ClusterError(
+                    f"no Dask scheduler answered at {client} within "
+                    f"{min(timeout, _CONNECT_SECONDS):g} s ({type(err).__name__}): check "
+                    "the address and that the scheduler runs, and fit again"
+                ) from None
         return _CLIENTS[client]
     if client is not None:
         raise TypeError(f"client must be None, a distributed.Client or an address; got {client!r}")
@@ -84,14 +95,20 @@ def _current_client(client: Any) -> Any:
 # ---------------------------------------------------------------- memory
 
 
-def worker_memory(client: Any) -> list[tuple[str, int | None, int]]:
+def worker_memory(client: Any, timeout: float = 10.0) -> list[tuple[str, int | None, int]]:
     """(address, ``memory_limit`` in bytes or None for none, threads) of each worker
-    connected now."""
+    connected now. A scheduler that does not answer within ``timeout`` seconds (frozen,
+    overloaded) is a ClusterError; [] when it cannot tell."""
+    from objpert.engines.distributed import _address, ask_scheduler
+
     try:
-        try:
-            info = client.scheduler_info(n_workers=-1)
-        except TypeError:  # distributed before the n_workers argument
-            info = client.scheduler_info()
+        info = ask_scheduler(client, "identity", min(timeout, 10.0), n_workers=-1)
+    except TimeoutError:
+        raise ClusterError(
+            f"the Dask scheduler{_address(client)} did not answer within {min(timeout, 10.0):g} "
+            "s when asked for its workers (frozen, overloaded or unreachable?); nothing "
+            "was read or released: check the scheduler, restart it and fit again"
+        ) from None
     except Exception:  # no answer: nothing to check here (the next call reports the fault)
         return []
     return [

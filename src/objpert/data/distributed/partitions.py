@@ -245,7 +245,7 @@ def _row_blocks(
             return _Input(list(X._x), list(X._y or []), parent=X, parent_labels=X._y is not None)
         ys, local = _label_blocks(y, X.lengths)
         return _Input(list(X._x), ys, local, parent=X)
-    workers = worker_memory(client)
+    workers = worker_memory(client, timeout)
     if hasattr(X, "to_dask_array") and hasattr(X, "columns"):  # Dask DataFrame
         check_numeric_columns(X)
         size = _known_size(X)
