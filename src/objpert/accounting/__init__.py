@@ -1,0 +1,68 @@
+"""Privacy as a value that composes: privacy-loss distributions, a budget, certificates.
+
+- :mod:`~objpert.accounting.profiles`: delta(epsilon) of one release (Watkins & Arora
+  2026, Theorem C.13, minimised over the truncation radius; zCDP);
+- :mod:`~objpert.accounting.pld`: each release as a pessimistic privacy-loss distribution
+  (dp-accounting), composed and queried;
+- :mod:`~objpert.accounting.accountant`: :class:`PrivacyAccountant`, a budget that refuses
+  a release before it is made, and the composed certificates;
+- :mod:`~objpert.accounting.multiclass`: K releases calibrated jointly at the PLD
+  composition;
+- :func:`pipeline_certificate`: one certificate for the private steps of a fitted
+  pipeline.
+
+Needs the optional package dp-accounting (``pip install 'objpert[accounting]'``).
+"""
+
+from objpert.accounting.accountant import (
+    AccountedCertificate,
+    PLDComposedCertificate,
+    PrivacyAccountant,
+    Remaining,
+    Step,
+    as_losses,
+    compose_certificates,
+)
+from objpert.accounting.multiclass import JointPlan, composed_delta, joint_plan, release_delta
+from objpert.accounting.pipeline import pipeline_certificate
+from objpert.accounting.pld import (
+    DEFAULT_DISCRETIZATION,
+    PrivacyLoss,
+    available,
+    compose,
+    delta_for_epsilon,
+    epsilon_for_delta,
+    from_certificate,
+    from_plan,
+    gaussian,
+    laplace,
+    point,
+    zcdp,
+)
+
+__all__ = [
+    "DEFAULT_DISCRETIZATION",
+    "AccountedCertificate",
+    "JointPlan",
+    "PLDComposedCertificate",
+    "PrivacyAccountant",
+    "PrivacyLoss",
+    "Remaining",
+    "Step",
+    "as_losses",
+    "available",
+    "compose",
+    "compose_certificates",
+    "composed_delta",
+    "delta_for_epsilon",
+    "epsilon_for_delta",
+    "from_certificate",
+    "from_plan",
+    "gaussian",
+    "joint_plan",
+    "laplace",
+    "pipeline_certificate",
+    "point",
+    "release_delta",
+    "zcdp",
+]

@@ -1,0 +1,335 @@
+"""Privacy-loss distributions (PLDs) of single releases, and their composition.
+
+Each release becomes a *pessimistic* PLD of dp-accounting (Google's ``dp-accounting``,
+the optional extra ``objpert[accounting]``): a discrete distribution whose hockey-stick
+divergence is at least the release's at every epsilon, so that composing PLDs (the
+convolution of Koskela, Jaelkoe & Honkela 2020; Meiser & Mohammadi 2018) over-states the
+joint privacy loss, never under-states it.
+
+- Watkins & Arora (2026) releases and zCDP releases: their privacy profile
+  (:mod:`objpert.accounting.profiles`) made a PLD by the pessimistic connect-the-dots
+  construction (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, Algorithm 1) on the
+  grid epsilon_i = i * discretization, after taking the profile's greatest convex
+  minorant in e^epsilon (:func:`~objpert.accounting.profiles.convex_envelope`); the mass
+  left at the grid's end (delta <= :data:`TAIL`) is put at +infinity.
+- Gaussian and Laplace mechanisms: dp-accounting's own PLDs (connect-the-dots,
+  pessimistic).
+- Any other (epsilon, delta)-DP release: the pessimistic PLD of the point (Koskela et al.
+  2020; dp-accounting's ``from_privacy_parameters``), which composes like the optimal
+  composition of (epsilon, delta)-DP releases.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from objpert.accounting import profiles
+from objpert.certify.calibration import Plan, rederive_plan
+from objpert.certify.certificate import Certificate
+from objpert.certify.constants import problem
+from objpert.errors import (
+    ParameterError,
+    PrivacyError,
+    check_int,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_unit,
+)
+
+__all__ = [
+    "DEFAULT_DISCRETIZATION",
+    "KINDS",
+    "TAIL",
+    "PrivacyLoss",
+    "available",
+    "check_discretization",
+    "compose",
+    "delta_for_epsilon",
+    "epsilon_for_delta",
+    "from_certificate",
+    "from_plan",
+    "gaussian",
+    "laplace",
+    "point",
+    "zcdp",
+]
+
+#: The privacy-loss grid step of every PLD (PLDs compose only on a common grid).
+DEFAULT_DISCRETIZATION = 1e-3
+#: A profile's grid ends where delta(epsilon) <= TAIL; that mass goes to +infinity.
+TAIL = 1e-16
+_MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to +infinity)
+_ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
+
+KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point")
+
+
+def available() -> bool:
+    """Whether dp-accounting can be imported (the ``accounting`` extra)."""
+    try:
+        import dp_accounting.pld  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _dp():
+    try:
+        from dp_accounting import pld
+        from dp_accounting.pld import common, pld_pmf, privacy_loss_distribution
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ParameterError(
+            "PLD accounting needs the optional package dp-accounting: "
+            "pip install 'objpert[accounting]'"
+        ) from None
+    del pld
+    return privacy_loss_distribution, pld_pmf, common
+
+
+def check_discretization(value: Any) -> float:
+    """A PLD grid step in [1e-6, 0.1] (finer grids are slow, coarser ones loose)."""
+    value = check_positive("discretization", value)
+    if not 1e-6 <= value <= 0.1:
+        raise ParameterError(f"discretization must be in [1e-6, 0.1]; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """How one private release composes: its kind, the public numbers its PLD is built
+    from, and how many identical copies of it were released (``count``).
+
+    ``epsilon``/``delta``: the release's own certified point (for reports; NaN for
+    Gaussian, Laplace and zCDP releases, whose profile has no distinguished point).
+    ``certificate``: the certificate it came from, if any (not part of its identity).
+    """
+
+    kind: str
+    parameters: tuple[tuple[str, Any], ...]
+    epsilon: float = math.nan
+    delta: float = math.nan
+    count: int = 1
+    certificate: Any = field(default=None, compare=False, repr=False)
+
+    def times(self, count: int) -> PrivacyLoss:
+        """``count`` identical copies of this release (composed)."""
+        count = check_int("count", count, 1)
+        return PrivacyLoss(
+            self.kind, self.parameters, self.epsilon, self.delta, self.count * count,
+            self.certificate,
+        )  # fmt: skip
+
+    def pld(self, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
+        """The pessimistic PLD of all ``count`` copies (a dp-accounting object): K Gaussian
+        mechanisms of std sigma are one of std sigma / sqrt(K) (Dong, Roth & Su 2022,
+        Corollary 3.3), any other release is self-composed."""
+        step = check_discretization(discretization)
+        if self.kind == "gaussian" and self.count > 1:  # K Gaussians are one (exactly)
+            p = dict(self.parameters)
+            merged = (
+                ("sigma", p["sigma"] / math.sqrt(self.count)),
+                ("sensitivity", p["sensitivity"]),
+            )
+            return _single_pld("gaussian", merged, step)
+        single = _single_pld(self.kind, self.parameters, step)
+        return single if self.count == 1 else single.self_compose(self.count)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "count": self.count}
+        out["parameters"] = {
+            k: (list(v) if isinstance(v, tuple) else v) for k, v in self.parameters
+        }
+        out["epsilon"] = None if math.isnan(self.epsilon) else self.epsilon
+        out["delta"] = None if math.isnan(self.delta) else self.delta
+        return out
+
+
+def gaussian(sigma: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
+    """A Gaussian mechanism: noise N(0, sigma^2 I) on a query of L2 sensitivity G."""
+    params = (
+        ("sigma", check_positive("sigma", sigma)),
+        ("sensitivity", check_positive("sensitivity", sensitivity)),
+    )
+    return PrivacyLoss("gaussian", params, count=check_int("count", count, 1))
+
+
+def laplace(scale: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
+    """A Laplace mechanism: noise Laplace(b) per coordinate on a query of L1 sensitivity."""
+    params = (
+        ("scale", check_positive("scale", scale)),
+        ("sensitivity", check_positive("sensitivity", sensitivity)),
+    )
+    return PrivacyLoss("laplace", params, count=check_int("count", count, 1))
+
+
+def point(epsilon: float, delta: float, count: int = 1) -> PrivacyLoss:
+    """An (epsilon, delta)-DP release known by that one point."""
+    eps = check_nonnegative("epsilon", epsilon)
+    dlt = check_unit("delta", delta)
+    if not math.isfinite(eps):
+        raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
+    if dlt >= 1.0:
+        raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
+    params = (("epsilon", eps), ("delta", dlt))
+    return PrivacyLoss("point", params, eps, dlt, check_int("count", count, 1))
+
+
+def zcdp(rho: float, count: int = 1) -> PrivacyLoss:
+    """A rho-zCDP release (profile: Canonne, Kamath & Steinke 2020, Corollary 13)."""
+    rho = check_positive("rho", rho)
+    if not math.isfinite(rho):
+        raise ParameterError(f"rho must be finite; got {rho!r}")
+    return PrivacyLoss("zcdp", (("rho", rho),), count=check_int("count", count, 1))
+
+
+_CONSTANT_KEYS = ("loss", "n", "d", "zeta", "mu", "eta")
+
+
+def from_certificate(cert: Any, *, radius: tuple[float, float] | None = None) -> PrivacyLoss:
+    """The privacy loss of a release from its certificate.
+
+    A Watkins & Arora certificate (forms ``c13``, ``theorem41``, ``limit``) gives its
+    whole profile, from constants re-derived from the loss registry; its own radius is
+    read from the certificate (or ``radius``). Another certified certificate (a peer's)
+    gives its (epsilon, delta) point. An uncertified one is refused (:class:`PrivacyError`).
+    """
+    if not isinstance(getattr(cert, "certified", None), bool):
+        raise ParameterError(f"expected a certificate; got {type(cert).__name__}")
+    if not cert.certified:
+        raise PrivacyError("an uncertified release has no privacy guarantee to account for")
+    kind = profiles.profile_kind(cert) if isinstance(cert, Certificate) else ""
+    if not kind:
+        return PrivacyLoss(
+            "point", (("epsilon", float(cert.epsilon)), ("delta", float(cert.delta))),
+            float(cert.epsilon), float(cert.delta), 1, cert,
+        )  # fmt: skip
+    pc = profiles.constants_from_certificate(cert)
+    params: list[tuple[str, Any]] = [(k, getattr(pc, k)) for k in _CONSTANT_KEYS]
+    params.append(("loss_params", tuple(tuple(p) for p in pc.loss_params)))
+    params.append(("sigma", float(cert.sigma)))
+    if kind == "limit":
+        return PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert)
+    if radius is None:
+        r, r_outer = cert.details.get("radius"), cert.details.get("radius_outer")
+        radius = None if r is None or r_outer is None else (float(r), float(r_outer))
+    params.append(("iterations", int(cert.iterations)))
+    params.append(("radius", radius))
+    params.append(("point", (float(cert.epsilon), float(cert.delta))))
+    return PrivacyLoss("watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert)
+
+
+def from_plan(plan: Any) -> PrivacyLoss:
+    """The privacy loss of a plan's release. A Watkins & Arora :class:`Plan` is re-derived
+    first (:func:`~objpert.certify.calibration.rederive_plan`: constants from the loss,
+    certificate recomputed); any other plan is read by its ``certificate``."""
+    if isinstance(plan, Plan):
+        cert = rederive_plan(plan)
+        return from_certificate(cert, radius=(plan.radius, plan.radius_outer))
+    cert = getattr(plan, "certificate", None)
+    if cert is None:
+        raise ParameterError(f"expected a plan or a certificate; got {type(plan).__name__}")
+    return from_certificate(cert)
+
+
+def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float) -> Any:
+    """Pessimistic connect-the-dots PLD of a profile given on grid points (multiples of
+    the discretization, increasing from 0)."""
+    dist, pmf, _ = _dp()
+    env = profiles.convex_envelope(epsilons, deltas)
+    rounded = np.rint(epsilons / discretization).astype(np.int64)
+    if rounded.size == 1 or np.all(np.diff(rounded) == 1):
+        built = pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
+            discretization, int(rounded[0]), int(rounded[-1]), env
+        )
+    else:
+        built = pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, env)
+    return dist.PrivacyLossDistribution(built)
+
+
+def _grid_end(profile: Any, discretization: float) -> float:
+    """The smallest grid epsilon (doubling) with profile <= TAIL, at most _MAX_EPSILON."""
+    eps = max(discretization, 1e-2)
+    while eps < _MAX_EPSILON and float(profile(np.array([eps]))[0]) > TAIL:
+        eps *= 2.0
+    return min(eps, _MAX_EPSILON)
+
+
+@functools.lru_cache(maxsize=128)
+def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretization: float):
+    dist, _, common = _dp()
+    p = dict(parameters)
+    if kind == "gaussian":
+        return dist.from_gaussian_mechanism(
+            p["sigma"], sensitivity=p["sensitivity"], value_discretization_interval=discretization
+        )
+    if kind == "laplace":
+        return dist.from_laplace_mechanism(
+            p["scale"], sensitivity=p["sensitivity"], value_discretization_interval=discretization
+        )
+    if kind == "point":
+        params = common.DifferentialPrivacyParameters(p["epsilon"], p["delta"])
+        return dist.from_privacy_parameters(params, value_discretization_interval=discretization)
+    if kind == "zcdp":
+        end = _grid_end(lambda e: profiles.zcdp_profile(p["rho"], e), discretization)
+        steps = math.ceil(end / discretization)
+        idx = np.unique(np.rint(np.linspace(0, steps, _ZCDP_POINTS)).astype(np.int64))
+        eps = idx * discretization
+        return _profile_pld(eps, profiles.zcdp_profile(p["rho"], eps), discretization)
+    if kind not in ("watkins_arora", "limit"):
+        raise ParameterError(f"unknown privacy-loss kind {kind!r}; expected one of {KINDS}")
+    pc = problem(
+        p["loss"], n=p["n"], d=p["d"], zeta=p["zeta"], mu=p["mu"], eta=p["eta"],
+        **dict(p["loss_params"]),
+    )  # fmt: skip
+    sigma = p["sigma"]
+    if kind == "limit":
+
+        def profile(e):
+            return profiles.limit_profile(pc, sigma, e)
+    else:
+        pt = p["point"]
+
+        def profile(e):
+            val = profiles.watkins_arora_profile(pc, sigma, p["iterations"], e, radius=p["radius"])
+            return np.where(np.asarray(e) >= pt[0], np.minimum(val, pt[1]), val)
+
+    end = _grid_end(profile, discretization)
+    eps = np.arange(math.ceil(end / discretization) + 1) * discretization
+    return _profile_pld(eps, profile(eps), discretization)
+
+
+def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
+    """The PLD of all ``losses`` released on the same data (a dp-accounting object);
+    identical losses are self-composed once."""
+    items = list(losses)
+    if not items:
+        raise ParameterError("composition needs at least one release; got none")
+    counts: dict[PrivacyLoss, int] = {}
+    for loss in items:
+        if not isinstance(loss, PrivacyLoss):
+            raise ParameterError(f"expected PrivacyLoss values; got {type(loss).__name__}")
+        key = PrivacyLoss(loss.kind, loss.parameters, loss.epsilon, loss.delta)
+        counts[key] = counts.get(key, 0) + loss.count
+    total = None
+    for key, count in counts.items():
+        pld = key.times(count).pld(discretization)
+        total = pld if total is None else total.compose(pld)
+    return total
+
+
+def delta_for_epsilon(pld: Any, epsilon: float) -> float:
+    """The composed delta at ``epsilon`` (capped at 1)."""
+    epsilon = check_nonnegative("epsilon", epsilon)
+    return min(float(pld.get_delta_for_epsilon(epsilon)), 1.0)
+
+
+def epsilon_for_delta(pld: Any, delta: float) -> float:
+    """The smallest composed epsilon at ``delta`` (+inf when no epsilon reaches it)."""
+    delta = check_open_unit("delta", delta)
+    return float(pld.get_epsilon_for_delta(delta))
