@@ -14,6 +14,7 @@ from objpert.errors import (
     UnreachableTargetError,
     UnverifiedModelWarning,
 )
+from objpert.exceptions import BudgetExceededError
 from objpert.losses import get_loss, register_loss
 
 __version__ = "0.1.0"
@@ -25,6 +26,7 @@ _LAZY = {
     "load": "objpert.persistence",
     "perturbed_gradient_descent": "objpert.mechanisms",
     "Release": "objpert.mechanisms",
+    "PrivacyAccountant": "objpert.accounting",
 }
 
 
@@ -38,10 +40,12 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "BudgetExceededError",
     "Certificate",
     "ObjpertError",
     "ParameterError",
     "Plan",
+    "PrivacyAccountant",
     "PrivacyError",
     "PrivacyLeakWarning",
     "PrivateLogisticRegression",

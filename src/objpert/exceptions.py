@@ -8,11 +8,14 @@ does not cover.
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "CliError",
+    "ClippingNotice",
     "ClusterError",
     "CryptoUnavailableError",
     "DataError",
     "ExternalPeerError",
+    "IterationBudgetWarning",
     "LossError",
     "ModelFileError",
     "ObjpertError",
@@ -50,6 +53,12 @@ class ClusterError(ObjpertError):
 
 class PrivacyError(ObjpertError):
     """The release would not be covered by its certificate; nothing was released."""
+
+
+class BudgetExceededError(PrivacyError):
+    """A release would take a privacy accountant past its (epsilon, delta) budget; it was
+    refused before anything was released (the message says what remains and what was
+    asked)."""
 
 
 class ToleranceError(PrivacyError):
@@ -93,3 +102,14 @@ class TestingSeedWarning(UserWarning):
     """A seed was given: the noise is reproducible, so the output is for testing only."""
 
     __test__ = False  # a warning, not a test class
+
+
+class ClippingNotice(UserWarning):
+    """Many training values or rows were clipped to their declared bounds: the model may
+    be poor. Shown to whoever runs ``fit`` (a statistic of the private data): it is never
+    stored in the model or its file."""
+
+
+class IterationBudgetWarning(UserWarning):
+    """The plan uses the whole iteration budget and a larger budget would cut the noise
+    markedly (computed from public constants: :func:`objpert.certify.budget.ceiling`)."""

@@ -44,8 +44,8 @@ EXPECTED_FAILED_CHECKS = {
 # A fixed alpha keeps the ~100 checks fast (a plan for a given mu takes ~0.2 s instead of
 # ~1 s for the "auto" search); "auto" is exercised by the accuracy tests below.
 CHECKED = [
-    PrivateLogisticRegression(epsilon=3.0, max_iterations=300, alpha=0.3),
-    PrivateRobustRegression(epsilon=3.0, max_iterations=300, alpha=0.3),
+    PrivateLogisticRegression(epsilon=3.0, max_iterations=300, alpha=0.3, data_norm=1.0),
+    PrivateRobustRegression(epsilon=3.0, max_iterations=300, alpha=0.3, data_norm=1.0),
 ]
 
 
@@ -82,7 +82,7 @@ SMALL_X, SMALL_Y = _binary(400, d=3, seed=1)
 
 
 def small_model(**kw):
-    params = dict(epsilon=2.0, alpha=0.2, max_iterations=2000, random_state=0)
+    params = dict(epsilon=2.0, alpha=0.2, max_iterations=2000, data_norm=1.0, random_state=0)
     params.update(kw)
     return PrivateLogisticRegression(**params)
 
@@ -93,7 +93,7 @@ def small_model(**kw):
 def test_binary_accuracy_close_to_non_private():
     X, y = _binary(5000, seed=0)
     Xt, yt = _binary(3000, seed=1)
-    model = PrivateLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    model = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     reference = LogisticRegression().fit(X, y).score(Xt, yt)
     assert model.score(Xt, yt) >= reference - 0.03
     assert model.coef_.shape == (1, 5) and model.intercept_.shape == (1,)
@@ -113,7 +113,10 @@ def test_binary_accuracy_close_to_non_private():
 
 def test_multiclass_composes_within_the_target():
     X, y = _three_class(3000)
-    model = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, random_state=0).fit(X, y)
+    model = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0, composition="split"
+    )
+    model.fit(X, y)
     assert model.score(X, y) > 0.8
     assert model.coef_.shape == (3, 2) and model.intercept_.shape == (3,)
     cert = model.certificate_
@@ -281,10 +284,16 @@ def test_os_entropy_differs_and_does_not_warn():
 
 
 def test_plan_cache_is_keyed_by_public_values():
-    before = plan_for.cache_info().hits
+    from objpert.estimators.base import calibration_for
+
+    def hits() -> int:
+        return plan_for.cache_info().hits + calibration_for.cache_info().hits
+
     small_model().fit(SMALL_X, SMALL_Y)
+    before = (hits(), calibration_for.cache_info().misses)
     small_model().fit(SMALL_X[::-1], SMALL_Y[::-1])  # other data, same public constants
-    assert plan_for.cache_info().hits >= before + 1
+    assert hits() >= before[0] + 1
+    assert calibration_for.cache_info().misses == before[1]  # nothing recalibrated
 
 
 # ---------------------------------------------------------------- model selection
@@ -295,7 +304,7 @@ def test_pipeline_grid_search_and_cross_validation():
     pipe = Pipeline(
         [
             ("public_scale", FunctionTransformer(lambda Z: Z / 2.0)),
-            ("clf", PrivateLogisticRegression(epsilon=2.0, max_iterations=2000)),
+            ("clf", PrivateLogisticRegression(epsilon=2.0, max_iterations=2000, data_norm=1.0)),
         ]
     )
     search = GridSearchCV(pipe, {"clf__alpha": [0.05, 0.5]}, cv=3).fit(X, y)
@@ -317,7 +326,7 @@ def _linear(n: int, seed: int):
 
 def test_robust_regression_recovers_a_linear_model():
     X, y, w = _linear(3000, seed=0)
-    model = PrivateRobustRegression(epsilon=3.0, random_state=0).fit(X, y)
+    model = PrivateRobustRegression(epsilon=3.0, data_norm=1.0, random_state=0).fit(X, y)
     assert model.score(X, y) > 0.9
     assert model.coef_.shape == (2,) and isinstance(model.intercept_, float)
     assert np.linalg.norm(model.coef_ - w) < 0.5
@@ -331,7 +340,7 @@ def test_robust_regression_resists_outliers():
     out = rng.random(len(y)) < 0.05  # 5% gross outliers pulling the slope the wrong way
     y_bad = y.copy()
     y_bad[out] = -20.0 * np.sign(X[out, 0])
-    robust = PrivateRobustRegression(epsilon=3.0, random_state=0).fit(X, y_bad)
+    robust = PrivateRobustRegression(epsilon=3.0, data_norm=1.0, random_state=0).fit(X, y_bad)
     least_squares = LinearRegression().fit(X, y_bad)
     clean = ~out
     assert robust.score(X[clean], y[clean]) > 0.95
@@ -342,7 +351,7 @@ def test_robust_regression_resists_outliers():
 def test_robust_regression_without_intercept():
     X, y, _ = _linear(500, seed=2)
     model = PrivateRobustRegression(
-        epsilon=3.0, fit_intercept=False, alpha=0.2, random_state=0
+        epsilon=3.0, fit_intercept=False, alpha=0.2, data_norm=1.0, random_state=0
     ).fit(X, y - 0.5)
     assert model.intercept_ == 0.0 and model.plan_.d == 2
     assert model.plan_.zeta == 1.0

@@ -39,8 +39,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from objpert.accounting.multiclass import Calibration, calibrate_releases, check_settings
 from objpert.certify.calibration import Plan, corollary_413, tight
-from objpert.certify.composition import compose, split_budget
 from objpert.data import (
     DataError,
     PreparedData,
@@ -49,6 +49,7 @@ from objpert.data import (
     is_dask,
 )
 from objpert.data.labels import check_labels
+from objpert.engines.threads import check_n_jobs
 from objpert.errors import (
     ParameterError,
     PrivacyLeakWarning,
@@ -57,11 +58,22 @@ from objpert.errors import (
     check_open_unit,
     check_positive,
 )
-from objpert.mechanisms.perturbed_gd import Release, perturbed_gradient_descent
+from objpert.estimators.bounds import (
+    DATA_NORM,
+    bound_features,
+    clip_for_prediction,
+    finish_fit,
+    public_zeta,
+)
+from objpert.estimators.time_budget import check_max_seconds, check_time_budget, time_budget
+from objpert.mechanisms.perturbed_gd import Release, release_targets
+from objpert.mechanisms.progress import check_verbose
+from objpert.preprocessing.bounded import check_bounds
 
 __all__ = [
     "CALIBRATIONS",
     "COMMON_DOC",
+    "DATA_NORM",
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
@@ -70,8 +82,10 @@ __all__ = [
     "PrivateGLM",
     "as_data_error",
     "blockwise_on_dask",
+    "calibration_for",
     "data_errors",
     "plan_for",
+    "public_zeta",
     "warn_label_set",
 ]
 
@@ -90,8 +104,17 @@ _COMMON_DOC = """
     - **Rows are bounded by data_norm.** Rows of norm above ``data_norm`` are scaled down
       to it (their count is in ``n_clipped_``, a statistic of the data that is *not*
       covered by the certificate: do not publish it) unless ``clip=False``, in which case
-      ``fit`` raises :class:`objpert.data.DataError`. Choose ``data_norm`` (and scale the
-      features) from public knowledge, never from the private data.
+      ``fit`` raises :class:`objpert.data.DataError`. Choose ``data_norm`` (or
+      ``feature_bounds``, or a bounded preprocessing step: docs/pipeline.md) from public
+      knowledge. ``data_norm=None`` without ``feature_bounds`` reads the largest row norm
+      from the training rows: :class:`objpert.PrivacyLeakWarning`, and ``"data norm"`` is
+      recorded in ``certificate_.not_public``. When more than 1% of the rows are clipped,
+      ``fit`` warns :class:`objpert.exceptions.ClippingNotice` (shown to whoever runs it,
+      never stored in the model or its file).
+    - **No silent iteration ceiling.** When the budget ``max_iterations`` binds and
+      twice the budget would cut sigma by more than 10% (computed from public constants,
+      :func:`objpert.certify.budget.ceiling`), ``fit`` warns
+      :class:`objpert.exceptions.IterationBudgetWarning` saying what to set.
     - **Each fit is a release.** Model selection on private data (``GridSearchCV``,
       ``cross_val_score``, refitting with other hyperparameters) spends privacy budget: every
       fit is a separate release on (part of) the same data, and the selection itself is not
@@ -168,6 +191,20 @@ def plan_for(
     raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
 
 
+@functools.lru_cache(maxsize=256)
+def calibration_for(k: int, composition: str, *plan_args: Any) -> Calibration:
+    """The plan of each of k releases meeting (epsilon, delta) together and how they
+    compose (:func:`objpert.accounting.multiclass.calibrate_releases`): a pure (cached)
+    function of public constants. ``plan_args`` are those of :func:`plan_for`, their
+    (epsilon, delta) the fit's target."""
+    head, (epsilon, delta), tail = plan_args[:6], plan_args[6:8], plan_args[8:]
+
+    def plan_at(eps_i: float, delta_i: float) -> Plan:
+        return plan_for(*head, eps_i, delta_i, *tail)
+
+    return calibrate_releases(plan_at, epsilon, delta, k, composition)
+
+
 #: The name under which a label set read from the data is recorded as not public.
 LABEL_SET = "label set"
 
@@ -242,7 +279,7 @@ class FitSettings:
 
     epsilon: float
     delta: float
-    data_norm: float
+    data_norm: float | None  # None: from feature_bounds, else read from the data
     fit_intercept: bool
     clip: bool
     comparator_norm: float
@@ -252,6 +289,10 @@ class FitSettings:
     mu: float | None  # None: alpha="auto"
     scale: float | None  # the pseudo-Huber scale (robust regression only)
     classes: np.ndarray | None = field(default=None, compare=False)  # the declared label set
+    feature_bounds: np.ndarray | None = field(default=None, compare=False)  # (d, 2), public
+    n_jobs: int | None = None  # the engine's threads: None automatic, -1 every core
+    max_seconds: float | None = None  # a time budget, turned into max_iterations at fit
+    composition: str = "split"  # how the releases of one fit compose (COMPOSITIONS)
 
 
 class PrivateGLM(BaseEstimator):
@@ -286,7 +327,9 @@ class PrivateGLM(BaseEstimator):
         return FitSettings(
             epsilon=check_positive("epsilon", self.epsilon),
             delta=check_open_unit("delta", self.delta),
-            data_norm=check_positive("data_norm", self.data_norm),
+            data_norm=(
+                None if self.data_norm is None else check_positive("data_norm", self.data_norm)
+            ),
             fit_intercept=check_bool("fit_intercept", self.fit_intercept),
             clip=check_bool("clip", self.clip),
             comparator_norm=check_positive("comparator_norm", self.comparator_norm),
@@ -298,7 +341,25 @@ class PrivateGLM(BaseEstimator):
             mu=mu,
             scale=None if self._loss != "robust" else check_positive("scale", scale),
             classes=None if classes is None else check_label_set(classes),
-        )
+            n_jobs=check_n_jobs(getattr(self, "n_jobs", None)),
+            composition=check_settings(
+                getattr(self, "composition", "split"), getattr(self, "accountant", None)
+            ),
+            max_seconds=check_max_seconds(getattr(self, "max_seconds", None)),
+            feature_bounds=(
+                None if self.feature_bounds is None
+                else check_bounds(self.feature_bounds, "feature_bounds")
+            ),
+        )  # fmt: skip
+
+    def _bound_features(self, X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...]]:
+        """X scaled by feature_bounds, or data_norm resolved (:func:`.bounds.bound_features`)."""
+        X, p, read, self._bound_rows = bound_features(X, p)
+        return X, p, read
+
+    def _finish_fit(self, p: FitSettings) -> None:
+        """Original units, clipping notice, iteration budget: :func:`.bounds.finish_fit`."""
+        finish_fit(self, p, getattr(self, "_bound_rows", 0))
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
         if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
@@ -322,10 +383,28 @@ class PrivateGLM(BaseEstimator):
         except (TypeError, ValueError) as exc:  # scikit-learn's checks: shapes, sizes, types
             raise as_data_error(exc) from None
 
-    def _prepare_dask(self, X: Any, y: Any, labels: str, p: FitSettings, client: Any):
+    def _prepare_dask(
+        self,
+        X: Any,
+        y: Any,
+        labels: str,
+        p: FitSettings,
+        client: Any,
+        step_timeout: float | None = None,
+    ):
         """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
-        validate_data sets them, the data checked and prepared on the cluster."""
+        validate_data sets them, the data checked and prepared on the cluster.
+        ``step_timeout``: seconds each step may wait for the cluster (docs/dask.md)."""
         from objpert.data.distributed import prepare_dask
+        from objpert.engines.distributed import step_timeout as checked_timeout
+
+        timeout = checked_timeout(step_timeout, "step_timeout")  # before any connection
+        if p.data_norm is None or p.feature_bounds is not None:
+            raise ParameterError(
+                "a fit on a Dask cluster needs a declared data_norm (feature_bounds and a "
+                "data_norm read from the data are for in-memory data): scale the features "
+                "to public bounds and set data_norm"
+            )
 
         head = X._meta if hasattr(X, "columns") and hasattr(X, "_meta") else X  # Dask frame
         _check_n_features(self, head, reset=True)
@@ -340,6 +419,7 @@ class PrivateGLM(BaseEstimator):
             clip=p.clip,
             client=client,
             classes=p.classes,
+            timeout=timeout,
         )
         if prepared.n < 2:
             raise DataError(f"training needs at least 2 rows; got {prepared.n}")
@@ -354,27 +434,16 @@ class PrivateGLM(BaseEstimator):
     ) -> None:
         """Calibrate (cached), release once per target, and store the fitted attributes.
         ``not_public``: structural choices read from the data (recorded in the certificate)."""
-        split = split_budget(p.epsilon, p.delta, len(targets))
-        plan = plan_for(
-            self._loss,
-            p.scale,
-            p.calibration,
-            prepared.n,
-            prepared.d,
-            prepared.zeta,
-            split.epsilon_i,
-            split.delta_i,
-            p.comparator_norm,
-            p.max_iterations,
-            p.mu,
-        )
+        p = time_budget(p, prepared, len(targets), self._loss)
+        cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))
+        plan = cal.plan
+        self._spend(cal, not_public)  # BudgetExceededError: nothing is released
+        check_time_budget(p, plan)
         rngs = _release_rngs(self.random_state, len(targets))
-        releases: list[Release] = [
-            perturbed_gradient_descent(
-                prepared.X, t, plan, rng, clip=False, verbose=bool(self.verbose)
-            )
-            for t, rng in zip(targets, rngs, strict=True)
-        ]
+        releases: list[Release] = release_targets(
+            prepared.X, targets, plan, rngs, verbose=check_verbose(self.verbose), n_jobs=p.n_jobs
+        )
+        self.max_iterations_used_ = p.max_iterations
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling
         if p.fit_intercept:
@@ -386,17 +455,44 @@ class PrivateGLM(BaseEstimator):
         self.n_clipped_ = int(prepared.n_clipped)
         self.releases_ = releases
         self.seeded_ = any(r.seeded for r in releases)
-        if split.method == "single":
+        if cal.method == "single":
             self.plan_ = plan
             self.certificate_ = replace(releases[0].certificate, not_public=not_public)
         else:
             self.plan_ = [r.plan for r in releases]
-            self.certificate_ = compose(
-                [r.certificate for r in releases],
-                split.method,
-                delta_slack=split.delta_slack,
-                not_public=not_public,
-            )
+            self.certificate_ = cal.compose([r.certificate for r in releases], not_public)
+
+    def _calibration(self, p: FitSettings, n: int, d: int, zeta: float, k: int) -> Calibration:
+        """The plan of each of the fit's k releases and how they compose (cached)."""
+        return calibration_for(
+            k, p.composition, self._loss, p.scale, p.calibration, n, d, zeta, p.epsilon,
+            p.delta, p.comparator_norm, p.max_iterations, p.mu,
+        )  # fmt: skip
+
+    def _spend(self, cal: Calibration, not_public: tuple[str, ...] = ()) -> None:
+        """Charge the fit's releases to ``accountant`` (BudgetExceededError if they do not
+        fit: raised before anything is released)."""
+        accountant = getattr(self, "accountant", None)
+        if accountant is not None:
+            accountant.spend(cal.losses(), name=type(self).__name__, not_public=not_public)
+
+    def _check_budget(self, X: Any, p: FitSettings, k: int | None) -> None:
+        """Before the data are read: refuse (BudgetExceededError) a fit whose releases do
+        not fit in the accountant's budget, from public constants and the shape of X. Only
+        when every constant is public before the data are read (k releases known, zeta
+        declared, no time budget); otherwise :meth:`_spend` refuses before the release."""
+        accountant = getattr(self, "accountant", None)
+        shape = getattr(X, "shape", None)
+        if accountant is None or k is None or p.max_seconds is not None or shape is None:
+            return
+        if len(shape) != 2 or not all(isinstance(v, numbers.Integral) for v in shape):
+            return  # a Dask array with unknown chunks: checked before the release
+        zeta = public_zeta(p, int(shape[1]))
+        if zeta is None or int(shape[0]) < 2:
+            return
+        d = int(shape[1]) + (1 if p.fit_intercept else 0)
+        cal = self._calibration(p, int(shape[0]), d, zeta, k)
+        accountant.check(cal.losses(), name=type(self).__name__)
 
     def _set_release_attributes(self, coef: np.ndarray, intercept: np.ndarray) -> None:
         raise NotImplementedError
@@ -417,6 +513,7 @@ class PrivateGLM(BaseEstimator):
         largest |entry| and multiplied back (+-inf only where the margin itself is beyond
         the float64 range)."""
         X = self._validate_prediction(X)
+        X = clip_for_prediction(self, X)  # as at training: features clipped to their bounds
         coef = np.atleast_2d(self.coef_)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = safe_sparse_dot(X, coef.T, dense_output=True) + self.intercept_

@@ -38,8 +38,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         Target epsilon of the whole fit (all releases together).
     delta : float in (0, 1), default=1e-6
         Target delta of the whole fit.
-    data_norm : float > 0, default=1.0
-        Public bound on the Euclidean norm of each feature row (Assumption 1).
+    data_norm : float > 0 or None, default=None
+        Public bound on the Euclidean norm of each feature row (Assumption 1), after the
+        scaling of ``feature_bounds``. None: sqrt(n_features) with ``feature_bounds``;
+        without them, the largest row norm of the training rows, read from the data
+        (:class:`objpert.PrivacyLeakWarning`, ``"data norm"`` in
+        ``certificate_.not_public``). In a pipeline after bounded preprocessing, set it
+        to :func:`objpert.preprocessing.row_norm_bound` of the preprocessing (which
+        :func:`objpert.preprocessing.private_pipeline` does).
     fit_intercept : bool, default=True
         Append a constant column of value c = ``intercept_scaling`` (after clipping); the
         certificate then uses zeta = sqrt(data_norm^2 + c^2).
@@ -60,8 +66,9 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         Public compute budget: the most gradient steps the tight calibration may plan.
     random_state : None, int, Generator or RandomState, default=None
         Source of the noise (see Privacy).
-    verbose : bool, default=False
-        Show a progress bar during gradient descent.
+    verbose : bool or "auto", default="auto"
+        Show a progress bar (stderr) during gradient descent: True always, False never,
+        "auto" on a terminal outside notebooks for long fits (about 2 s or more).
     classes : list of labels or None, default=None
         The public label set (at least two labels). The classes, the number of releases
         K, the label mapping (the larger of two labels is +1), every shape and the
@@ -71,6 +78,34 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         :class:`objpert.PrivacyLeakWarning` and records ``"label set"`` in
         ``certificate_.not_public``: one relabelled row can change the model's shape,
         which no certificate covers.
+    feature_bounds : list of (lo, hi) or None, default=None
+        Public bounds of each feature. The model is trained on each feature clipped to
+        its bounds and mapped onto [-1, 1] (rows of norm <= sqrt(n_features)); ``coef_``
+        and ``intercept_`` are in the units of the raw features, and prediction clips
+        raw features to the bounds, so predictions on raw X are those of the trained
+        model (without an intercept column, ``intercept_`` holds the affine shift).
+    n_jobs : None, -1 or int >= 1, default=None
+        Threads of the gradient sweeps: None picks them from the work per step (small
+        problems: one) and the cores not busy with other work; 1: one thread; -1: every
+        core. It changes the speed only, never the released weights.
+    max_seconds : float > 0 or None, default=None
+        A time budget for the gradient steps: ``max_iterations`` is cut to the steps it
+        buys at the speed of one step on this machine, timed on synthetic data of the
+        public shape (never the private rows) before calibration; recorded in
+        ``max_iterations_used_``. Calibration is not counted.
+    composition : {"auto", "pld", "split"}, default="auto"
+        How the K one-vs-rest releases share the budget. ``"pld"``: calibrated jointly so
+        that the composition of their privacy-loss distributions (their whole Theorem
+        C.13 profiles) is (epsilon, delta)-DP: less noise per release
+        (:mod:`objpert.accounting`, needs dp-accounting). ``"split"``: each release gets
+        (epsilon_i, delta_i) by basic or advanced composition. ``"auto"``: pld when
+        dp-accounting is installed, else split. ``certificate_.method`` says which.
+    accountant : PrivacyAccountant or None, default=None
+        A privacy budget shared by several releases (:class:`objpert.accounting.
+        PrivacyAccountant`): ``fit`` charges it and raises
+        :class:`objpert.BudgetExceededError`, releasing nothing, when the fit does not
+        fit in what remains (checked before the data are read when the label set is
+        declared and the row bound public). Clones share the same accountant.
 
     Attributes
     ----------
@@ -86,10 +121,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         The release's certificate (binary) or the composition of the K releases.
     plan_ : Plan or list of Plan
     releases_ : list of Release
+    max_iterations_used_ : int
+        The iteration budget of the calibration: ``max_iterations``, or the steps
+        ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
     n_clipped_ : int
-        Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
+        Rows clipped to ``feature_bounds`` plus rows clipped to ``data_norm`` (a data
+        statistic: not covered by the certificate; never saved).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -101,7 +140,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         self,
         epsilon=1.0,
         delta=1e-6,
-        data_norm=1.0,
+        data_norm=None,
         fit_intercept=True,
         intercept_scaling=None,
         clip=True,
@@ -110,12 +149,18 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         comparator_norm=DEFAULT_COMPARATOR_NORM,
         max_iterations=DEFAULT_MAX_ITERATIONS,
         random_state=None,
-        verbose=False,
+        verbose="auto",
         classes=None,
+        feature_bounds=None,
+        n_jobs=None,
+        max_seconds=None,
+        composition="auto",
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
+        self.feature_bounds = feature_bounds
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.clip = clip
@@ -126,10 +171,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         self.random_state = random_state
         self.verbose = verbose
         self.classes = classes
+        self.n_jobs = n_jobs
+        self.max_seconds = max_seconds
+        self.composition = composition
+        self.accountant = accountant
 
     _loss = "logistic"
 
-    def fit(self, X, y, client=None):
+    def fit(self, X, y, client=None, step_timeout=None):
         """Release the model for (X, y): one release (binary) or one per class (OvR).
 
         With ``classes`` declared, the label set, the number of releases, the label mapping,
@@ -143,26 +192,31 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         classes, oversized rows with ``clip=False``), UnreachableTargetError when no plan
         certifies the target. Dask arrays or DataFrames (or any X with ``client``: a
         ``distributed.Client`` or a scheduler address) are fitted on the cluster; see
-        docs/dask.md.
+        docs/dask.md. ``step_timeout``: seconds each step on the cluster may wait for it
+        before a ClusterError (None: 60 s; ``math.inf``: no limit).
         """
         p = self._public_constants()
         declared = p.classes
+        if declared is not None:  # the releases are known before the data are read
+            self._check_budget(X, p, 1 if len(declared) == 2 else len(declared))
         if is_dask(X) or is_dask(y) or client is not None:
-            prepared = self._prepare_dask(X, y, "classes", p, client)
+            prepared = self._prepare_dask(X, y, "classes", p, client, step_timeout)
+            read: tuple[str, ...] = ()
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array
             data_errors("the labels cannot be classes", check_classification_targets, classes)
         else:
             X, y = self._validate_training(X, y, y_numeric=False)
+            X, p, read = self._bound_features(X, p)
             data_errors("the labels cannot be classes", check_classification_targets, y)
             if declared is None:
                 classes, codes = np.unique(y, return_inverse=True)
             else:
                 classes, codes = declared, class_codes(y, declared)
             prepared = None
-        not_public: tuple[str, ...] = ()
+        not_public: tuple[str, ...] = read
         if declared is None:
             warn_label_set(classes)
-            not_public = (LABEL_SET,)
+            not_public = (LABEL_SET, *not_public)
             if len(classes) < 2:
                 raise DataError(
                     f"the training labels hold only one class ({classes.tolist()!r}); a "
@@ -182,6 +236,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ks = [1] if len(classes) == 2 else range(len(classes))
         self._release(prepared, [np.where(codes == k, 1.0, -1.0) for k in ks], p, not_public)
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
+        self._finish_fit(p)
         return self
 
     def _set_release_attributes(self, coef, intercept):

@@ -31,8 +31,10 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     Parameters
     ----------
     epsilon, delta, data_norm, fit_intercept, intercept_scaling, clip, calibration,
-    comparator_norm, max_iterations, random_state, verbose
-        As in :class:`PrivateLogisticRegression`.
+    comparator_norm, max_iterations, random_state, verbose, feature_bounds, n_jobs,
+    max_seconds, accountant
+        As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
+        intercept_ in the units of the raw features).
     %(alpha)s
     scale : float > 0, default=1.0
         c, the residual scale where the pseudo-Huber loss turns from quadratic to linear
@@ -48,10 +50,12 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     certificate_ : Certificate
     plan_ : Plan
     releases_ : list of Release
+    max_iterations_used_ : int
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
     n_clipped_ : int
-        Rows clipped to ``data_norm`` (a data statistic: not covered by the certificate).
+        Rows clipped to ``feature_bounds`` plus rows clipped to ``data_norm`` (a data
+        statistic: not covered by the certificate; never saved).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -63,7 +67,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self,
         epsilon=1.0,
         delta=1e-6,
-        data_norm=1.0,
+        data_norm=None,
         fit_intercept=True,
         intercept_scaling=None,
         clip=True,
@@ -73,11 +77,16 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         max_iterations=DEFAULT_MAX_ITERATIONS,
         scale=1.0,
         random_state=None,
-        verbose=False,
+        verbose="auto",
+        feature_bounds=None,
+        n_jobs=None,
+        max_seconds=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
+        self.feature_bounds = feature_bounds
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.clip = clip
@@ -88,18 +97,24 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.scale = scale
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
+        self.max_seconds = max_seconds
+        self.accountant = accountant
 
     _loss = "robust"
 
-    def fit(self, X, y, client=None):
-        """Release the model for (X, y) (real targets). Errors and Dask input as in
-        :meth:`PrivateLogisticRegression.fit`."""
+    def fit(self, X, y, client=None, step_timeout=None):
+        """Release the model for (X, y) (real targets). Errors, Dask input and
+        ``step_timeout`` as in :meth:`PrivateLogisticRegression.fit`."""
         p = self._public_constants()
+        self._check_budget(X, p, 1)  # before the data are read
         if is_dask(X) or is_dask(y) or client is not None:
-            prepared = self._prepare_dask(X, y, "real", p, client)
+            prepared = self._prepare_dask(X, y, "real", p, client, step_timeout)
             self._release(prepared, [prepared.y], p)
+            self._finish_fit(p)
             return self
         X, y = self._validate_training(X, y, y_numeric=True)
+        X, p, read = self._bound_features(X, p)
         prepared = prepare(
             X,
             y,
@@ -109,7 +124,8 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
             intercept_scaling=p.intercept_scaling,
             clip=p.clip,
         )
-        self._release(prepared, [prepared.y], p)
+        self._release(prepared, [prepared.y], p, read)
+        self._finish_fit(p)
         return self
 
     def _set_release_attributes(self, coef, intercept):

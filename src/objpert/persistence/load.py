@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from objpert.accounting.multiclass import release_delta
 from objpert.certify.calibration import Plan, rederive_plan
 from objpert.certify.certificate import Certificate
 from objpert.certify.composition import (
@@ -18,9 +19,8 @@ from objpert.certify.composition import (
     compose,
     split_budget,
 )
-from objpert.data import total_norm
 from objpert.estimators import LABEL_SET, PrivateRobustRegression
-from objpert.estimators.base import FitSettings
+from objpert.estimators.base import DATA_NORM, FitSettings, public_zeta
 from objpert.exceptions import ModelFileError, ObjpertError, UnverifiedModelWarning
 from objpert.persistence.fileformat import (
     _CLASS_KINDS,
@@ -160,7 +160,7 @@ def _with_not_public(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _recertify(
-    plans_data: Any, releases: int, model: Any, p: FitSettings
+    plans_data: Any, releases: int, model: Any, p: FitSettings, pld: bool = False
 ) -> tuple[list[Plan], list[Certificate]]:
     """Re-derive each plan and check it against the model's parameters and the others."""
     if not isinstance(plans_data, list) or len(plans_data) != releases:
@@ -169,10 +169,7 @@ def _recertify(
             f"{len(plans_data) if isinstance(plans_data, list) else plans_data!r}"
         )
     d = model.n_features_in_ + (1 if p.fit_intercept else 0)
-    c = 0.0
-    if p.fit_intercept:
-        c = p.data_norm if p.intercept_scaling is None else p.intercept_scaling
-    zeta = total_norm(p.data_norm, c)
+    zeta = public_zeta(p, model.n_features_in_)  # None: read from the data (not public)
     try:
         split = split_budget(p.epsilon, p.delta, releases)
     except ObjpertError as exc:
@@ -201,15 +198,21 @@ def _recertify(
                     f"plan {i} does not match the model: {key} = {found[key]!r}, expected {want!r}"
                 )
         checks = [
-            ("zeta", pc.zeta, zeta),
+            ("zeta", pc.zeta, pc.zeta if zeta is None else zeta),
             ("plan n", plan.n, pc.n),
             ("plan d", plan.d, pc.d),
             ("plan zeta", plan.zeta, pc.zeta),
             ("plan mu", plan.mu, pc.mu),
             ("plan eta", plan.eta, pc.eta),
             ("plan sigma", plan.sigma, plan.certificate.sigma),
-            ("epsilon (per release)", plan.epsilon, split.epsilon_i),
-            ("delta (per release)", plan.delta, split.delta_i),
+            # pld: the per-release epsilon came from a bisection; _certificate checks that
+            # the K-fold PLD composition of the re-derived plans meets the target
+            ("epsilon (per release)", plan.epsilon, plan.epsilon if pld else split.epsilon_i),
+            (
+                "delta (per release)",
+                plan.delta,
+                release_delta(p.delta, releases) if pld else split.delta_i,
+            ),
             ("comparator_norm", plan.comparator_radius, p.comparator_norm),
         ]
         if p.mu is not None:
@@ -259,17 +262,21 @@ def _certificate(
             dataclasses.replace(c, not_public=_not_public(s, f"certificate {i}"))
             for i, (c, s) in enumerate(zip(certs, inner, strict=True))
         ]
-        if data.get("method") != split.method:
+        if data.get("method") == "pld":
+            cert = _pld_certificate(data, parts, p, not_public)
+        elif data.get("method") != split.method:
             raise ModelFileError(
                 f"the certificate composes by {data.get('method')!r}, but the model's budget "
                 f"is split by {split.method!r}"
             )
-        try:
-            cert = compose(
-                parts, split.method, delta_slack=split.delta_slack or None, not_public=not_public
-            )
-        except ObjpertError as exc:
-            raise ModelFileError(f"the certificates do not compose: {exc}") from None
+        else:
+            try:
+                cert = compose(
+                    parts, split.method, delta_slack=split.delta_slack or None,
+                    not_public=not_public,
+                )  # fmt: skip
+            except ObjpertError as exc:
+                raise ModelFileError(f"the certificates do not compose: {exc}") from None
     where = _close(_normal(cert.to_dict()), _with_not_public(data))
     if where:
         raise ModelFileError(
@@ -281,6 +288,24 @@ def _certificate(
             f"(epsilon={p['epsilon']:g}, delta={p['delta']:.3g})"
         )
     return cert
+
+
+def _pld_certificate(
+    data: dict[str, Any], parts: list[Certificate], p: FitSettings, not_public: tuple[str, ...]
+) -> Any:
+    """The PLD composition of the re-derived releases at the model's epsilon."""
+    if p.composition == "split":
+        raise ModelFileError(
+            "the certificate composes by 'pld', but the model's composition is 'split'"
+        )
+    try:
+        from objpert.accounting.accountant import compose_certificates
+        from objpert.accounting.pld import check_discretization
+
+        step = check_discretization(data.get("discretization"))
+        return compose_certificates(parts, p.epsilon, discretization=step, not_public=not_public)
+    except ObjpertError as exc:
+        raise ModelFileError(f"the certificates do not compose by PLD: {exc}") from None
 
 
 def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str, ...]) -> None:
@@ -349,6 +374,8 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     params = payload["params"]
     if not isinstance(params, dict):
         raise ModelFileError("params must be a JSON object")
+    if "composition" in cls._get_param_names():  # files before composition: split budgets
+        params = {"composition": "split", **params}
     try:
         model = cls(**params)
         p = model._public_constants()
@@ -358,12 +385,18 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
         raise ModelFileError(f"invalid params: {exc}") from None
     coef, intercept, classes, releases = _check_shapes(payload, cls)
     model.n_features_in_ = payload["n_features_in"]
-    plans, certs = _recertify(payload["plans"], releases, model, p)
     stored = payload["certificate"]
+    pld = isinstance(stored, dict) and stored.get("method") == "pld"
+    plans, certs = _recertify(payload["plans"], releases, model, p, pld)
     if version == 1 and isinstance(stored, dict) and classes is not None:
         stored = {**stored, "not_public": [LABEL_SET]}  # version 1 read labels from the data
     certificate = _certificate(stored, certs, p, releases)
     _check_labels(model, classes, certificate.not_public)
+    if public_zeta(p, model.n_features_in_) is None and DATA_NORM not in certificate.not_public:
+        raise ModelFileError(
+            f"data_norm was read from the training data (data_norm=None), but the "
+            f"certificate does not list {DATA_NORM!r} as not public"
+        )
     n_iter = _array("n_iter", payload["n_iter"])
     if n_iter.shape != (releases,) or any(
         int(k) != pl.iterations for k, pl in zip(n_iter, plans, strict=True)

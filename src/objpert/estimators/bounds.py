@@ -1,0 +1,124 @@
+"""Row bounds of a fit: declared feature bounds, a declared data_norm, or (not public) the
+largest row norm read from the data; coefficients back in the units of the raw features;
+the clipping notice and the iteration-budget warning of :func:`objpert.certify.budget`.
+
+Assumption 1 of Watkins & Arora (2026) needs every row to have norm <= zeta with zeta
+public. With ``feature_bounds`` the features are clipped to their bounds and mapped onto
+[-1, 1] (:func:`objpert.preprocessing.bounded.scale_to_unit`), so zeta follows from d.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from objpert.certify.budget import ceiling
+from objpert.data import DataError, as_feature_matrix
+from objpert.data.contract import row_norms, total_norm
+from objpert.exceptions import IterationBudgetWarning, PrivacyLeakWarning
+from objpert.preprocessing.bounded import (
+    check_bounds,
+    clip_to_bounds,
+    clipping_notice,
+    scale_to_unit,
+)
+
+#: ``p`` below is the estimators' validated settings (:class:`.base.FitSettings`); this
+#: module does not import :mod:`.base` (which imports it).
+FitSettings = Any
+
+__all__ = [
+    "DATA_NORM",
+    "bound_features",
+    "clip_for_prediction",
+    "finish_fit",
+    "public_zeta",
+]
+
+#: The name under which a row-norm bound read from the data is recorded as not public.
+DATA_NORM = "data norm"
+
+
+def public_zeta(p: FitSettings, n_features: int) -> float | None:
+    """zeta of the certificate from the public settings (the intercept column included):
+    from ``data_norm``, else sqrt(d) of ``feature_bounds``; None when the bound was read
+    from the data (``data_norm=None`` without feature bounds)."""
+    norm = p.data_norm
+    if norm is None and p.feature_bounds is not None:
+        norm = math.sqrt(n_features)
+    if norm is None:
+        return None
+    c = 0.0
+    if p.fit_intercept:
+        c = norm if p.intercept_scaling is None else p.intercept_scaling
+    return total_norm(norm, c)
+
+
+def _warn_data_norm(norm: float) -> None:
+    warnings.warn(
+        f"data_norm=None: the row-norm bound {norm:.6g} was read from the training rows (their "
+        "largest norm). The noise scale then depends on the private rows and the certificate "
+        "does not cover it; declare data_norm, feature_bounds=[(lo, hi), ...] or a bounded "
+        "preprocessing step (objpert.preprocessing)",
+        PrivacyLeakWarning,
+        stacklevel=5,
+    )
+
+
+def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...], int]:
+    """(X as the mechanism sees it, the settings with data_norm resolved, what was read from
+    the data, rows clipped to feature_bounds). ``feature_bounds``: each feature clipped to
+    its bounds and mapped onto [-1, 1], data_norm sqrt(d) unless declared.
+    ``data_norm=None`` otherwise: the largest row norm (PrivacyLeakWarning; recorded as
+    not public)."""
+    if p.feature_bounds is not None:
+        if X.shape[1] != len(p.feature_bounds):
+            raise DataError(
+                f"X has {X.shape[1]} columns but feature_bounds declares {len(p.feature_bounds)}"
+            )
+        dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+        _, rows = clip_to_bounds(dense, p.feature_bounds)
+        norm = math.sqrt(X.shape[1]) if p.data_norm is None else p.data_norm
+        return scale_to_unit(dense, p.feature_bounds), replace(p, data_norm=norm), (), rows
+    if p.data_norm is not None:
+        return X, p, (), 0
+    norm = float(np.max(row_norms(as_feature_matrix(X))))
+    if not norm > 0:
+        raise DataError("every training row is zero: declare data_norm")
+    _warn_data_norm(norm)
+    return X, replace(p, data_norm=norm), (DATA_NORM,), 0
+
+
+def finish_fit(model: Any, p: FitSettings, bound_rows: int) -> None:
+    """After the release: ``coef_``/``intercept_`` in the units of the raw features (with
+    feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the clipping notice, and
+    the iteration-budget warning."""
+    if p.feature_bounds is not None:
+        lo, hi = p.feature_bounds[:, 0], p.feature_bounds[:, 1]
+        mid, half = lo / 2 + hi / 2, hi / 2 - lo / 2
+        coef = np.asarray(model.coef_, dtype=np.float64)
+        shift = np.atleast_2d(coef) @ (mid / half)  # w . m/h per release
+        model.coef_ = np.ascontiguousarray(coef / half)
+        shape = np.shape(model.intercept_)
+        intercept = np.asarray(model.intercept_, dtype=np.float64) - shift.reshape(shape)
+        model.intercept_ = intercept if np.ndim(intercept) else float(intercept)
+    model.n_clipped_ = int(model.n_clipped_) + int(bound_rows)
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    what = "values outside feature_bounds or norms above data_norm"
+    clipping_notice(model.n_clipped_, int(plans[0].n), what, stacklevel=4)
+    report = ceiling(plans[0], p.max_iterations)
+    if report.notable:
+        warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)
+
+
+def clip_for_prediction(model: Any, X: Any) -> Any:
+    """X with each feature clipped to the model's ``feature_bounds`` (as at training)."""
+    bounds = getattr(model, "feature_bounds", None)
+    if bounds is None:
+        return X
+    bounds = check_bounds(bounds, "feature_bounds")
+    return np.clip(X.toarray() if hasattr(X, "toarray") else X, bounds[:, 0], bounds[:, 1])

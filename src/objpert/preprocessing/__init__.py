@@ -1,0 +1,35 @@
+"""Preprocessing with public or private bounds, for pipelines before the private estimators.
+
+Watkins & Arora (2026) certify a release for rows of norm <= zeta with zeta public. These
+scikit-learn transformers give that bound from their parameters, never from the data:
+
+- :class:`BoundedScaler`: declared per-feature bounds onto [-1, 1] (norm <= sqrt(d));
+- :class:`BoundedOneHotEncoder`: declared category lists (norm <= sqrt(columns encoded));
+- :class:`PrivateFeatureBounds`: bounds from differentially private quantiles (its own
+  certificate), then scaling as :class:`BoundedScaler`;
+- :func:`row_norm_bound`: the bound of any of them, or of a ``ColumnTransformer`` of
+  them; :func:`private_pipeline` sets the estimator's ``data_norm`` from it;
+- :func:`pipeline_certificate`: the one certificate of a fitted pipeline (the
+  composition of its releases).
+
+See docs/pipeline.md.
+"""
+
+from objpert.preprocessing.bounded import (
+    BoundedOneHotEncoder,
+    BoundedScaler,
+    check_bounds,
+    row_norm_bound,
+)
+from objpert.preprocessing.pipeline import pipeline_certificate, private_pipeline
+from objpert.preprocessing.quantiles import PrivateFeatureBounds
+
+__all__ = [
+    "BoundedOneHotEncoder",
+    "BoundedScaler",
+    "PrivateFeatureBounds",
+    "check_bounds",
+    "pipeline_certificate",
+    "private_pipeline",
+    "row_norm_bound",
+]

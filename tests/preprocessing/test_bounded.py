@@ -1,0 +1,126 @@
+"""BoundedScaler, BoundedOneHotEncoder and row_norm_bound: public bounds, nothing read
+from the data."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from objpert.data import DataError
+from objpert.errors import ParameterError
+from objpert.exceptions import ClippingNotice
+from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler, row_norm_bound
+
+BOUNDS = [(0.0, 10.0), (-5.0, 5.0), (100.0, 200.0)]
+
+
+def test_scaler_maps_bounds_onto_minus_one_one_and_clips():
+    X = np.array([[0.0, -5.0, 100.0], [10.0, 5.0, 200.0], [5.0, 0.0, 150.0], [20.0, -9.0, 0.0]])
+    out = BoundedScaler(BOUNDS).fit(X).transform(X)
+    # by hand: 2 (x - lo) / (hi - lo) - 1, clipped
+    expected = np.array([[-1, -1, -1], [1, 1, 1], [0, 0, 0], [1, -1, -1]], dtype=float)
+    np.testing.assert_allclose(out, expected, atol=1e-15)
+
+
+def test_scaler_reads_nothing_from_the_values():
+    """Two data sets of the same width give the same fitted state."""
+    a = BoundedScaler(BOUNDS).fit(np.zeros((3, 3)))
+    b = BoundedScaler(BOUNDS).fit(np.full((50, 3), 1e6))
+    state_a = {k: v for k, v in vars(a).items() if k.endswith("_")}
+    state_b = {k: v for k, v in vars(b).items() if k.endswith("_")}
+    assert state_a.keys() == state_b.keys() == {"bounds_", "row_norm_bound_", "n_features_in_"}
+    np.testing.assert_array_equal(a.bounds_, b.bounds_)
+    assert a.row_norm_bound_ == math.sqrt(3)
+
+
+def test_scaler_width_and_bad_bounds():
+    with pytest.raises(DataError, match="3 were declared"):
+        BoundedScaler(BOUNDS).fit(np.zeros((4, 2)))
+    for bad in ([(1.0, 1.0)], [(2.0, 1.0)], [(0.0, math.inf)], [(1.0,)], [], "ab"):
+        with pytest.raises(ParameterError):
+            BoundedScaler(bad).fit(np.zeros((2, max(len(bad), 1))))
+    # the widest finite range scales without overflow (halves, never hi - lo)
+    wide = BoundedScaler([(-1e308, 1e308)]).fit_transform(np.array([[1e308], [0.0], [-1e308]]))
+    np.testing.assert_array_equal(wide.ravel(), [1.0, 0.0, -1.0])
+
+
+def test_clipping_notice_above_one_percent():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(1000, 1))
+    X[:5, 0] = 2.0  # 0.5%: no notice
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClippingNotice)
+        BoundedScaler([(0.0, 1.0)]).fit_transform(X)
+    X[:50, 0] = 2.0  # 5%
+    with pytest.warns(ClippingNotice, match="50 of 1000"):
+        BoundedScaler([(0.0, 1.0)]).fit_transform(X)
+
+
+def test_one_hot_on_a_frame_with_categorical_and_string_columns():
+    df = pd.DataFrame({"city": pd.Categorical(["a", "b", "a", "c"]), "kind": ["x", "y", "x", "x"]})
+    enc = BoundedOneHotEncoder([["a", "b", "c"], ["x", "y"]]).fit(df)
+    out = enc.transform(df)
+    expected = [[1, 0, 0, 1, 0], [0, 1, 0, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 0]]
+    np.testing.assert_array_equal(out, expected)
+    assert enc.row_norm_bound_ == math.sqrt(2)
+    assert np.all(np.linalg.norm(out, axis=1) <= enc.row_norm_bound_)
+    assert enc.get_feature_names_out().tolist() == [
+        "city_a", "city_b", "city_c", "kind_x", "kind_y"
+    ]  # fmt: skip
+
+
+def test_one_hot_unknown_categories():
+    X = np.array([["a"], ["z"], [None]], dtype=object)
+    with pytest.raises(DataError, match="2 value"):
+        BoundedOneHotEncoder([["a", "b"]]).fit_transform(X)
+    out = BoundedOneHotEncoder([["a", "b"]], handle_unknown="ignore").fit_transform(X)
+    np.testing.assert_array_equal(out, [[1, 0], [0, 0], [0, 0]])
+    with pytest.raises(ParameterError, match="twice"):
+        BoundedOneHotEncoder([["a", "a"]]).fit(X)
+    with pytest.raises(ParameterError):
+        BoundedOneHotEncoder([["a"]], handle_unknown="maybe").fit(X)
+
+
+def test_row_norm_bound_of_compositions_is_checked_on_the_output():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(0, 120, 200),
+            "income": rng.uniform(-1e4, 3e5, 200),
+            "city": rng.choice(["a", "b", "c"], 200),
+            "kind": rng.choice(["x", "y"], 200),
+        }
+    )
+    ct = ColumnTransformer(
+        [
+            ("num", BoundedScaler([(18, 100), (0, 2e5)]), ["age", "income"]),
+            ("cat", BoundedOneHotEncoder([["a", "b", "c"], ["x", "y"]]), ["city", "kind"]),
+        ]
+    )
+    bound = row_norm_bound(ct)  # before fitting
+    assert bound == pytest.approx(math.sqrt(2 + 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingNotice)
+        out = ct.fit_transform(df)
+    norms = np.linalg.norm(out, axis=1)
+    assert norms.max() <= bound * (1 + 1e-12)
+    assert norms.max() == pytest.approx(bound)  # attained: the bound is tight here
+    assert row_norm_bound(Pipeline([("ct", ct)])) == bound
+    union = FeatureUnion([("a", BoundedScaler([(0, 1)])), ("b", BoundedScaler([(0, 1)] * 3))])
+    assert row_norm_bound(union) == pytest.approx(2.0)
+
+
+def test_unbounded_parts_are_refused():
+    for t in (StandardScaler(), "passthrough"):
+        with pytest.raises(ParameterError, match="no public row-norm bound"):
+            row_norm_bound(t)
+    ct = ColumnTransformer([("num", BoundedScaler([(0, 1)]), [0])], remainder="passthrough")
+    with pytest.raises(ParameterError):
+        row_norm_bound(ct)
