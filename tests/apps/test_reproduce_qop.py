@@ -126,4 +126,40 @@ def test_run_writes_everything(tmp_path):
     summary = json.loads((tmp_path / "qop" / "qop_summary.json").read_text())
     assert set(summary["figure2"]["spread"]) == set(rq.METHODS)
     assert len(summary["figure1"]["rows"]) == 8
-    assert (tmp_path / "qop" / "qop_figure2.csv").read_text().count("\n") == 1 + 2 * 3
+    assert (tmp_path / "qop" / "qop_figure2.csv").read_text().count("\n") == 1 + 2 * len(rq.METHODS)
+    assert summary["figure2"]["reference"]["statement"].startswith("QOP's")
+
+
+def test_figure2_has_the_theta_ref_baseline(fig2):
+    """The trivial baseline: theta_ref released as it is (epsilon 0), its risk the same at
+    every kappa and equal to 0.5 mean residual^2 recomputed here from the same draw; the
+    reference comparison is QOP's mean risk per kappa against it."""
+    k, mean, std = fig2.series("theta_ref")
+    np.testing.assert_array_equal(k, KAPPAS)
+    assert np.all(mean == mean[0]) and np.all(std == 0.0)
+    rng = np.random.default_rng(42)  # figure2's draw, in its order
+    n, d, xi = FAST["n"], FAST["d"], rq.FIGURE2["xi"]
+    X = rng.standard_normal((n, d))
+    X = xi * X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-8)
+    theta_true = rng.standard_normal(d)
+    ref = theta_true + rq.FIGURE2["ref_noise"] * rng.standard_normal(d)
+    direct = 0.5 * float(np.mean((X @ ref - X @ theta_true) ** 2))
+    assert mean[0] == pytest.approx(direct, rel=1e-12)
+    rep = fig2.reference
+    assert rep["reference_risk"] == pytest.approx(direct, rel=1e-12)
+    np.testing.assert_allclose(rep["qop_risks"], fig2.series("QOP")[1], rtol=0)
+    np.testing.assert_allclose(rep["gains"], direct - fig2.series("QOP")[1], rtol=1e-12)
+    pairs = zip(KAPPAS, rep["qop_risks"], strict=True)
+    assert list(rep["swamped"]) == [f"kappa={kk:g}" for kk, q in pairs if q >= direct]
+
+
+def test_paper_setting_qop_barely_beats_or_loses_to_theta_ref():
+    """At the authors' Figure 2 setting (n = 300, d = 100, K = 1000), under both readings of
+    the noise formula, QOP's risk at the largest box is above that of releasing theta_ref
+    (its noise swamps the data there) and its best gain over theta_ref is under 1%."""
+    for reading in ("authors", "half"):
+        res = rq.figure2(None, runs=2, kappas=[10.0, 1000.0], reading=reading)
+        rep = res.reference
+        assert "kappa=1000" in rep["swamped"]
+        assert rep["best_relative_gain"] < 0.01
+        assert "swamps the data" in rep["statement"]

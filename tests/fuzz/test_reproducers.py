@@ -1,4 +1,4 @@
-"""One regression test per reproducer of the fuzz campaign (issue 13): each failed on the
+"""One regression test per reproducer of the fuzz campaign: each failed on the
 code before the fix (silently wrong results, raw Python/numpy exceptions, accepted invalid
 input, slow input)."""
 
@@ -403,3 +403,21 @@ def test_split_budget_is_unchanged_for_small_k():
         warnings.simplefilter("error")
         s = composition.split_budget(1.0, 1e-5, 1000)
     assert s.epsilon_total <= 1.0 and s.delta_total <= 1e-5
+
+
+# ---------------------------------------------------------------- found by the long campaign
+
+
+def test_output_sensitivity_with_a_subnormal_ridge_is_refused_not_infinite():
+    from objpert.certify.peers.output import output_sensitivity
+
+    with pytest.raises(ParameterError, match="overflows"):
+        output_sensitivity(2, 1.0, 2.225073858507203e-309)
+    assert output_sensitivity(2, 0.0, 1e-300) == 0.0
+
+
+def test_qop_plan_refuses_a_default_m_beyond_exact_integers_at_once():
+    from objpert.certify.qop import qop_plan
+
+    with pytest.raises(ParameterError, match="m must be an integer"):
+        qop_plan(4_503_599_627_370_497, 1.0, 0.1, smoothness=1.0, rank=1)

@@ -14,9 +14,11 @@ import numpy as np
 
 from objpert.certify.calibration import Plan, calibrate
 from objpert.certify.peers import PeerPlan, calibrate_peer
+from objpert.certify.peers.dp_newton import DPNewtonPlan, plan_dp_newton
+from objpert.certify.peers.dp_sgd import DPSGDPlan, plan_dp_sgd
 from objpert.certify.qop import QOPPlan, qop_plan
 from objpert.losses import get_loss
-from objpert.mechanisms import peers, perturbed_gd, qop
+from objpert.mechanisms import dp_newton, dp_sgd, peers, perturbed_gd, qop
 from objpert.mechanisms.registry import Mechanism, register
 
 __all__: list[str] = []  # everything here is reached through objpert.mechanisms.registry
@@ -61,7 +63,7 @@ def _peer(method: str, title: str, reference: str, release: Any, **options: Any)
 _peer(
     "lop",
     "Gaussian objective perturbation (exact minimiser)",
-    "Chaudhuri et al. (2011); Kifer et al. (2012)",
+    "Chaudhuri et al. (2011); Redberg, Koskela & Wang (2023); Kifer et al. (2012)",
     peers.lop_release,
 )
 _peer(
@@ -87,6 +89,30 @@ _peer(
     "Noisy full-batch gradient descent",
     "Dong, Roth & Su (2022); Mironov (2017)",
     peers.noisy_gd_release,
+)
+
+
+register(
+    Mechanism(
+        name="dp_sgd",
+        title="Minibatch DP-SGD (Poisson subsampling, per-example clipping)",
+        reference="Abadi et al. (2016), Algorithm 1; Zhu, Dong & Wang (2022)",
+        plan_type=DPSGDPlan,
+        plan=plan_dp_sgd,  # called with the registry's keywords
+        release=dp_sgd.dp_sgd_release,
+        release_batch=dp_sgd.dp_sgd_release_batch,
+    )
+)
+register(
+    Mechanism(
+        name="dp_newton",
+        title="Noisy Newton method (noisy gradients and Hessians)",
+        reference="Avella-Medina, Bradshaw & Loh (2023)",
+        plan_type=DPNewtonPlan,
+        plan=plan_dp_newton,
+        release=dp_newton.dp_newton_release,
+        release_batch=dp_newton.dp_newton_release_batch,
+    )
 )
 
 

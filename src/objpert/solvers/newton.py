@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize
 
+from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
 
 __all__ = ["DENSE_NEWTON_MAX_D", "solve_batch_to_tolerance", "solve_to_tolerance"]
@@ -152,23 +153,24 @@ def solve_to_tolerance(
         return float(objective.value(w)) + float(z @ w), g
 
     d = z.shape[0]
-    res = optimize.minimize(
-        fun,
-        np.zeros(d),
-        jac=True,
-        method="L-BFGS-B",
-        options={
-            "maxiter": max_iterations,
-            "gtol": tolerance / (10.0 * np.sqrt(d)),
-            "ftol": 0.0,
-            "maxcor": 20,
-        },
-    )
-    w, used = np.asarray(res.x, dtype=float), int(res.nit)
-    norm = float(np.linalg.norm(fun(w)[1]))
-    if norm > tolerance and used < max_iterations:
-        w, norm, steps = _newton_polish(objective, z, w, norm, tolerance, max_iterations - used)
-        used += steps
+    with single_threaded_blas():  # L-BFGS's small products: one BLAS thread is fastest
+        res = optimize.minimize(
+            fun,
+            np.zeros(d),
+            jac=True,
+            method="L-BFGS-B",
+            options={
+                "maxiter": max_iterations,
+                "gtol": tolerance / (10.0 * np.sqrt(d)),
+                "ftol": 0.0,
+                "maxcor": 20,
+            },
+        )
+        w, used = np.asarray(res.x, dtype=float), int(res.nit)
+        norm = float(np.linalg.norm(fun(w)[1]))
+        if norm > tolerance and used < max_iterations:
+            w, norm, steps = _newton_polish(objective, z, w, norm, tolerance, max_iterations - used)
+            used += steps
     return w, norm, used
 
 

@@ -10,7 +10,9 @@ public numbers (no data, no randomness), one module each:
 
 :mod:`.lop`
     Linear objective perturbation, exact minimiser (Chaudhuri, Monteleoni & Sarwate 2011)
-    with Gaussian noise (Kifer, Smith & Thakurta 2012, Theorem 2; :mod:`.kifer`).
+    with Gaussian noise, certified by the exact-minimiser privacy profile (Redberg,
+    Koskela & Wang 2023, Section 3; :mod:`.redberg`) or the closed form of Kifer, Smith &
+    Thakurta (2012, Theorem 2; :mod:`.kifer`), by default the tighter of the two.
 :mod:`.lop_clip`
     The same with per-sample gradients clipped to norm c (Redberg, Koskela & Wang 2023).
 :mod:`.amp`
@@ -66,6 +68,7 @@ from objpert.certify.peers.names import (
     ACCOUNTANTS,
     CONTINUOUS_ACCOUNTANTS,
     GAUSSIAN_CALIBRATIONS,
+    LOP_ACCOUNTANTS,
     METHODS,
 )
 from objpert.certify.peers.noisy_gd import (
@@ -93,6 +96,14 @@ from objpert.certify.peers.plan import (
     PeerPlan,
     certify_peer,
 )
+from objpert.certify.peers.redberg import (
+    calibrate_exact_lop,
+    exact_lop_constants,
+    exact_lop_delta,
+    exact_lop_epsilon,
+    folded_gaussian_delta,
+    pair_delta,
+)
 from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
 
 __all__ = [
@@ -106,10 +117,12 @@ __all__ = [
     "GAUSSIAN_CALIBRATIONS",
     "GRID_BITS",
     "GRID_BITS_RANGE",
+    "LOP_ACCOUNTANTS",
     "METHODS",
     "NOISY_GD_MAX_ITERATIONS",
     "PeerPlan",
     "calibrate_discrete_gaussian",
+    "calibrate_exact_lop",
     "calibrate_gaussian",
     "calibrate_noise_multiplier",
     "calibrate_peer",
@@ -122,6 +135,10 @@ __all__ = [
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
     "discrete_gaussian_rho",
+    "exact_lop_constants",
+    "exact_lop_delta",
+    "exact_lop_epsilon",
+    "folded_gaussian_delta",
     "gaussian_delta",
     "gaussian_epsilon",
     "gdp_mu",
@@ -135,6 +152,7 @@ __all__ = [
     "noisy_gd_delta",
     "noisy_gd_epsilon",
     "output_sensitivity",
+    "pair_delta",
     "plan_amp",
     "plan_lop",
     "plan_lop_clip",

@@ -1,7 +1,8 @@
 """AMP: Approximate Minima Perturbation (Iyengar, Near, Song, Thakkar, Thakurta & Wang
 2019, Algorithm 1).
 
-LOP (:mod:`.lop`) at (epsilon1, delta1), solved only to gradient norm gamma, plus
+LOP (:mod:`.lop`, either accountant) at (epsilon1, delta1), solved only to gradient norm
+gamma, plus
 discrete Gaussian output noise on a grid (:mod:`.discrete`) at (epsilon2, delta2) for the
 optimisation error; adaptive composition gives (epsilon1 + epsilon2, delta1 + delta2).
 """
@@ -13,8 +14,7 @@ from dataclasses import replace
 
 from objpert.certify.certificate import Certificate
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
-from objpert.certify.peers.kifer import lop_delta, lop_mean_form
-from objpert.certify.peers.lop import ridge_reasons
+from objpert.certify.peers.lop import SOURCES, objective_delta, objective_noise
 from objpert.certify.peers.names import gaussian_calibration
 from objpert.certify.peers.plan import (
     DEFAULT_MAX_ITERATIONS,
@@ -29,7 +29,6 @@ from objpert.certify.peers.plan import (
     iteration_budget,
     nudged,
     register_method,
-    ridge,
     solver_tolerance,
 )
 from objpert.certify.peers.zcdp import cdp_delta
@@ -69,13 +68,17 @@ def plan_amp(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     loss_params: dict | None = None,
     grid_bits: int = GRID_BITS,
+    accountant: str = "tightest",
 ) -> PeerPlan:
     """Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1), mean form.
 
     Split epsilon = epsilon1 + epsilon2 and delta = delta1 + delta2 (epsilon2 =
     ``output_share`` epsilon, delta2 = ``output_delta_share`` delta, default the same
-    share). Objective part: Gaussian LOP at (epsilon1, delta1) (Kifer et al. 2012,
-    Theorem 2, via lop_mean_form), mu = max(mu, mu_min(epsilon1)). The solver stops at
+    share). Objective part: Gaussian LOP at (epsilon1, delta1) under ``accountant``
+    (:func:`~.lop.objective_noise`: ``profile``, the exact privacy profile of Redberg et al.
+    2023, Section 3, at mu (default 2 L2 zeta^2 / (n epsilon1)); ``kifer``, Kifer et al.
+    2012, Theorem 2, mu = max(mu, mu_min(epsilon1)); ``tightest``, the default, the one
+    with the smaller sigma, recorded in ``objective_accountant``). The solver stops at
     ||grad F_priv(w)|| <= gamma (default 1e-9 L1 zeta; Iyengar et al. use 1/n^2), so
     ||w - w*|| <= gamma / mu by mu-strong convexity.
 
@@ -97,8 +100,9 @@ def plan_amp(
     d_share = output_share if output_delta_share is None else output_delta_share
     delta1, delta2 = _split(inputs.delta, d_share, "output_delta_share")
     g = inputs.gradient_bound
-    mu_min, sigma1 = lop_mean_form(inputs.n, g, inputs.smoothness, eps1, delta1)
-    mu_val = ridge(mu, mu_min)
+    mu_val, sigma1, accountant = objective_noise(
+        accountant, inputs.n, g, inputs.smoothness, eps1, delta1, mu
+    )
     gamma_val = solver_tolerance(gamma, g)
     bits = check_grid_bits(grid_bits)
     sens = 2.0 * gamma_val / mu_val
@@ -116,6 +120,7 @@ def plan_amp(
         delta_output=delta2,
         output_sigma=sigma2,
         grid_bits=bits,
+        objective_accountant=accountant,
     )
     # nudge both noises together: each part's delta must fall below its own share
     for _ in range(MAX_NUDGES):
@@ -138,14 +143,15 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
     eps2 = check_positive("epsilon_output", plan.epsilon_output)
     gamma = check_positive("tolerance", plan.tolerance)
     out_sigma = check_positive("output_sigma", plan.output_sigma)
-    mu_min, _ = lop_mean_form(plan.n, g, smooth, eps1, plan.delta_objective)
-    reasons = ridge_reasons(plan.mu, mu_min, "epsilon1")
-    delta1 = lop_delta(plan.n, g, plan.sigma, eps1)
+    delta1, reasons, objective = objective_delta(
+        plan.objective_accountant, plan, g, smooth, eps1, plan.delta_objective, "epsilon1"
+    )
     sens_out = 2.0 * gamma / plan.mu
     grid = grid_details(sens_out, out_sigma, plan.d, plan.grid_bits)
     delta2 = cdp_delta(grid["rho"], eps2)
     details = {
-        "mu_min": mu_min,
+        **objective,
+        "objective_accountant": plan.objective_accountant,
         "epsilon_objective": eps1,
         "delta_objective": delta1,
         "epsilon_output": eps2,
@@ -155,9 +161,10 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
         "output_sigma": out_sigma,
         **{f"output_{k}": v for k, v in grid.items()},
         "source": (
-            "Iyengar et al. 2019, Algorithm 1 (AMP); Kifer et al. 2012, Theorem 2 (objective "
-            "noise b1, continuous); output noise b2 on the grid: Canonne, Kamath & Steinke "
-            "2020, Theorem 14 and Corollary 13, sensitivity + gamma sqrt(d)"
+            "Iyengar et al. 2019, Algorithm 1 (AMP); "
+            + SOURCES.get(plan.objective_accountant, "?")
+            + " (objective noise b1, continuous); output noise b2 on the grid: Canonne, "
+            "Kamath & Steinke 2020, Theorem 14 and Corollary 13, sensitivity + gamma sqrt(d)"
         ),
     }
     return conclude(

@@ -2,14 +2,15 @@
 
 Redberg, Koskela & Wang (2023): the clipped objective is again a convex GLM with
 per-sample gradients of norm <= c and rank-one per-sample Hessians of norm <= L2 zeta^2,
-so the Kifer et al. (2012, Theorem 2) constants of :mod:`.lop` hold with c in place of
-L1 zeta, and the loss need not have a bounded l'.
+so both accountants of :mod:`.lop` (the exact-minimiser profile of Redberg et al. 2023,
+Section 3, and Kifer et al. 2012, Theorem 2) hold with c in place of L1 zeta, and the loss
+need not have a bounded l'.
 """
 
 from __future__ import annotations
 
 from objpert.certify.certificate import Certificate
-from objpert.certify.peers.lop import certify_objective, objective_plan
+from objpert.certify.peers.lop import SOURCES, certify_objective, objective_plan
 from objpert.certify.peers.plan import (
     DEFAULT_MAX_ITERATIONS,
     PeerInputs,
@@ -37,21 +38,24 @@ def plan_lop_clip(
     tolerance: float | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     loss_params: dict | None = None,
+    accountant: str = "tightest",
 ) -> PeerPlan:
     """LOP with per-sample gradient clipping at level c (Redberg, Koskela & Wang 2023).
 
     Each per-sample gradient l'(<x_i,w>, y_i) x_i is clipped to norm <= c, i.e. l' to
     [-c/||x_i||, c/||x_i||]: the objective whose gradient is the clipped one is again a
     convex GLM (a nondecreasing l' stays nondecreasing when clipped) with per-sample
-    gradients of norm <= c and rank-one Hessians of norm <= L2 zeta^2. The Kifer et al.
-    constants then hold with c in place of L1 zeta: mu_min = 2 L2 zeta^2/(n epsilon),
-    sigma = c sqrt(8 log(2/delta) + 4 epsilon)/(n epsilon). The loss need not have a
+    gradients of norm <= c and rank-one Hessians of norm <= L2 zeta^2. Both accountants of
+    :func:`~.lop.plan_lop` then hold with c in place of L1 zeta (``accountant="profile"``,
+    the exact privacy profile; ``"kifer"``: mu_min = 2 L2 zeta^2/(n epsilon),
+    sigma = c sqrt(8 log(2/delta) + 4 epsilon)/(n epsilon); ``"tightest"``, the default,
+    the smaller sigma of the two). The loss need not have a
     bounded l' (the squared loss is accepted). The released point is the exact minimiser of
     the *clipped* objective (a different estimator from LOP's unless nothing is clipped).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=False)
     c = check_positive("clip", clip)
-    return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iterations, clip=c)
+    return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iterations, accountant, clip=c)
 
 
 def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
@@ -59,7 +63,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
         plan,
         loss,
         check_positive("clip", plan.clip),
-        "Redberg et al. 2023 (clipped LOP); Kifer et al. 2012, Theorem 2",
+        "Redberg et al. 2023 (clipped LOP); " + SOURCES.get(plan.calibration, "?"),
     )
 
 

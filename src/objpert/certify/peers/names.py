@@ -26,10 +26,12 @@ __all__ = [
     "CONTINUOUS_ACCOUNTANTS",
     "CONTINUOUS_ACCOUNTANT_ALIASES",
     "GAUSSIAN_CALIBRATIONS",
+    "LOP_ACCOUNTANTS",
     "METHODS",
     "accountant",
     "continuous_accountant",
     "gaussian_calibration",
+    "lop_accountant",
     "plan_calibration",
 ]
 
@@ -60,6 +62,14 @@ CONTINUOUS_ACCOUNTANTS = ("gdp", "rdp", "pld")
 CONTINUOUS_ACCOUNTANT_ALIASES: Mapping[str, str] = {"exact": "gdp"}
 
 
+#: Accountants of the objective noise of LOP, LOP-Clip and AMP (the exact minimiser):
+#: ``profile``, its privacy profile (Redberg, Koskela & Wang 2023; :mod:`.redberg`);
+#: ``kifer``, the closed form of Kifer, Smith & Thakurta (2012), Theorem 2 (:mod:`.kifer`),
+#: with its ridge floor mu >= 2 L2 zeta^2 / (n epsilon); ``tightest``, a planner's choice
+#: of whichever of the two needs the smaller sigma (a plan records the one it used).
+LOP_ACCOUNTANTS = ("profile", "kifer", "tightest")
+
+
 def _checked(kind: str, value: str, names: tuple[str, ...], aliases: Mapping[str, str]) -> str:
     """``value`` if it is one of ``names``; an old name in ``aliases`` is replaced, with a
     DeprecationWarning pointing at the caller of the public function."""
@@ -88,6 +98,11 @@ def accountant(value: str) -> str:
 def continuous_accountant(value: str) -> str:
     """``value`` as one of :data:`CONTINUOUS_ACCOUNTANTS` (old names accepted)."""
     return _checked("accountant", value, CONTINUOUS_ACCOUNTANTS, CONTINUOUS_ACCOUNTANT_ALIASES)
+
+
+def lop_accountant(value: str) -> str:
+    """``value`` as one of :data:`LOP_ACCOUNTANTS`."""
+    return _checked("accountant", value, LOP_ACCOUNTANTS, {})
 
 
 def plan_calibration(method: str, value: str) -> str:

@@ -25,6 +25,7 @@ from objpert.certify.peers.plan import (
 )
 from objpert.certify.peers.zcdp import cdp_delta
 from objpert.errors import (
+    ParameterError,
     check_int,
     check_nonnegative,
     check_open_unit,
@@ -68,7 +69,13 @@ def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 
     grad_bound = check_nonnegative("grad_bound", grad_bound)
     mu = check_positive("mu", mu)
     tolerance = check_nonnegative("tolerance", tolerance)
-    return (2.0 * grad_bound / n + 2.0 * tolerance) / mu
+    value = (2.0 * grad_bound / n + 2.0 * tolerance) / mu
+    if not math.isfinite(value):
+        raise ParameterError(
+            f"the output sensitivity overflows: mu = {mu!r} is too small for grad_bound "
+            f"{grad_bound!r} and tolerance {tolerance!r}"
+        )
+    return value
 
 
 @numeric_guard

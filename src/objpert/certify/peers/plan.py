@@ -78,13 +78,17 @@ class PeerPlan:
     is the solver's gradient-norm tolerance ||grad F_priv(w)|| <= tolerance (AMP's gamma).
     ``calibration`` is the Gaussian calibration of the published noise (``analytic`` or
     ``classical``: :data:`~.names.GAUSSIAN_CALIBRATIONS`), the accountant of ``noisy_gd``
-    (``zcdp``, ``rdp`` or ``pld``: :data:`~.names.ACCOUNTANTS`) or ``kifer`` for LOP; an
+    (``zcdp``, ``rdp`` or ``pld``: :data:`~.names.ACCOUNTANTS`) or the accountant of LOP
+    and LOP-Clip (``profile`` or ``kifer``: :data:`~.names.LOP_ACCOUNTANTS`); an
     old name (``exact``) is replaced by the current one when the plan is made
     (:func:`~.names.plan_calibration`). ``grid_bits`` is the public k of the grid of the
     published noise (:func:`~.discrete.grid_noise`): the output noise of
     ``output_perturbation`` and ``amp`` and the gradient noise of ``noisy_gd`` are
     gamma N_Z(0, s^2) on gamma Z with gamma s = :func:`~.discrete.grid_sigma` (sigma)
-    (= sigma for a planned sigma, which is on its grid).
+    (= sigma for a planned sigma, which is on its grid). ``objective_accountant`` is the
+    accountant of AMP's objective noise (:data:`~.names.LOP_ACCOUNTANTS`; LOP and LOP-Clip
+    name theirs in ``calibration``); ``kifer``, the default, is how plans written before the
+    exact profile was available are read.
     """
 
     method: str
@@ -110,6 +114,7 @@ class PeerPlan:
     iterations: int | None = None
     eta: float | None = None
     grid_bits: int = GRID_BITS
+    objective_accountant: str = "kifer"
 
     def __post_init__(self) -> None:
         current = plan_calibration(self.method, self.calibration)

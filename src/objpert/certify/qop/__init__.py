@@ -63,6 +63,7 @@ Flags about the authors' formulas
      default grid.
 """
 
+from objpert.certify.qop.baseline import ReferenceComparison, compare_to_reference
 from objpert.certify.qop.noise import (
     f2,
     log_sigma2,
@@ -88,7 +89,9 @@ __all__ = [
     "READINGS",
     "QOPCertificate",
     "QOPPlan",
+    "ReferenceComparison",
     "alpha1",
+    "compare_to_reference",
     "f2",
     "inverse_lower_gamma",
     "log_alpha1",

@@ -257,7 +257,7 @@ def qop_plan(
     for large d; see flag i).
     """
     d = check_int("d", d, 1)
-    m = 2 * d if m is None else check_int("m", m, 1)
+    m = check_int("m", 2 * d if m is None else m, 1)  # the default 2d is checked too
     if m < d:
         raise ParameterError(f"m must be >= d = {d} (Wishart degrees of freedom); got {m!r}")
     epsilon = check_positive("epsilon", epsilon)
