@@ -11,7 +11,7 @@ from objpert.cli import main
 
 
 @pytest.mark.slow
-def test_harness_rows_certificates_and_not_applicable():
+def test_harness_rows_certificates_and_references():
     rows, _ = compare.run(
         ["breast_cancer"], [1.0, 3.0], 1e-6, 2, methods=("watkins_arora", "qop", "nonprivate")
     )
@@ -21,11 +21,14 @@ def test_harness_rows_certificates_and_not_applicable():
         assert wa.runs == 2
         assert wa.certified_epsilon <= eps and wa.certified_delta <= 1e-6
         assert 0.5 < wa.accuracy_mean <= 1.0
-        assert by[("qop", eps)].runs == 0 and "interpolation" in by[("qop", eps)].note
+        qop = by[("qop", eps)]  # the squared loss on the +-1 labels, paired with theta_ref
+        assert qop.runs == 2 and qop.versus == "theta_ref"
+        assert qop.certified_epsilon <= eps and qop.certified_delta <= 1e-6
     assert by[("nonprivate", 1.0)].accuracy_mean > 0.9
     # more budget, better fit of the training objective
     assert by[("watkins_arora", 3.0)].objective_mean < by[("watkins_arora", 1.0)].objective_mean
-    assert "| breast_cancer | watkins_arora | 1 |" in compare.markdown(rows)
+    assert "| watkins_arora | 1 | 2 |" in compare.markdown(rows)
+    assert {r.method for r in rows} == {"watkins_arora", "qop", "nonprivate"}
 
 
 @pytest.mark.slow  # builds diffprivlib's environment on first use (minutes, network)
@@ -57,7 +60,8 @@ def test_compare_cli_writes_report(tmp_path, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert {r["method"] for r in out["rows"]} == {"watkins_arora", "nonprivate"}
-    assert (tmp_path / "compare.md").read_text().startswith("| dataset |")
+    text = (tmp_path / "compare.md").read_text()
+    assert text.startswith("Produced by `objpert ") and "### breast_cancer" in text
     assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -74,7 +78,7 @@ def test_methods_are_the_registry_names_and_the_baselines():
     from objpert.mechanisms import registry
 
     assert parse_methods(None) == compare.DEFAULT_METHODS
-    assert (*registry.names(), "nonprivate", "diffprivlib") == compare.DEFAULT_METHODS
+    assert (*registry.names(), "nonprivate", "diffprivlib", "theta_ref") == compare.DEFAULT_METHODS
     assert parse_methods(" lop_clip, nonprivate ,lop_clip") == ("lop_clip", "nonprivate")
 
 

@@ -10,8 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from objpert.cli.common import CliError, floats, names, positive_count, translate
-from objpert.cli.output import console, progress
+from objpert.cli.common import (
+    CliError,
+    add_sweep_args,
+    floats,
+    names,
+    positive_count,
+    thread_limit,
+    translate,
+)
+from objpert.cli.output import progress
 from objpert.mechanisms import registry
 
 __all__ = ["add_parser", "cmd_compare", "parse_methods"]
@@ -37,30 +45,33 @@ def parse_methods(text: str | None) -> tuple[str, ...]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from objpert.apps import compare
 
+    if args.quick:  # a stated smaller setting: fewer datasets and epsilons
+        q = compare.QUICK
+        args.data, args.seeds = ",".join(q["datasets"]), q["seeds"]
+        args.epsilons = ",".join(f"{e:g}" for e in q["epsilons"])
     datasets = names(args.data, "--data")
     eps = floats(args.epsilons, "--epsilons")
     seeds = positive_count(args.seeds, "--seeds")
     methods = parse_methods(args.methods)
     total = len(datasets) * len(eps) * seeds * len(methods)
-    with progress("comparison", total, disable=args.json) as advance:
+    with progress("comparison", total, disable=args.json) as advance, thread_limit(args.threads):
         rows, meta = compare.run(datasets, eps, args.delta, seeds, methods, progress=advance)
-    payload = {
-        "rows": [r.to_dict() for r in rows],
-        "meta": meta,
-        "command": "objpert " + " ".join(sys.argv[1:]),
-    }
+    command = "objpert " + " ".join(sys.argv[1:])
+    payload = {"rows": [r.to_dict() for r in rows], "meta": meta, "command": command}
+    text = compare.report(rows, meta, command)
+    if args.quick:
+        quick = f"Quick setting (--quick): {args.data}, epsilons {args.epsilons}, {seeds} seeds."
+        text = quick + "\n\n" + text
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.json").write_text(json.dumps(payload, indent=2, default=float))
-        (out / "compare.md").write_text(compare.markdown(rows) + "\n")
+        (out / "compare.md").write_text(text)
         payload["plot"] = compare.plot(rows, str(out / "compare.png"))
     if args.json:
         print(json.dumps(payload, indent=2, default=float))
     else:
-        console().print(compare.markdown(rows))
-        if meta.get("diffprivlib"):
-            console().print(f"diffprivlib: {meta['diffprivlib']['versions']}")
+        print(text, end="")
     return 0
 
 
@@ -72,19 +83,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--data",
         default="tv16,health_insurance",
-        help="comma-separated datasets: tv16, health_insurance, breast_cancer",
+        help="comma-separated datasets: tv16, health_insurance, breast_cancer "
+        "(default: %(default)s)",
     )
-    p.add_argument("--epsilons", default="0.1,0.3,1,3")
-    p.add_argument("--delta", type=float, default=1e-6)
-    p.add_argument("--seeds", type=int, default=10)
+    add_sweep_args(p)
     p.add_argument(
         "--methods",
         default=None,
         help="comma-separated registered mechanisms ("
         + ", ".join(registry.names())
-        + ") and baselines (nonprivate, diffprivlib); default: all",
+        + ") and baselines (nonprivate, diffprivlib, theta_ref); default: all",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick setting: health_insurance, epsilons 0.3,3, 10 seeds "
+        "(replaces --data, --epsilons and --seeds)",
     )
     p.add_argument("--out", default=None, metavar="DIR", help="write table, JSON and PNG here")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_compare)
     return p

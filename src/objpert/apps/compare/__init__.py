@@ -1,0 +1,57 @@
+"""``objpert compare``: the private training methods side by side on real data.
+
+Every registered mechanism (:mod:`objpert.mechanisms.registry`) and the baselines get the
+same public train/test split, the same declared bounds and the same target
+(epsilon, delta); each method's hyperparameters come from a stated public rule
+(:func:`rules`), never from the test rows or the private training rows. Each cell reports
+means with standard errors over ``seeds`` releases, the paired difference against the
+Watkins & Arora release (QOP: against releasing its reference point theta_ref) with its
+95% interval, the wall time per release and the (epsilon, delta) each release certifies.
+"""
+
+from objpert.apps.compare.harness import QUICK, Cell, CompareRow, compare_dataset, run, seed_of
+from objpert.apps.compare.methods import (
+    BASELINES,
+    DEFAULT_METHODS,
+    FITTERS,
+    LOP_CLIP_SHARE,
+    THETA_REF,
+    Fit,
+    FitFn,
+    canonical_method,
+    fit_loss,
+    mechanism_plan,
+    reference_of,
+    register,
+    rules,
+)
+from objpert.apps.compare.report import markdown, plot, report
+from objpert.apps.compare.stats import mean_se, paired_difference, time_summary
+
+__all__ = [
+    "BASELINES",
+    "DEFAULT_METHODS",
+    "FITTERS",
+    "LOP_CLIP_SHARE",
+    "QUICK",
+    "THETA_REF",
+    "Cell",
+    "CompareRow",
+    "Fit",
+    "FitFn",
+    "canonical_method",
+    "compare_dataset",
+    "fit_loss",
+    "markdown",
+    "mean_se",
+    "mechanism_plan",
+    "paired_difference",
+    "plot",
+    "reference_of",
+    "register",
+    "report",
+    "rules",
+    "run",
+    "seed_of",
+    "time_summary",
+]
