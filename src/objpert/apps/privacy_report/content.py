@@ -1,0 +1,310 @@
+"""What a privacy report says about one model file, computed from its public contents.
+
+:func:`build_report` reads a checked model file (:class:`objpert.persistence.LoadedModel`)
+and computes the privacy profile of its release and the attacker's bound the profile
+implies (:mod:`objpert.certify.tradeoff`). Nothing here reads private data: a model file
+holds no statistic of its training rows (docs/persistence.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+import numpy as np
+
+from objpert.accounting import pld, profiles
+from objpert.certify import tradeoff
+from objpert.certify.calibration import Plan
+from objpert.errors import ParameterError
+from objpert.estimators.base import LABEL_SET
+from objpert.mechanisms import registry
+from objpert.persistence import LoadedModel
+
+__all__ = [
+    "PROFILE_COMPOSITIONS",
+    "PrivacyReport",
+    "ReleaseConstants",
+    "build_report",
+    "fmt_number",
+    "fmt_upper",
+    "profile_rows",
+]
+
+#: How the profile of a model with several releases is composed, by the model's method.
+PROFILE_COMPOSITIONS = {
+    "single": "one release: the profile of its plan",
+    "pld": "the releases' profiles composed as pessimistic privacy-loss distributions "
+    "(objpert.accounting with dp-accounting)",
+    "basic": "basic composition of the releases' profiles (Dwork & Roth 2014, Theorem "
+    "3.16) at the even split of epsilon (install dp-accounting for the tighter PLD "
+    "composition)",
+}
+
+
+@dataclass(frozen=True)
+class ReleaseConstants:
+    """The public constants of one release, re-derived from the loss and its plan."""
+
+    loss: str
+    loss_params: tuple[tuple[str, float], ...]
+    n: int
+    d: int
+    zeta: float
+    L1: float
+    L2: float
+    L3: float
+    G: float
+    L: float
+    mu: float
+    sigma: float
+    eta: float
+    iterations: int
+    calibration: str
+    form: str
+    truncation: str
+    radius: float
+    radius_outer: float
+    epsilon: float
+    delta: float
+    certified: bool
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """Everything a privacy report shows, as plain values (see :func:`build_report`)."""
+
+    model_path: str
+    estimator: str
+    format_version: int
+    signature: str  # "verified", "unsigned" or "no key"
+    signature_status: str  # one line for people
+    mechanism: str  # registry name
+    mechanism_title: str
+    mechanism_reference: str
+    coef_shape: tuple[int, ...]
+    intercept_shape: tuple[int, ...]
+    classes: tuple[str, ...] | None  # None: a regressor
+    label_set_declared: bool | None  # None: a regressor
+    n_features: int
+    declared: tuple[tuple[str, str], ...]  # the estimator's public settings, as text
+    releases: tuple[ReleaseConstants, ...]
+    composition: str  # "single", "basic" or "advanced"
+    epsilon: float
+    delta: float
+    certified: bool
+    reasons: tuple[str, ...]
+    not_public: tuple[str, ...]
+    seeded: bool
+    profile_composition: str  # a key of PROFILE_COMPOSITIONS
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    fpr_levels: tuple[float, ...]
+    tpr_bounds: tuple[float, ...]
+    tradeoff_alpha: tuple[float, ...]
+    tradeoff_tpr: tuple[float, ...]
+
+    @property
+    def verified(self) -> bool:
+        return self.signature == "verified"
+
+
+def _mechanism_of(plan: Any) -> registry.Mechanism:
+    for name in registry.names():
+        mech = registry.get(name)
+        if type(plan) is mech.plan_type:
+            return mech
+    raise ParameterError(f"no registered mechanism releases a {type(plan).__name__}")
+
+
+def _release(plan: Plan) -> ReleaseConstants:
+    pc = plan.rebuilt_constants()
+    cert = plan.recertify()
+    return ReleaseConstants(
+        loss=plan.loss,
+        loss_params=tuple(pc.loss_params),
+        n=plan.n,
+        d=plan.d,
+        zeta=plan.zeta,
+        L1=pc.L1,
+        L2=pc.L2,
+        L3=pc.L3,
+        G=pc.G,
+        L=pc.L,
+        mu=plan.mu,
+        sigma=plan.sigma,
+        eta=plan.eta,
+        iterations=plan.iterations,
+        calibration=plan.method,
+        form=cert.form,
+        truncation=plan.truncation,
+        radius=plan.radius,
+        radius_outer=plan.radius_outer,
+        epsilon=cert.epsilon,
+        delta=cert.delta,
+        certified=cert.certified,
+    )
+
+
+#: The estimator parameters a report lists as declared public settings.
+_DECLARED = (
+    ("data_norm", "row-norm bound data_norm (rows scaled down to it)"),
+    ("clip", "rows above the bound clipped (else refused)"),
+    ("fit_intercept", "intercept column appended"),
+    ("intercept_scaling", "value of the intercept column"),
+    ("scale", "pseudo-Huber scale c"),
+    ("classes", "declared label set"),
+    ("feature_bounds", "declared feature bounds"),
+    ("alpha", "ridge alpha ('auto': chosen from public constants)"),
+    ("calibration", "calibration"),
+    ("comparator_norm", "comparator norm W of the calibration"),
+    ("max_iterations", "iteration budget"),
+    ("composition", "composition of the releases of one fit"),
+    ("epsilon", "target epsilon"),
+    ("delta", "target delta"),
+)
+
+
+#: What an unset (None) parameter means, where it is not simply the default.
+_UNSET = {
+    "data_norm": "None: the bound was read from the data (not public) unless feature bounds "
+    "were declared",
+    "classes": "None: the label set was read from the training labels (not public)",
+    "feature_bounds": "None (not declared)",
+}
+
+
+def _declared(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for key, label in _DECLARED:
+        if key in params:
+            value = params[key]
+            text = str(value) if value is not None else _UNSET.get(key, "None (default)")
+            out.append((label, text if len(text) <= 300 else text[:297] + "..."))
+    return tuple(out)
+
+
+def _release_profile(plan: Plan, epsilons: np.ndarray) -> np.ndarray:
+    """delta(epsilon) of one release (Theorem C.13 minimised over truncation radii), from
+    constants re-derived from the loss."""
+    pc = plan.rebuilt_constants()
+    return profiles.watkins_arora_profile(
+        pc, plan.sigma, plan.iterations, epsilons, radius=(plan.radius, plan.radius_outer)
+    )
+
+
+def _profile(plans: list[Plan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
+    """The model's profile and how it was composed (a key of :data:`PROFILE_COMPOSITIONS`):
+    PLD when dp-accounting is installed, else basic composition at the even split,
+    min(1, sum_i delta_i(epsilon / K))."""
+    if len(plans) == 1:
+        return _release_profile(plans[0], epsilons), "single"
+    if pld.available():
+        composed = pld.compose([pld.from_plan(p) for p in plans])
+        deltas = np.array([pld.delta_for_epsilon(composed, float(e)) for e in epsilons])
+        return deltas, "pld"
+    k = len(plans)
+    total = sum(_release_profile(p, epsilons / k) for p in plans)
+    return np.minimum(total, 1.0), "basic"
+
+
+def build_report(path: str, loaded: Any, *, points: int = 401) -> PrivacyReport:
+    """The report of a model file read by :func:`objpert.persistence.read`.
+
+    The profile is evaluated at :func:`objpert.certify.tradeoff.epsilon_grid` (``points``
+    epsilons); the attacker's bound uses every point of it and the model's certificate.
+    """
+    if not isinstance(loaded, LoadedModel):
+        raise ParameterError(
+            f"build_report needs a model file read by objpert.persistence.read; got "
+            f"{type(loaded).__name__}"
+        )
+    model = loaded.model
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    mech = _mechanism_of(plans[0])
+    cert = model.certificate_
+    epsilons = tradeoff.epsilon_grid(float(cert.epsilon), points)
+    deltas, method = _profile(plans, epsilons)
+    point_eps = np.append(epsilons, float(cert.epsilon))
+    point_delta = np.append(deltas, float(cert.delta) if cert.certified else 1.0)
+    fprs = np.asarray(tradeoff.FALSE_POSITIVE_RATES)
+    tpr = tradeoff.max_true_positive_rate(fprs, point_eps, point_delta)
+    alphas = np.unique(np.concatenate([np.geomspace(1e-4, 1.0, 161), fprs, [0.0]]))
+    curve = tradeoff.max_true_positive_rate(alphas, point_eps, point_delta)
+    classes = getattr(model, "classes_", None)
+    params = model.get_params()
+    is_classifier = classes is not None
+    not_public = tuple(getattr(cert, "not_public", ()))
+    declared_labels = params.get("classes") is not None and LABEL_SET not in not_public
+    return PrivacyReport(
+        model_path=str(path),
+        estimator=type(model).__name__,
+        format_version=int(loaded.version),
+        signature=str(loaded.signature),
+        signature_status=str(loaded.status),
+        mechanism=mech.name,
+        mechanism_title=mech.title,
+        mechanism_reference=mech.reference,
+        coef_shape=tuple(np.shape(model.coef_)),
+        intercept_shape=tuple(np.shape(model.intercept_)),
+        classes=tuple(str(c) for c in classes) if is_classifier else None,
+        label_set_declared=declared_labels if is_classifier else None,
+        n_features=int(model.n_features_in_),
+        declared=_declared(params),
+        releases=tuple(_release(p) for p in plans),
+        composition=str(getattr(cert, "method", "single")),
+        epsilon=float(cert.epsilon),
+        delta=float(cert.delta),
+        certified=bool(cert.certified),
+        reasons=_reasons(cert),
+        not_public=not_public,
+        seeded=bool(model.seeded_),
+        profile_composition=method,
+        epsilons=tuple(float(e) for e in epsilons),
+        deltas=tuple(float(d) for d in deltas),
+        fpr_levels=tuple(float(a) for a in fprs),
+        tpr_bounds=tuple(float(t) for t in tpr),
+        tradeoff_alpha=tuple(float(a) for a in alphas),
+        tradeoff_tpr=tuple(float(t) for t in curve),
+    )
+
+
+def _reasons(cert: Any) -> tuple[str, ...]:
+    inner = getattr(cert, "certificates", (cert,))
+    found = [r for c in inner for r in getattr(c, "reasons", ())]
+    if not found and not cert.certified:
+        found.append("the composed delta is the trivial bound 1")
+    return tuple(dict.fromkeys(found))
+
+
+def profile_rows(report: PrivacyReport, count: int = 12) -> list[tuple[float, float]]:
+    """About ``count`` (epsilon, delta) points of the profile for a table: the
+    certificate's epsilon and evenly spaced points of the grid."""
+    eps = np.asarray(report.epsilons)
+    picks = set(np.linspace(0, eps.size - 1, count).round().astype(int).tolist())
+    picks.add(int(np.argmin(np.abs(eps - report.epsilon))))
+    return [(report.epsilons[i], report.deltas[i]) for i in sorted(picks)]
+
+
+def fmt_upper(value: float, digits: int = 4) -> str:
+    """A bound for people, rounded up to ``digits`` significant digits (a delta or a
+    true-positive rate shown is never below the computed one)."""
+    if not math.isfinite(value) or value <= 0.0:
+        return fmt_number(value)
+    exact = Decimal(value)
+    quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    up = exact.quantize(quantum, rounding=ROUND_CEILING)
+    return f"{float(up):.{digits}g}"
+
+
+def fmt_number(value: float) -> str:
+    """A number for people: 4 significant digits, 'inf' for infinity."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    return f"{value:.4g}"

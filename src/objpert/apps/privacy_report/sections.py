@@ -1,0 +1,352 @@
+"""The sections of a privacy report as format-neutral blocks (paragraphs, notices, tables,
+lists, figures), rendered to HTML or Markdown by :mod:`.render`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from objpert.apps.privacy_report.content import (
+    PROFILE_COMPOSITIONS,
+    PrivacyReport,
+    fmt_number,
+    fmt_upper,
+    profile_rows,
+)
+from objpert.apps.privacy_report.svg import Series, line_plot
+
+__all__ = ["NOT_COVERED", "Block", "Section", "sections"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block: ``kind`` is "p", "alert", "ok", "table", "list" or "figure"."""
+
+    kind: str
+    text: str = ""
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    items: tuple[str, ...] = ()
+    svg: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Block, ...]
+
+
+def _p(text: str) -> Block:
+    return Block("p", text)
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Block:
+    return Block("table", header=header, rows=tuple(rows))
+
+
+#: What no objpert certificate covers (docs/threat-model.md, summarised).
+NOT_COVERED: tuple[str, ...] = (
+    "The neighbouring relation is the replacement of one row: the number of rows n is "
+    "public, enters every plan and is revealed by the release. Adding or removing a person "
+    "(which changes n) is not what the certificate is about.",
+    "Choices read from the private data: tuning hyperparameters on it, a label set or row "
+    "bound taken from it. The items listed as not public in this report are such choices.",
+    "Repeated fits on the same data: every fit is a separate release. Model selection "
+    "(cross-validation, grid search, refitting with other settings) spends privacy budget "
+    "that no single certificate accounts for; the certificates of several fits compose.",
+    "Statistics shown to the person who ran the fit, such as the number of rows clipped to "
+    "the row-norm bound, run time and iteration counts: they are statistics of the data, not "
+    "covered by any certificate, and are not stored in the model file. Do not publish them.",
+    "Timing and other side channels: run time, memory use, cache and power behaviour depend "
+    "on the data. A refusal because a computation did not finish within its public budget "
+    "depends on the data too: do not retry on the same data with fresh noise.",
+    "Seeded releases: a testing seed makes the noise reproducible by anyone who knows it; "
+    "such a model has no privacy guarantee.",
+    "Floating-point arithmetic: the proofs assume exact arithmetic. The released weights are "
+    "the floating-point result of N gradient steps on the perturbed objective, and the "
+    "Gaussian noise is a floating-point approximation. No attack on the output of an "
+    "optimisation of a perturbed objective is known; nothing more than that is claimed.",
+    "The key that signs model files and the noise generator's key live in memory: anyone "
+    "who can read that memory can forge a file or reproduce the noise.",
+)
+
+
+def _headline(r: PrivacyReport) -> list[Block]:
+    blocks: list[Block] = []
+    if r.certified and not r.seeded:
+        caveat = " Except for what is listed next as not covered." if r.not_public else ""
+        blocks.append(
+            Block(
+                "ok",
+                f"The released model is ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-"
+                "differentially private with respect to the replacement of one training row."
+                + caveat,
+            )
+        )
+    else:
+        why = "; ".join(r.reasons) or "no condition of the theorem holds"
+        blocks.append(Block("alert", f"NOT CERTIFIED: the certificate does not hold ({why})."))
+    if r.not_public:
+        blocks.append(
+            Block(
+                "alert",
+                "NOT COVERED: these structural choices were read from the private data, not "
+                f"declared, and the certificate does not cover them: {', '.join(r.not_public)}.",
+            )
+        )
+    if r.seeded:
+        blocks.append(
+            Block(
+                "alert",
+                "TESTING SEED: the noise came from a testing seed, reproducible by anyone who "
+                "knows it. This model has no privacy guarantee and must not be published; the "
+                f"certificate ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)}) below holds only "
+                "for noise that nobody can reproduce.",
+            )
+        )
+    if not r.verified:
+        blocks.append(
+            Block(
+                "alert",
+                f"SIGNATURE: {r.signature_status}. The plans were re-derived and check out, "
+                "but without a verified signature nothing proves that the stored weights came "
+                "from that release.",
+            )
+        )
+    return blocks
+
+
+def _released(r: PrivacyReport) -> Section:
+    rows = [
+        ("estimator", r.estimator),
+        ("coefficients", f"array of shape {r.coef_shape}"),
+        ("intercept", f"array of shape {r.intercept_shape}" if r.intercept_shape else "a number"),
+        ("features", str(r.n_features)),
+    ]
+    if r.classes is not None:
+        origin = (
+            "declared by the caller (public)"
+            if r.label_set_declared
+            else "READ FROM THE TRAINING LABELS (not public)"
+        )
+        rows.append(("label set", f"{', '.join(r.classes)}: {origin}"))
+    rows += [
+        ("model file", r.model_path),
+        ("file format version", str(r.format_version)),
+        ("signature", r.signature_status),
+    ]
+    return Section(
+        "What was released",
+        (
+            _p(
+                "The release is the model's coefficients and intercept: all of it, nothing "
+                "else. A released model is public by definition; this report shows its shape, "
+                "not its values. The model file holds no statistic of the training rows."
+            ),
+            _table(("item", "value"), rows),
+        ),
+    )
+
+
+def _mechanism(r: PrivacyReport) -> Section:
+    composition = {
+        "single": "one release",
+        "basic": f"{len(r.releases)} one-vs-rest releases, basic composition (Dwork & Roth "
+        "2014, Theorem 3.16)",
+        "advanced": f"{len(r.releases)} one-vs-rest releases, advanced composition (Dwork, "
+        "Rothblum & Vadhan 2010, Theorem III.3)",
+        "pld": f"{len(r.releases)} one-vs-rest releases, their privacy-loss distributions "
+        "composed (objpert.accounting, with dp-accounting)",
+    }.get(r.composition, r.composition)
+    forms = ", ".join(sorted({_FORMS.get(x.form, x.form) for x in r.releases}))
+    rows = [
+        ("mechanism (registry name)", r.mechanism),
+        ("what it does", r.mechanism_title),
+        ("paper", r.mechanism_reference),
+        ("certificate", forms),
+        ("releases", composition),
+    ]
+    text = (
+        "The noise z ~ N(0, sigma^2 I) is drawn once; exactly N steps of full-batch gradient "
+        "descent run on the training objective plus <z, w>; the last iterate is released. "
+        "Every constant below is public: chosen before the data were read, and re-derived "
+        "from the loss when the file was loaded."
+    )
+    return Section("Mechanism", (_table(("item", "value"), rows), _p(text)))
+
+
+_FORMS = {"c13": "Theorem C.13", "theorem41": "Theorem 4.1", "limit": "Theorem C.13 (limit)"}
+
+_CONSTANT_ROWS = (
+    ("loss", "loss"),
+    ("n", "rows n (public)"),
+    ("d", "dimension d (with the intercept column)"),
+    ("zeta", "row-norm bound zeta"),
+    ("L1", "loss constant L1 (gradient bound)"),
+    ("L2", "loss constant L2 (curvature bound)"),
+    ("L3", "loss constant L3"),
+    ("G", "sensitivity G = 2 L1 zeta / n"),
+    ("L", "smoothness L = mu + L2 zeta^2"),
+    ("mu", "ridge mu"),
+    ("sigma", "noise scale sigma"),
+    ("eta", "step size eta"),
+    ("iterations", "iterations N"),
+    ("calibration", "calibration"),
+    ("truncation", "truncation bound"),
+    ("radius", "truncation radius r"),
+    ("radius_outer", "outer radius r'"),
+    ("epsilon", "epsilon of the release"),
+    ("delta", "certified delta of the release"),
+)
+
+
+def _constants(r: PrivacyReport) -> Section:
+    header = ("constant", *(f"release {i}" for i in range(len(r.releases))))
+    rows = []
+    for key, label in _CONSTANT_ROWS:
+        cells = [getattr(x, key) for x in r.releases]
+        show = fmt_upper if key in ("epsilon", "delta") else fmt_number
+        rows.append((label, *(c if isinstance(c, str) else show(c) for c in cells)))
+    params = {k: v for x in r.releases for k, v in x.loss_params}
+    blocks = [_table(header, rows)]
+    if params:
+        blocks.append(
+            _p("Loss parameters: " + ", ".join(f"{k} = {v:g}" for k, v in params.items()))
+        )
+    blocks.append(_p("Declared settings of the estimator (public):"))
+    blocks.append(_table(("setting", "value"), list(r.declared)))
+    return Section("Public constants", tuple(blocks))
+
+
+def _certificate(r: PrivacyReport) -> Section:
+    rows = [
+        ("epsilon", fmt_upper(r.epsilon)),
+        ("delta", fmt_upper(r.delta)),
+        ("certified", "yes" if r.certified else "NO"),
+        ("composition", r.composition),
+        ("not public (not covered)", ", ".join(r.not_public) or "none"),
+    ]
+    blocks = [_table(("item", "value"), rows)]
+    if r.not_public:
+        blocks.append(
+            Block(
+                "alert",
+                "The certificate does NOT cover: "
+                + ", ".join(r.not_public)
+                + ". These were read from the private data; one changed row can change them.",
+            )
+        )
+    return Section("The certificate", tuple(blocks))
+
+
+_FLOOR = 1e-30  # the smallest delta a report draws or prints
+
+
+def _profile(r: PrivacyReport) -> Section:
+    lo = max(min(r.deltas), _FLOOR)
+    svg = line_plot(
+        [Series(r.epsilons, r.deltas, "delta(epsilon)")],
+        title="Privacy profile",
+        xlabel="epsilon",
+        ylabel="delta (log scale)",
+        xlim=(0.0, max(r.epsilons)),
+        ylim=(lo, 1.0),
+        logy=True,
+        marks=[(r.epsilon, r.delta, f"certificate ({fmt_upper(r.epsilon)}, "
+                f"{fmt_upper(r.delta)})")] if r.certified else [],
+    )  # fmt: skip
+    rows = [
+        (fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}")
+        for e, d in profile_rows(r)
+    ]
+    text = (
+        "The release is (epsilon, delta(epsilon))-differentially private for every epsilon at "
+        "once. For each epsilon, delta(epsilon) is the smallest delta that Theorem C.13 of "
+        "Watkins & Arora (2026) (eq. 50) certifies over a grid of truncation radii, at the "
+        f"public constants above; {PROFILE_COMPOSITIONS[r.profile_composition]}. Values below "
+        f"{_FLOOR:g} are drawn at {_FLOOR:g}."
+    )
+    blocks = [_p(text)]
+    if r.profile_composition == "pld" and r.composition != "pld":
+        blocks.append(
+            _p(
+                f"The certificate above was composed by {r.composition} composition when the "
+                "model was fitted; composing the releases' whole profiles is tighter, so the "
+                "profile can lie below the certificate's delta. Both are valid guarantees."
+            )
+        )
+    blocks += [Block("figure", svg=svg), _table(("epsilon", "delta(epsilon)"), rows)]
+    return Section("Privacy profile", tuple(blocks))
+
+
+def _attacker(r: PrivacyReport) -> Section:
+    rows = [
+        (f"{100 * a:g}%", f"{fmt_upper(100 * t, 3)}%", fmt_upper(t / a, 3))
+        for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)
+    ]
+    svg = line_plot(
+        [
+            Series(r.tradeoff_alpha, r.tradeoff_tpr, "highest true-positive rate"),
+            Series((0.0, 1.0), (0.0, 1.0), "random guessing", dashed=True),
+        ],
+        title="Membership tests: best achievable true-positive rate",
+        xlabel="false-positive rate",
+        ylabel="true-positive rate",
+        xlim=(0.0, 1.0),
+        ylim=(0.0, 1.0),
+    )
+    text = (
+        "An attacker who sees the released model and wants to tell whether one person's row "
+        "was in the training data runs a test. Whatever the test, and even if the attacker "
+        "knows every other row, at a given false-positive rate its true-positive rate is "
+        "at most the number below: 1 - f(alpha), with f the trade-off function that the "
+        "profile implies (Dong, Roth & Su 2022, Proposition 2.12: f(alpha) = sup over epsilon "
+        "of max(0, 1 - delta(epsilon) - e^epsilon alpha, e^-epsilon (1 - delta(epsilon) - "
+        "alpha)))."
+    )
+    header = ("false-positive rate", "highest true-positive rate", "ratio to random guessing")
+    return Section(
+        "What an attacker can achieve",
+        (_p(text), _table(header, rows), Block("figure", svg=svg)),
+    )
+
+
+def _not_covered(r: PrivacyReport) -> Section:
+    items = list(NOT_COVERED)
+    if r.not_public:
+        items.insert(0, "In this model: " + ", ".join(r.not_public) + " (read from the data).")
+    return Section(
+        "What the certificate does not cover",
+        (
+            _p("From the threat model of objpert (docs/threat-model.md):"),
+            Block("list", items=tuple(items)),
+        ),
+    )
+
+
+def _sources() -> Section:
+    items = (
+        "Watkins, A. & Arora, R. (2026). Differential Privacy of Gradient Descent on Perturbed "
+        "Objectives. arXiv:2610.02716. The mechanism and Theorem C.13.",
+        "Dong, J., Roth, A. & Su, W. J. (2022). Gaussian Differential Privacy. JRSS B 84. "
+        "arXiv:1905.02383. Trade-off functions, Proposition 2.12.",
+        "Kairouz, P., Oh, S. & Viswanath, P. (2015). The Composition Theorem for Differential "
+        "Privacy. ICML 2015. arXiv:1311.0776. The hypothesis-testing reading of (epsilon, "
+        "delta).",
+        "Dwork, C. & Roth, A. (2014). The Algorithmic Foundations of Differential Privacy. "
+        "Basic composition, Theorem 3.16.",
+    )
+    return Section("Sources", (Block("list", items=items),))
+
+
+def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
+    """(the headline notices, the sections) of ``report``."""
+    return _headline(report), [
+        _released(report),
+        _mechanism(report),
+        _constants(report),
+        _certificate(report),
+        _profile(report),
+        _attacker(report),
+        _not_covered(report),
+        _sources(),
+    ]

@@ -1,0 +1,66 @@
+"""``objpert report``: a privacy report of a model file for a privacy officer (HTML or
+Markdown; docs/report.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from objpert.cli.common import KEY_ENV, CliError, read_key
+
+__all__ = ["add_parser", "cmd_report"]
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format is not None:
+        return args.format
+    if args.out is not None and args.out.lower().endswith((".md", ".markdown")):
+        return "md"
+    return "html"
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from objpert.apps.privacy_report import build_report, render
+    from objpert.persistence import read
+
+    fmt = _format(args)
+    loaded = read(args.model, read_key(args.key_file))
+    text = render(build_report(args.model, loaded), fmt)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        raise CliError(f"cannot write {args.out}: {err.strerror or err}") from None
+    print(f"objpert: wrote {args.out} ({fmt}; signature: {loaded.status})", file=sys.stderr)
+    return 0
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``report`` on the ``objpert`` subcommand parsers."""
+    p = subparsers.add_parser(
+        "report",
+        help="a privacy report of a model file: what was released, its certificate, the "
+        "privacy profile and the attacker's bound (HTML or Markdown)",
+    )
+    p.add_argument("model", metavar="MODEL.json")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="write the report to FILE (default: standard output)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("html", "md"),
+        default=None,
+        help="html (one self-contained page) or md (Markdown); default: md when --out "
+        "ends in .md, else html",
+    )
+    key_help = f"verify the model's signature with the key in FILE (default: ${KEY_ENV})"
+    p.add_argument("--key-file", default=None, metavar="FILE", help=key_help)
+    p.set_defaults(func=cmd_report)
+    return p
