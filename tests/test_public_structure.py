@@ -35,7 +35,8 @@ def _data(seed: int = 0, n: int = N_ROWS, d: int = DIM):
 
 
 def _fit(X, y, **kw):
-    model = PrivateLogisticRegression(max_iterations=300, random_state=3, **kw)
+    params = {"max_iterations": 300, "random_state": 3, "data_norm": 1.0, **kw}
+    model = PrivateLogisticRegression(**params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # testing seeds
         return model.fit(X, y)
@@ -112,7 +113,7 @@ def test_classes_read_from_data_warn_and_are_recorded_not_public():
     X, y = _data()
     for labels in (y, np.where(np.arange(N_ROWS) % 3 == 0, "emu", y)):
         with pytest.warns(PrivacyLeakWarning, match="label set"):
-            model = PrivateLogisticRegression(max_iterations=300).fit(X, labels)
+            model = PrivateLogisticRegression(max_iterations=300, data_norm=1.0).fit(X, labels)
         assert model.certificate_.not_public == ("label set",)
         assert not model.certificate_.covers_structure
         assert "label set" in model.certificate_.to_dict()["not_public"]

@@ -120,7 +120,7 @@ def test_calibrate_json(capsys, method):
             "1",
             "--delta",
             "1e-6",
-            "--radius",
+            "--comparator-norm",
             "1",
             "--method",
             method,
@@ -245,6 +245,8 @@ def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     spread = out["figure2"]["spread"]
     assert spread["QOP"] < spread["LOP-Clip"] < spread["LOP"]  # Figure 2's ordering
+    assert spread["theta_ref"] == 0.0  # the public reference point, released as it is
+    assert "theta_ref" in out["figure2"]["reference"]["statement"]
     for name in ("qop_figure1.png", "qop_figure2.png", "qop_figure1.csv", "qop_figure2.csv"):
         assert (tmp_path / name).stat().st_size > 0
 
@@ -272,11 +274,16 @@ def model_files(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         binary = PrivateLogisticRegression(
-            epsilon=2.0, alpha=0.2, max_iterations=300, classes=[0, 1], random_state=0
+            epsilon=2.0,
+            alpha=0.2,
+            max_iterations=300,
+            classes=[0, 1],
+            data_norm=1.0,  # public: nothing read from the rows
+            random_state=0,
         ).fit(X, (score > 0).astype(int))
-        multi = PrivateLogisticRegression(epsilon=2.0, alpha=0.2, max_iterations=300).fit(
-            X, np.digitize(score, [-0.3, 0.3])
-        )
+        multi = PrivateLogisticRegression(
+            epsilon=2.0, alpha=0.2, max_iterations=300, data_norm=1.0
+        ).fit(X, np.digitize(score, [-0.3, 0.3]))
     signed = save(binary, root / "signed.json", key=b"k3y")
     unsigned = save(multi, root / "unsigned.json", key=None)
     doc = json.loads(signed.read_text())
@@ -319,7 +326,7 @@ def test_verify_unsigned_model(model_files, capsys):
     assert out["signature"] == "unsigned: weights unverified"
     assert out["signed"] is False and out["verified"] is False
     assert out["not_public"] == ["label set"] and out["seeded"] is False
-    assert out["composition"] in ("basic", "advanced") and len(out["releases"]) == 3
+    assert out["composition"] in ("basic", "advanced", "pld") and len(out["releases"]) == 3
 
 
 def test_verify_signed_model_without_key(model_files, capsys):

@@ -135,6 +135,11 @@ def test_calibrate(capsys, data):
         {
             **PROBLEM,
             "--radius": st.sampled_from(["1", "3"]),
+            "--comparator-norm": st.sampled_from(["1", "3"]),
+            "--alpha": st.sampled_from(["auto", "0.1", "x"]),
+            "--objective": st.sampled_from(["empirical", "population", "bogus"]),
+            "--releases": st.sampled_from(["1", "3", "0"]),
+            "--max-iterations": st.sampled_from(["50", "0"]),
             "--delta-sample": st.sampled_from(["0.01"]),
             "--json": None,
         },
@@ -226,6 +231,11 @@ def test_train(capsys, tmp_path_factory, data):
                 "--no-intercept": None,
                 "--classes": st.sampled_from(["0,1", "cat,dog", "0", "a,,b"]),
                 "--seed": st.sampled_from(["0", "-1"]),
+                "--feature-bounds": st.sampled_from(["-1:1,-1:1", "1:0,0:1", "-1:1", "x"]),
+                "--comparator-norm": st.sampled_from(["1", "3"]),
+                "--intercept-scaling": st.sampled_from(["none", "2"]),
+                "--threads": st.sampled_from(["1", "0"]),
+                "--verbose": st.sampled_from(["auto", "false", "maybe"]),
                 "--out": st.sampled_from([paths_["dir"] + "/out.json", paths_["dir"],
                                           "/nonexistent/dir/m.json"]),
                 "--json": None,
@@ -247,8 +257,18 @@ MODELS = ["model", "nan-model", "deep-model", "int-model", "trunc-model", "missi
 def test_predict_and_verify(capsys, tmp_path_factory, data):
     paths_ = _paths(tmp_path_factory)
     model = paths_[data.draw(st.sampled_from(MODELS))]
-    if data.draw(st.booleans()):
+    kind = data.draw(st.sampled_from(["verify", "certify", "predict"]))
+    if kind == "verify":
         argv = ["verify", model, *options(data, {"--json": None})]
+    elif kind == "certify":
+        argv = _equals(
+            [
+                "certify",
+                "--model",
+                model,
+                *options(data, {"--target-delta": st.just("1e-6"), "--json": None}),
+            ]
+        )
     else:
         argv = ["predict", "--model", model, "--data", paths_[data.draw(st.sampled_from(DATA))]]
         argv += options(data, {"--target": st.sampled_from(["y", "nope"]), "--json": None})
@@ -332,3 +352,89 @@ def test_subprocess_one_line(argv):
         [sys.executable, "-m", "objpert", *argv], capture_output=True, text=True, timeout=120
     )
     check_exit(proc.returncode, proc.stderr)
+
+
+TEXT = st.one_of(NUMBER_TEXT, st.text(max_size=30), st.lists(NUMBER_TEXT, max_size=4).map(":".join))
+
+
+@fuzz(100)
+@given(text=st.one_of(TEXT, st.lists(TEXT, max_size=4).map(",".join)))
+def test_feature_bounds_text(text):
+    """Pairs of finite numbers lo < hi, or an ArgumentTypeError naming the flag."""
+    import argparse
+
+    from objpert.cli.params import parse_feature_bounds
+
+    try:
+        pairs = parse_feature_bounds(text)
+    except argparse.ArgumentTypeError as err:
+        assert "--feature-bounds" in str(err) and "\n" not in str(err)
+        return
+    assert pairs and all(np.isfinite([lo, hi]).all() and lo < hi for lo, hi in pairs)
+
+
+@fuzz(100)
+@given(
+    text=TEXT,
+    kind=st.sampled_from(["float > 0", "int >= 1", '"auto" or float > 0', "float or None",
+                          'bool or "auto"', "str"]),
+)  # fmt: skip
+def test_value_reader(text, kind):
+    """A value of the documented kind, or an ArgumentTypeError naming the flag."""
+    import argparse
+    import math
+
+    from objpert.cli.params import value_reader
+
+    try:
+        value = value_reader("some_param", None, kind)(text)
+    except argparse.ArgumentTypeError as err:
+        assert "--some-param" in str(err)
+        return
+    if value is None:
+        assert text.strip().lower() == "none"
+    elif isinstance(value, bool):
+        assert "bool" in kind
+    elif isinstance(value, int | float):
+        assert math.isfinite(value) and ("float" in kind or "int" in kind)
+        assert not (kind.startswith("int") and isinstance(value, float))
+    else:
+        assert value == "auto" or kind == "str"
+
+
+@fuzz(200)
+@given(delta=st.floats(0.0, 1.0), target=st.floats(5e-324, 1.0))
+def test_target_reasons_exact(delta, target):
+    from objpert.cli.certify import target_reasons
+
+    reasons = target_reasons(delta, target)
+    assert (reasons == []) == (delta <= target)
+    assert all("\n" not in r and repr(target) in r for r in reasons)
+
+
+@fuzz(60)
+@given(
+    epsilon=st.floats(allow_nan=True, allow_infinity=True),
+    masses=st.tuples(st.floats(0, 2), st.floats(0, 2)),
+    reasons=st.lists(st.text(min_size=1, max_size=40), max_size=3),
+    k=st.integers(1, 40),
+)
+def test_printed_certificates(epsilon, masses, reasons, k):
+    """A certificate and a composition of k of them print a few short lines; repr is one."""
+    from objpert.certify.certificate import Certificate
+    from objpert.certify.composition import compose
+    from objpert.exceptions import ParameterError
+
+    cert = Certificate.conclude(
+        "c13", epsilon, *masses, reasons, iterations=10,
+        threshold_iterations=None, sigma=0.5, truncation="exact", constants={},
+    )  # fmt: skip
+    assert "\n" not in repr(cert)
+    assert len(str(cert).splitlines()) == 2 + len(cert.reasons)
+    try:
+        composed = compose([cert] * k, "basic" if k > 1 else "single")
+    except ParameterError as err:  # a negative or NaN epsilon: refused, in one line
+        assert "\n" not in str(err)
+        return
+    assert "\n" not in repr(composed) and len(repr(composed)) < 300
+    assert len(str(composed).splitlines()) <= 2 + min(5, len(cert.reasons))

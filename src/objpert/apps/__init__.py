@@ -9,6 +9,7 @@
 * :mod:`~objpert.apps.external`: external peers (diffprivlib) in environments of their own;
 * :mod:`~objpert.apps.bench`: the benchmarks behind ``objpert bench``;
 * :mod:`~objpert.apps.pairwise_audit`: the measurements recorded in docs/audit-pairwise.md.
+* :mod:`~objpert.apps.privacy_report`: the privacy report of a model file (docs/report.md).
 
 The command line, :mod:`objpert.cli`, runs them.
 """

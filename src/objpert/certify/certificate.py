@@ -13,10 +13,25 @@ from objpert.jsonable import to_json_value
 __all__ = [
     "DELTA_FLOOR",
     "FORMS",
+    "FORM_NAMES",
     "Certificate",
+    "budget_text",
 ]
 
 FORMS = ("theorem41", "c13", "limit")
+
+#: How the printed certificates name each form (Watkins & Arora 2026).
+FORM_NAMES = {
+    "theorem41": "Theorem 4.1",
+    "c13": "Theorem C.13",
+    "limit": "Theorem C.13, limit N -> infinity",
+}
+
+
+def budget_text(epsilon: float, delta: float) -> str:
+    """``(epsilon, delta) = (1, 1e-06)`` with 4 significant digits."""
+    return f"(epsilon, delta) = ({epsilon:.4g}, {delta:.4g})"
+
 
 #: The smallest delta a certificate reports: 2.2e-308, the smallest normal double. The terms
 #: of a delta (Gaussian tails, e^{-u^2/2}, 2 e^{-x}) are positive, but underflow to 0.0 or
@@ -58,6 +73,29 @@ class Certificate:
     def covers_structure(self) -> bool:
         """Whether every structural choice of the model was public (``not_public`` empty)."""
         return not self.not_public
+
+    def __repr__(self) -> str:
+        """One line: the form, the guarantee and the run (``to_dict`` has everything)."""
+        return (
+            f"Certificate(form={self.form!r}, epsilon={self.epsilon!r}, delta={self.delta!r}, "
+            f"certified={self.certified}, iterations={self.iterations}, sigma={self.sigma:.6g}, "
+            f"truncation={self.truncation!r})"
+        )
+
+    def __str__(self) -> str:
+        """A few lines: the guarantee, how it splits, and what it does not cover."""
+        status = "certified" if self.certified else "NOT certified"
+        name = FORM_NAMES.get(self.form, self.form)
+        lines = [
+            f"{budget_text(self.epsilon, self.delta)}, {status} "
+            f"({name}, {self.truncation} truncation)",
+            f"  N = {self.iterations} steps, sigma = {self.sigma:.4g}; delta = truncation "
+            f"{self.truncation_mass:.3g} + divergence {self.divergence_term:.3g}",
+        ]
+        lines += [f"  not certified: {' '.join(r.split())}" for r in self.reasons]
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
 
     @classmethod
     def conclude(

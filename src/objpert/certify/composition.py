@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from objpert.certify.certificate import Certificate
+from objpert.certify.certificate import FORM_NAMES, Certificate, budget_text
 from objpert.errors import (
     ParameterError,
     check_int,
@@ -280,6 +280,54 @@ class ComposedCertificate:
     def covers_structure(self) -> bool:
         """Whether every structural choice of the model was public (``not_public`` empty)."""
         return not self.not_public
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Subclasses (dataclasses too) keep the short :meth:`__repr__` unless they define
+        their own."""
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = ComposedCertificate.__repr__
+
+    def __repr__(self) -> str:
+        """One line: the composition and its totals (``to_dict`` has every release)."""
+        return (
+            f"{type(self).__name__}(method={self.method!r}, k={self.k}, epsilon={self.epsilon!r}, "
+            f"delta={self.delta!r}, certified={self.certified})"
+        )
+
+    def __str__(self) -> str:
+        """A few lines: the total, the releases (one line when they are alike, else one
+        line each, at most ten), why any failed (at most five reasons), and what it does
+        not cover."""
+        status = "certified" if self.certified else "NOT certified"
+        lines = [
+            f"{budget_text(self.epsilon, self.delta)}, {status} ({self.method} composition "
+            f"of {self.k} release{'s' if self.k != 1 else ''})"
+        ]
+        pairs = [budget_text(e, d) for e, d in zip(self.epsilon_i, self.delta_i, strict=True)]
+        runs = {(c.form, c.truncation, c.iterations, f"{c.sigma:.4g}") for c in self.certificates}
+        if len(set(pairs)) == 1 and len(runs) == 1:
+            c = self.certificates[0]
+            each = f"(epsilon_i, delta_i) = ({c.epsilon:.4g}, {c.delta:.4g})"
+            head = "the release" if self.k == 1 else f"{self.k} releases, each"
+            lines.append(
+                f"  {head} {each}{'' if c.certified else ' NOT certified'} "
+                f"({FORM_NAMES.get(c.form, c.form)}, N = {c.iterations}, sigma = {c.sigma:.4g})"
+            )
+        else:
+            shown = list(zip(pairs, self.certificates, strict=True))[:10]
+            for i, (pair, c) in enumerate(shown, 1):
+                mark = "" if c.certified else ", NOT certified"
+                lines.append(f"  release {i}: {pair}, N = {c.iterations}{mark}")
+            if self.k > len(shown):
+                lines.append(f"  ... {self.k - len(shown)} more releases")
+        if self.method == "advanced":
+            lines.append(f"  delta' slack of the advanced composition: {self.delta_slack:.3g}")
+        failed = dict.fromkeys(" ".join(r.split()) for c in self.certificates for r in c.reasons)
+        lines += [f"  not certified: {r}" for r in list(failed)[:5]]
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable; the per-release certificates flattened by their ``to_dict``."""

@@ -4,10 +4,10 @@ applications (:mod:`objpert.apps`).
 One module per subcommand, each with ``add_parser(subparsers)`` and its ``cmd_*``
 function: :mod:`.certify`, :mod:`.calibrate`, :mod:`.reproduce` (``reproduce`` and
 ``tables``), :mod:`.demo`, :mod:`.compare`, :mod:`.train`, :mod:`.predict`, :mod:`.verify`,
-:mod:`.bench` and :mod:`.audit`; :mod:`.output` prints (JSON or tables, plain text without
-rich) and :mod:`.common` holds what they share. Errors are one line on stderr with exit
-code 2, never a traceback (an unexpected exception too: it is reported in one line as an
-internal error).
+:mod:`.report`, :mod:`.bench` and :mod:`.audit`; :mod:`.output` prints (JSON or tables,
+plain text without rich) and :mod:`.common` holds what they share. Errors are one line on
+stderr with exit code 2, never a traceback (an unexpected exception too: it is reported in
+one line as an internal error).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from objpert.cli import (
     compare,
     demo,
     predict,
+    report,
     reproduce,
     train,
     verify,
@@ -34,7 +35,19 @@ from objpert.errors import ObjpertError
 __all__ = ["SUBCOMMANDS", "CliError", "build_parser", "main", "verify_payload"]
 
 #: The subcommand modules, in the order ``objpert --help`` lists them.
-SUBCOMMANDS = (certify, calibrate, reproduce, demo, compare, train, predict, verify, bench, audit)
+SUBCOMMANDS = (
+    certify,
+    calibrate,
+    reproduce,
+    demo,
+    compare,
+    train,
+    predict,
+    verify,
+    report,
+    bench,
+    audit,
+)
 
 
 def build_parser() -> Parser:

@@ -1,6 +1,7 @@
 """``objpert certify``: (epsilon, delta) of the Watkins & Arora release for given public
-constants, by Theorem 4.1, Theorem C.13 or its limit form; or the first N that certifies a
-target."""
+constants, by Theorem 4.1, Theorem C.13 or its limit form; the first N that certifies a
+target; or the certificate of a saved model, re-derived from its plans exactly as they were
+calibrated (``--model``)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,101 @@ from objpert.certify.certificate import FORMS
 from objpert.certify.constants import problem
 from objpert.certify.search import MAX_ITERATIONS, min_iterations
 from objpert.certify.truncation import TRUNCATIONS
-from objpert.cli.common import CliError, add_problem_args, certificate_payload, loss_params
-from objpert.cli.output import emit, kv_table
+from objpert.cli.common import (
+    CliError,
+    add_problem_args,
+    certificate_payload,
+    loss_params,
+    read_key,
+)
+from objpert.cli.output import console, emit, kv_table
 
-__all__ = ["add_parser", "cmd_certify"]
+__all__ = ["ULPS", "add_parser", "certify_model", "cmd_certify", "target_reasons"]
+
+#: A delta within this many ulps above a target is reported as over it by rounding of the
+#: constants typed on the command line (the comparison itself stays exact).
+ULPS = 4
+
+
+def target_reasons(delta: float, target: float) -> list[str]:
+    """Why ``delta`` misses ``target`` (empty when delta <= target): exact comparison."""
+    if delta <= target:
+        return []
+    reason = f"delta = {delta!r} is above the target delta {target!r}"
+    gap, step = 0, target
+    while step < delta and gap <= ULPS:
+        step, gap = math.nextafter(step, math.inf), gap + 1
+    if step >= delta and gap <= ULPS:
+        reason += (
+            f" by {gap} ulp(s), a rounding of the constants given here; certify a saved "
+            "model exactly as it was calibrated with certify --model MODEL.json"
+        )
+    return [reason]
+
+
+def _print_reasons(args: argparse.Namespace, reasons: list[str]) -> None:
+    if not args.json:
+        out = console()
+        for r in reasons:
+            out.print(f"not certified: {r}")
+
+
+def certify_model(args: argparse.Namespace) -> int:
+    """Certify a saved model: every plan re-derived (:func:`rederive_plan`, the form and
+    truncation it was calibrated with) and composed as the model was; compared exactly with
+    the model's own target (epsilon, delta)."""
+    from objpert.certify.calibration import rederive_plan
+    from objpert.certify.composition import ComposedCertificate
+    from objpert.cli.predict import load_model
+
+    model = load_model(args.model, read_key(args.key_file))
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    certs = [rederive_plan(plan) for plan in plans]
+    stored = model.certificate_
+    if isinstance(stored, ComposedCertificate):  # recomposed as stored, from re-derived ones
+        data = {**stored.to_dict(), "certificates": [c.to_dict() for c in certs]}
+        total = type(stored).from_dict(data)
+    else:
+        total = certs[0]
+    params = model.get_params(deep=False)
+    target_eps = float(params["epsilon"])
+    target_delta = float(params["delta"] if args.target_delta is None else args.target_delta)
+    reasons = [r for c in certs for r in c.reasons]
+    if total.epsilon > target_eps:
+        reasons.append(f"epsilon = {total.epsilon!r} is above the target {target_eps!r}")
+    reasons += target_reasons(total.delta, target_delta)
+    payload = {
+        "model": args.model,
+        "certified": bool(total.certified) and not reasons,
+        "epsilon": total.epsilon,
+        "delta": total.delta,
+        "target_epsilon": target_eps,
+        "target_delta": target_delta,
+        "releases": len(certs),
+        "form": certs[0].form,
+        "truncation": certs[0].truncation,
+        "iterations": certs[0].iterations,
+        "sigma": certs[0].sigma,
+        "composition": getattr(total, "method", "single"),
+        "reasons": reasons,
+        "not_public": list(stored.not_public),
+        "certificates": [certificate_payload(c) for c in certs],
+    }
+    emit(args, payload, [kv_table(f"Certificate of {args.model} (re-derived)", payload)])
+    _print_reasons(args, reasons)
+    return 0
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    if args.model is not None:
+        return certify_model(args)
+    missing = [f for f in ("n", "d", "mu", "sigma") if getattr(args, f) is None]
+    if missing:
+        flags = ", ".join("--" + f for f in missing)
+        raise CliError(
+            f"the public constants {flags} are required (or certify a saved model with "
+            "--model MODEL.json)"
+        )
     pc = problem(
         args.loss,
         n=args.n,
@@ -67,9 +156,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
         else:
             cert = theorem_c13.certify_limit(pc, sigma, epsilon)
     payload = certificate_payload(cert)
+    reasons = list(cert.reasons)
     if args.target_delta is not None:
         payload["target_delta"] = args.target_delta
-        payload["certified"] = bool(cert.certified and cert.delta <= args.target_delta)
+        if cert.certified:
+            reasons += target_reasons(cert.delta, args.target_delta)
+        payload["certified"] = bool(cert.certified) and not reasons
+        payload["reasons"] = reasons
     if args.plot:
         from objpert.apps.plots import plot_privacy_profiles
 
@@ -84,6 +177,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
         )
     title = f"Certificate ({form}) for {pc.loss}, n={pc.n}, d={pc.d}"
     emit(args, payload, [kv_table(title, payload)])
+    _print_reasons(args, reasons)
     return 0
 
 
@@ -109,20 +203,59 @@ def _epsilon_for(pc, args, target: float) -> float:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``certify`` on the ``objpert`` subcommand parsers."""
     p = subparsers.add_parser("certify", help="certify (epsilon, delta) for given public constants")
-    add_problem_args(p)
-    p.add_argument("--sigma", type=float, required=True, help="noise scale of z")
-    p.add_argument("--u", type=float, default=6.0, help="truncation parameter u >= 0")
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL.json",
+        help="certify a saved model: its plans re-derived with the form and truncation they "
+        "were calibrated with, against the model's own target (the other constants are then "
+        "read from the file)",
+    )
+    p.add_argument(
+        "--key-file", default=None, metavar="FILE", help="verify the --model file's signature"
+    )
+    add_problem_args(p, required=False)
+    p.add_argument("--sigma", type=float, default=None, help="noise scale of z")
+    p.add_argument(
+        "--u", type=float, default=6.0, help="truncation parameter u >= 0 (default: 6.0)"
+    )
     p.add_argument("--iterations", type=int, default=None, help="number of GD steps N")
-    p.add_argument("--epsilon", type=float, default=None)
-    p.add_argument("--form", choices=FORMS, default="theorem41")
-    p.add_argument("--truncation", choices=TRUNCATIONS, default="paper")
-    p.add_argument("--target-delta", type=float, default=None)
+    p.add_argument(
+        "--epsilon", type=float, default=None, help="epsilon to certify (or give --target-delta)"
+    )
+    p.add_argument(
+        "--form",
+        choices=FORMS,
+        default="theorem41",
+        help="theorem41 (Theorem 4.1), c13 (Theorem C.13, what train calibrates with) or "
+        "limit (its N -> infinity form) (default: 'theorem41')",
+    )
+    p.add_argument(
+        "--truncation",
+        choices=TRUNCATIONS,
+        default="paper",
+        help="the truncation bound of the noise (default: 'paper')",
+    )
+    p.add_argument(
+        "--target-delta",
+        type=float,
+        default=None,
+        help="certified only if delta <= this (exact comparison); with --model, default: "
+        "the model's own delta",
+    )
     p.add_argument(
         "--min-iterations",
         action="store_true",
         help="find the first N certifying (--epsilon, --target-delta)",
     )
-    p.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS)
-    p.add_argument("--plot", default=None, metavar="FILE.png")
+    p.add_argument(
+        "--max-iterations",
+        type=int,
+        default=MAX_ITERATIONS,
+        help=f"the largest N --min-iterations tries (default: {MAX_ITERATIONS})",
+    )
+    p.add_argument(
+        "--plot", default=None, metavar="FILE.png", help="plot the privacy profiles here"
+    )
     p.set_defaults(func=cmd_certify)
     return p

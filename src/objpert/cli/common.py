@@ -5,10 +5,11 @@ signing keys, and warnings printed as one line each."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn, TypeVar
 
 from objpert.certify.calibration import Plan
@@ -18,9 +19,13 @@ from objpert.losses import LOSSES
 
 __all__ = [
     "KEY_ENV",
+    "LARGE_EPSILON",
+    "THREADS_HELP",
     "CliError",
     "Parser",
     "add_problem_args",
+    "add_sweep_args",
+    "budget_warnings",
     "certificate_payload",
     "floats",
     "loss_params",
@@ -30,7 +35,9 @@ __all__ = [
     "read_key",
     "read_table",
     "split_target",
+    "thread_limit",
     "translate",
+    "warn",
     "warn_lines",
 ]
 
@@ -46,17 +53,36 @@ class Parser(argparse.ArgumentParser):
         raise CliError(message)
 
 
-def add_problem_args(p: argparse.ArgumentParser, mu: bool = True) -> None:
-    """The public constants of a problem: loss, n, d, zeta (and mu, eta)."""
-    p.add_argument("--loss", default="logistic", help=f"one of {', '.join(LOSSES)}")
-    p.add_argument("--scale", type=float, default=None, help="pseudo-Huber scale c (robust)")
-    p.add_argument("--n", type=float, required=True, help="number of rows (public)")
-    p.add_argument("--d", type=float, required=True, help="number of features")
-    p.add_argument("--zeta", type=float, default=1.0, help="row-norm bound (Assumption 1)")
+def add_problem_args(p: argparse.ArgumentParser, mu: bool = True, required: bool = True) -> None:
+    """The public constants of a problem: loss, n, d, zeta (and mu, eta); ``required=False``
+    leaves n, d and mu optional (the subcommand checks them)."""
+    p.add_argument(
+        "--loss", default="logistic", help=f"one of {', '.join(LOSSES)} (default: 'logistic')"
+    )
+    p.add_argument(
+        "--scale", type=float, default=None, help="pseudo-Huber scale c (robust; default: 1.0)"
+    )
+    p.add_argument("--n", type=float, required=required, help="number of rows (public)")
+    p.add_argument("--d", type=float, required=required, help="number of features")
+    p.add_argument(
+        "--zeta", type=float, default=1.0, help="row-norm bound (Assumption 1; default: 1.0)"
+    )
     if mu:
-        p.add_argument("--mu", type=float, required=True, help="ridge regularisation")
-        p.add_argument("--eta", type=float, default=None, help="step size (default 1/L)")
+        p.add_argument("--mu", type=float, required=required, help="ridge regularisation")
+        p.add_argument("--eta", type=float, default=None, help="step size (default: 1/L)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """The flags of a sweep over epsilon with repeated releases (demo, compare)."""
+    p.add_argument(
+        "--epsilons", default="0.1,0.3,1,3", help="comma-separated (default: %(default)s)"
+    )
+    p.add_argument("--delta", type=float, default=1e-6, help="(default: %(default)s)")
+    p.add_argument(
+        "--seeds", type=int, default=10, help="releases per epsilon (default: %(default)s)"
+    )
+    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
 
 
 def loss_params(args: argparse.Namespace) -> dict:
@@ -105,41 +131,124 @@ def positive_count(value: int, flag: str) -> int:
 
 
 def read_table(path: str):
-    """A CSV (optionally gzipped) or Parquet file as a pandas DataFrame."""
+    """A CSV (optionally gzipped) or Parquet file as a pandas DataFrame with at least one
+    data row; an empty, undecodable or header-only file is a one-line error saying what to
+    do."""
     import pandas as pd
 
     lower = path.lower()
     if lower.endswith(".parquet") or lower.endswith(".pq"):
         try:
-            return pd.read_parquet(path)
+            df = pd.read_parquet(path)
         except ImportError as err:
             raise CliError(f"reading Parquet needs pyarrow: {err}") from None
         except OSError:
             raise
         except Exception as err:  # pyarrow's errors on a damaged file
             raise CliError(f"cannot read {path} as Parquet: {' '.join(str(err).split())}") from None
-    if lower.endswith(".csv") or lower.endswith(".csv.gz"):
-        try:
-            return pd.read_csv(path)
-        except OSError:
-            raise
-        except (ValueError, UnicodeError, EOFError) as err:  # empty, unparsable, bad gzip
-            raise CliError(f"cannot read {path} as CSV: {' '.join(str(err).split())}") from None
-    raise CliError(f"--data must be a .csv or .parquet file; got {path!r}")
+    elif lower.endswith(".csv") or lower.endswith(".csv.gz"):
+        df = _read_csv(pd, path)
+    else:
+        raise CliError(f"--data must be a .csv or .parquet file; got {path!r}")
+    if len(df) == 0:
+        raise CliError(f"{path} has a header but no data rows: give a file with one row per record")
+    return df
+
+
+def _read_csv(pd, path: str):
+    try:
+        return pd.read_csv(path)
+    except OSError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise CliError(
+            f"{path} is empty: give a CSV with a header line (the column names) and one "
+            "line per row"
+        ) from None
+    except UnicodeError as err:
+        raise CliError(
+            f"{path} is not UTF-8 text ({' '.join(str(err).split())}): save it as UTF-8 CSV"
+        ) from None
+    except (ValueError, EOFError) as err:  # unparsable, bad gzip
+        raise CliError(f"cannot read {path} as CSV: {' '.join(str(err).split())}") from None
 
 
 def split_target(df, target: str, path: str):
-    """(features, the ``target`` column) of a DataFrame read from ``path``."""
+    """(features, the ``target`` column) of a DataFrame read from ``path``; a target with
+    missing values is refused (which rows, and what to do)."""
     if target not in df.columns:
         cols = ", ".join(map(str, list(df.columns)[:10]))
         raise CliError(f"column {target!r} is not in {path} (columns: {cols})")
-    return df.drop(columns=[target]), df[target]
+    y = df[target]
+    missing = y.isna().to_numpy()
+    if missing.any():
+        rows = ", ".join(str(i + 1) for i in missing.nonzero()[0][:5])
+        more = ", ..." if missing.sum() > 5 else ""
+        raise CliError(
+            f"column {target!r} of {path} has {int(missing.sum())} missing value(s) (data "
+            f"row {rows}{more}): drop or fill those rows first"
+        )
+    return df.drop(columns=[target]), y
+
+
+THREADS_HELP = (
+    "at most this many BLAS, OpenMP and Numba threads (default: the library's choice; "
+    "see docs/guide.md on busy machines)"
+)
+
+#: Epsilon above which a guarantee says little (e^20 ~ 5e8): legal, but warned.
+LARGE_EPSILON = 20.0
+
+
+def budget_warnings(epsilon: float, delta: float, n: int) -> list[str]:
+    """Warnings for a legal but suspicious budget: delta >= 1/n (a release of one whole
+    row at random meets it: Dwork & Roth 2014, Section 2.3) and epsilon > 20."""
+    out = []
+    if delta >= 1.0 / n:
+        out.append(
+            f"delta = {delta:g} is not below 1/n = {1.0 / n:.3g}: such a delta allows "
+            "publishing a row outright; choose delta well below 1/n (e.g. 1/n^2 or 1e-6)"
+        )
+    if epsilon > LARGE_EPSILON:
+        out.append(
+            f"epsilon = {epsilon:g} is above {LARGE_EPSILON:g}: the guarantee (a factor "
+            "e^epsilon on every probability) then says almost nothing; typical values are "
+            "0.1 to 10"
+        )
+    return out
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    print(f"objpert: warning: {' '.join(message.split())}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def thread_limit(threads: int | None) -> Iterator[None]:
+    """At most ``threads`` BLAS/OpenMP threads (threadpoolctl) and Numba threads inside;
+    None leaves them as they are."""
+    if threads is None:
+        yield
+        return
+    positive_count(threads, "--threads")
+    from threadpoolctl import threadpool_limits
+
+    numba = sys.modules.get("numba")
+    before = numba.get_num_threads() if numba is not None else None
+    if numba is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        with threadpool_limits(limits=threads):
+            yield
+    finally:
+        if numba is not None and before is not None:
+            numba.set_num_threads(before)
 
 
 def warn_lines(caught: Iterable[warnings.WarningMessage]) -> None:
     """Each caught warning as one line on stderr."""
     for w in caught:
-        print(f"objpert: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+        warn(str(w.message))
 
 
 def translate(fn: Callable[[str], T], name: str) -> T:

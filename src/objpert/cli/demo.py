@@ -6,7 +6,14 @@ import argparse
 import json
 from typing import Any
 
-from objpert.cli.common import CliError, floats, names, positive_count
+from objpert.cli.common import (
+    CliError,
+    add_sweep_args,
+    floats,
+    names,
+    positive_count,
+    thread_limit,
+)
 from objpert.cli.output import console, new_table, progress
 from objpert.errors import check_open_unit
 
@@ -37,7 +44,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer; got {args.seed}")
     total = len(datasets) * len(eps) * seeds
-    with progress("private fits", total, disable=args.json) as advance:
+    with (
+        progress("private fits", total, disable=args.json) as advance,
+        thread_limit(args.threads),
+    ):
         rows = demo.run(datasets, eps, seeds, args.delta, args.seed, progress=advance)
     path = demo.plot(rows, args.plot) if args.plot else None
     if args.json:
@@ -79,19 +89,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "demo", help="private logistic regression on real data, against non-private"
     )
     p.add_argument(
-        "--datasets", default="tv16,breast_cancer", help="comma-separated: tv16, breast_cancer"
+        "--datasets",
+        default="tv16,breast_cancer",
+        help="comma-separated: tv16, breast_cancer (default: %(default)s)",
     )
-    p.add_argument("--epsilons", default="0.1,0.3,1,3")
-    p.add_argument("--delta", type=float, default=1e-6)
-    p.add_argument("--seeds", type=int, default=10, help="releases per epsilon")
+    add_sweep_args(p)
     p.add_argument(
         "--seed",
         type=int,
         default=None,
         help="reproducible noise (testing only; default: OS entropy)",
     )
-    p.add_argument("--plot", default="objpert-demo.png", metavar="FILE.png")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--plot",
+        default="objpert-demo.png",
+        metavar="FILE.png",
+        help="accuracy against epsilon (default: %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
     p.set_defaults(func=cmd_demo)
     return p

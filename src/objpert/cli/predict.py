@@ -5,27 +5,63 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from objpert.cli.common import CliError, read_key, read_table, split_target
+from objpert.cli.common import CliError, read_key, read_table, split_target, warn
 from objpert.cli.output import console, kv_table
 
 __all__ = ["add_parser", "cmd_predict", "load_model"]
 
 
-def load_model(path: str, key: bytes | None):
-    """Read and check a model file; an unverified one is reported as a one-line warning."""
+def load_model(path: str, key: bytes | None, later: list[str] | None = None):
+    """Read and check a model file; an unverified one is reported as a one-line warning
+    (appended to ``later`` when given, for the caller to print once it has succeeded)."""
     from objpert.persistence import read
 
     loaded = read(path, key)
     if not loaded.verified:
-        print(f"objpert: warning: {path}: {loaded.warning}", file=sys.stderr)
+        message = f"{path}: {loaded.warning}"
+        if later is None:
+            warn(message)
+        else:
+            later.append(message)
     return loaded.model
 
 
+def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
+    """The --target column as the model's label type (text labels of a model with text
+    classes); labels that are not the model's classes are refused, naming both."""
+    import numpy as np
+
+    classes = getattr(model, "classes_", None)
+    if classes is None:  # a regression model: numbers
+        if y.dtype.kind not in "biuf":
+            raise CliError(
+                f"column {args.target!r} of {args.data} is not numeric: a regression model "
+                "scores numeric targets only"
+            )
+        return y
+    if classes.dtype.kind in "OUS":
+        y = y.astype(str)
+    values = y.to_numpy()
+    try:
+        unknown = sorted(
+            {v.item() if hasattr(v, "item") else v for v in values} - set(classes.tolist()), key=str
+        )
+    except TypeError:
+        unknown = ["?"]
+    if unknown:
+        raise CliError(
+            f"column {args.target!r} of {args.data} holds labels {unknown[:5]} that are not "
+            f"the model's classes {classes.tolist()[:10]}: encode them as the model was "
+            "trained (or drop --target to predict only)"
+        )
+    return np.asarray(values)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
-    model = load_model(args.model, read_key(args.key_file))
+    later: list[str] = []
+    model = load_model(args.model, read_key(args.key_file), later)
     df = read_table(args.data)
     y = None
     if args.target is not None:
@@ -39,7 +75,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     pred = model.predict(df)
     payload: dict[str, Any] = {"n": len(pred)}
     if y is not None:
-        payload["score"] = float(model.score(df, y))
+        payload["score"] = float(model.score(df, _labels_for(model, y, args)))
     if args.out:
         import pandas as pd
 
@@ -53,6 +89,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(json.dumps(payload))
     elif args.out or y is not None:
         console(stderr=True).print(kv_table("prediction", payload))
+    for line in later:
+        warn(line)
     return 0
 
 

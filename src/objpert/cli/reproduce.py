@@ -118,6 +118,7 @@ def _reproduce_qop(args: argparse.Namespace) -> int:
         table.add_row(str(method), fmt(value), f"{fmt(lo)} .. {fmt(hi)}")
     out = console()
     out.print(table)
+    out.print(fig2["reference"]["statement"])
     for name in ("figure1", "figure2"):
         out.print(f"{name}: {result[name]['png']}, {result[name]['table']}")
     out.print(f"summary: {result['summary']}")
@@ -150,6 +151,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "tables", help="certificates of Example 4.8 and the calibration table"
     )
     t.add_argument("--json", action="store_true")
-    t.add_argument("--markdown", action="store_true", help="print the README calibration table")
+    t.add_argument(
+        "--markdown", action="store_true", help="print the calibration table of docs/results.md"
+    )
     t.set_defaults(func=cmd_tables)
     return p

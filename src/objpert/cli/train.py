@@ -8,11 +8,29 @@ import math
 import warnings
 from typing import Any
 
-from objpert.certify.calibration import METHODS
-from objpert.cli.common import KEY_ENV, CliError, read_key, read_table, split_target, warn_lines
+from objpert.cli.common import (
+    KEY_ENV,
+    THREADS_HELP,
+    CliError,
+    budget_warnings,
+    read_key,
+    read_table,
+    split_target,
+    thread_limit,
+    warn,
+    warn_lines,
+)
 from objpert.cli.output import console, emit, kv_table
+from objpert.errors import check_open_unit, check_positive
 
-__all__ = ["DATA_STATISTICS_NOTE", "add_parser", "check_writable", "cmd_train", "parse_classes"]
+__all__ = [
+    "DATA_STATISTICS_NOTE",
+    "add_parser",
+    "check_labels_for_loss",
+    "check_writable",
+    "cmd_train",
+    "parse_classes",
+]
 
 DATA_STATISTICS_NOTE = (
     "statistics of the private training data: not covered by the certificate; do not publish"
@@ -66,51 +84,69 @@ def _env_key_set() -> bool:
     return signing_key(None) is not None
 
 
-def cmd_train(args: argparse.Namespace) -> int:
+def _estimators() -> dict[str, type]:
+    """The estimator of each --loss."""
     from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+
+    return {"logistic": PrivateLogisticRegression, "robust": PrivateRobustRegression}
+
+
+def check_labels_for_loss(y, loss: str, target: str, path: str, classes: Any) -> None:
+    """A logistic model needs class labels: a column of non-integral numbers is refused
+    (the regression loss takes it), unless a label set of strings was declared."""
+    import numpy as np
+
+    if loss != "logistic" or y.dtype.kind != "f":
+        return
+    if classes is not None and all(isinstance(c, str) for c in classes):
+        return
+    values = y.to_numpy(dtype=float)
+    fractional = values[values != np.round(values)]
+    if fractional.size:
+        raise CliError(
+            f"column {target!r} of {path} holds non-integer numbers (e.g. {fractional[0]:g}): "
+            "--loss logistic needs class labels; for a numeric target use --loss robust"
+        )
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from objpert.cli.params import estimator_kwargs
     from objpert.persistence import save
 
     key = read_key(args.key_file)
     if args.out:
         check_writable(args.out)
-    alpha: float | str = args.alpha
-    if alpha != "auto":
-        try:
-            alpha = float(alpha)
-        except ValueError:
-            raise CliError(f"--alpha must be a positive number or 'auto'; got {alpha!r}") from None
-    extra: dict[str, Any] = {}
-    if args.classes is not None:
-        if args.loss != "logistic":
-            raise CliError("--classes applies to --loss logistic only")
-        extra["classes"] = parse_classes(args.classes)
+    cls = _estimators()[args.loss]
+    kwargs = estimator_kwargs(args, cls, args.loss)
+    check_positive("--epsilon", kwargs["epsilon"])
+    check_open_unit("--delta", kwargs["delta"])
     df = read_table(args.data)
     X, y = split_target(df, args.target, args.data)
-    if args.classes is not None and all(isinstance(c, str) for c in extra["classes"]):
+    if len(y) < 2:
+        raise CliError(
+            f"{args.data} has {len(y)} data row: training needs at least 2 rows (and a "
+            "useful private model many more)"
+        )
+    classes = kwargs.get("classes")
+    check_labels_for_loss(y, args.loss, args.target, args.data, classes)
+    if classes is not None and all(isinstance(c, str) for c in classes):
         y = y.to_numpy(dtype=str)  # text labels (object dtype in pandas): declared strings
-    cls = PrivateLogisticRegression if args.loss == "logistic" else PrivateRobustRegression
-    model = cls(
-        epsilon=args.epsilon,
-        delta=args.delta,
-        data_norm=args.data_norm,
-        fit_intercept=not args.no_intercept,
-        clip=not args.no_clip,
-        alpha=alpha,
-        calibration=args.calibration,
-        max_iterations=args.max_iterations,
-        random_state=args.seed,
-        **extra,
-    )
-    with warnings.catch_warnings(record=True) as caught:
+    threads = kwargs.get("n_jobs", getattr(args, "threads", None))  # --threads K
+    cap = threads if isinstance(threads, int) and threads >= 1 else None  # -1: every core
+    model = cls(**kwargs)
+    for line in budget_warnings(kwargs["epsilon"], kwargs["delta"], len(y)):
+        warn(line)
+    with warnings.catch_warnings(record=True) as caught, thread_limit(cap):
         warnings.simplefilter("always")
         model.fit(X, y)
     warn_lines(caught)
+    epsilon, delta = kwargs["epsilon"], kwargs["delta"]
     cert = model.certificate_
-    certified = bool(cert.certified and cert.epsilon <= args.epsilon and cert.delta <= args.delta)
+    certified = bool(cert.certified and cert.epsilon <= epsilon and cert.delta <= delta)
     if not certified:
         raise CliError(
-            f"the fitted model is not certified at the target (epsilon={args.epsilon:g}, "
-            f"delta={args.delta:g}): its certificate gives certified={cert.certified}, "
+            f"the fitted model is not certified at the target (epsilon={epsilon:g}, "
+            f"delta={delta:g}): its certificate gives certified={cert.certified}, "
             f"epsilon={cert.epsilon:g}, delta={cert.delta:.3g}; nothing was written"
         )
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
@@ -125,7 +161,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "mu": [p.mu for p in plans],
         "releases": len(plans),
         "not_public": list(getattr(cert, "not_public", ())),
-        "seeded": bool(getattr(model, "seeded_", args.seed is not None)),
+        "seeded": bool(model.seeded_),
         "certificate": cert.to_dict(),
     }
     metric = "training_accuracy" if args.loss == "logistic" else "training_r2"
@@ -148,38 +184,48 @@ def cmd_train(args: argparse.Namespace) -> int:
         for k, v in payload.items()
         if k not in ("certificate", "data_statistics", "not_public")
     }
+    for key in ("iterations", "sigma", "mu"):  # one value per release: shown once if equal
+        values = sorted(set(payload[key]))
+        flat[key] = values[0] if len(values) == 1 else ", ".join(f"{v:.4g}" for v in values)
     flat["not public (not covered)"] = ", ".join(payload["not_public"]) or "none"
     emit(args, payload, [kv_table(f"Private {args.loss} model on {args.data}", flat)])
     return 0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``train`` on the ``objpert`` subcommand parsers."""
-    p = subparsers.add_parser("train", help="train a private model on a CSV or Parquet file")
-    p.add_argument("--data", required=True, metavar="FILE.(csv|parquet)")
-    p.add_argument("--target", required=True, metavar="COLUMN")
-    p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("--delta", type=float, required=True)
-    p.add_argument("--loss", choices=("logistic", "robust"), default="logistic")
-    p.add_argument(
-        "--data-norm",
-        type=float,
-        default=1.0,
-        help="public bound on the feature-row norms; larger rows are clipped",
+    """Register ``train`` on the ``objpert`` subcommand parsers: the file arguments, and
+    one flag per estimator parameter (generated from the estimators' parameters)."""
+    from objpert.cli.params import add_estimator_args
+
+    p = subparsers.add_parser(
+        "train",
+        help="train a private model on a CSV or Parquet file",
+        description="Train a differentially private model on a CSV or Parquet file with a "
+        "header (one row per record). Every estimator parameter is a flag; see docs/guide.md.",
     )
-    p.add_argument("--no-clip", action="store_true", help="refuse rows above --data-norm")
-    p.add_argument("--alpha", default="auto", help="ridge coefficient mu, or 'auto'")
-    p.add_argument("--calibration", choices=METHODS, default="tight")
-    p.add_argument("--max-iterations", type=int, default=5000)
-    p.add_argument("--no-intercept", action="store_true")
+    p.add_argument("--data", required=True, metavar="FILE.(csv|parquet)", help="the data")
+    p.add_argument("--target", required=True, metavar="COLUMN", help="the label column")
     p.add_argument(
-        "--classes",
-        default=None,
-        metavar="A,B,...",
-        help="the public label set, comma-separated (integers when all are integral, else "
-        "strings); without it the labels are read from the data, which the certificate "
-        "does not cover",
+        "--loss",
+        choices=tuple(_estimators()),
+        default="logistic",
+        help="logistic: classification (PrivateLogisticRegression); robust: regression with "
+        "the pseudo-Huber loss (PrivateRobustRegression) (default: 'logistic')",
     )
+    added = add_estimator_args(
+        p,
+        _estimators(),
+        skip=("accountant",),  # a Python object (objpert.accounting): library only
+        required=("epsilon", "delta"),
+        readers={"classes": parse_classes},
+    )
+    if "n_jobs" not in added:
+        p.add_argument(
+            "--threads",
+            type=int,
+            default=None,
+            help=THREADS_HELP,
+        )
     p.add_argument(
         "--out",
         default=None,
@@ -193,7 +239,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="sign the model file with HMAC-SHA-256 under the raw bytes of FILE (one "
         f"trailing newline stripped); default: the value of {KEY_ENV}, if set",
     )
-    p.add_argument("--seed", type=int, default=None, help="reproducible noise (testing only)")
     p.add_argument(
         "--include-data-statistics",
         action="store_true",
@@ -202,6 +247,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(do not publish them) and are never written to the model file. Without this flag "
         "they are printed to stderr only",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_train)
     return p

@@ -21,6 +21,7 @@ _COMPOSITION_NAMES = {
     "single": "one release (no composition)",
     "basic": "basic composition (Dwork & Roth 2014, Theorem 3.16)",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010, Theorem III.3)",
+    "pld": "the composition of the releases' privacy-loss distributions (objpert.accounting)",
 }
 
 
