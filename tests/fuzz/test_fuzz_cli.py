@@ -395,9 +395,10 @@ def test_value_reader(text, kind):
         assert text.strip().lower() == "none"
     elif isinstance(value, bool):
         assert "bool" in kind
-    elif isinstance(value, int | float):
-        assert math.isfinite(value) and ("float" in kind or "int" in kind)
-        assert not (kind.startswith("int") and isinstance(value, float))
+    elif isinstance(value, int):  # any size: the estimator's checks bound it (one line)
+        assert "int" in kind or "float" in kind
+    elif isinstance(value, float):
+        assert math.isfinite(value) and "float" in kind
     else:
         assert value == "auto" or kind == "str"
 
