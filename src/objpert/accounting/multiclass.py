@@ -20,9 +20,9 @@ from typing import Any
 from scipy.special import ndtri
 
 from objpert.accounting import pld as pldlib
-from objpert.certify.calibration import Plan
 from objpert.certify.composition import compose as compose_split
 from objpert.certify.composition import split_budget
+from objpert.certify.plan import Plan
 from objpert.errors import (
     ParameterError,
     UnreachableTargetError,

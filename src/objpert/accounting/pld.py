@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from objpert.accounting import profiles
-from objpert.certify.calibration import Plan, rederive_plan
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import problem
+from objpert.certify.plan import Plan, rederive_plan
 from objpert.errors import (
     ParameterError,
     PrivacyError,

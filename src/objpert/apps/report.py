@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 
 __all__ = ["CALIBRATION_COLUMNS", "CALIBRATION_TITLE", "calibration_markdown", "calibration_table"]
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.certify import theorem_c13
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.errors import ParameterError, check_int
 
 __all__ = [

@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.certify import calibration, theorem_c13
-from objpert.certify.calibration import Plan
 from objpert.certify.constants import problem
+from objpert.certify.plan import Plan
 from objpert.data import as_feature_matrix, bound_rows
 from objpert.engines.glm import GLMObjective
 from objpert.errors import ParameterError

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.audit.pairwise import PairwiseProfile, pairwise_profile
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 
 __all__ = ["PairCheckReport", "PairCheckRow", "check_pairs"]
 

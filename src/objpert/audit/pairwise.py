@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
 from objpert.certify import theorem41, theorem_c13
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.errors import ParameterError, check_int, check_open_unit
 from objpert.jsonable import to_json_value
 

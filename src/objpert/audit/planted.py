@@ -39,7 +39,7 @@ from objpert.audit.maps import (
     sample_map,
 )
 from objpert.certify import calibration
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.errors import ParameterError
 
 # ---------------------------------------------------------------- bug maps

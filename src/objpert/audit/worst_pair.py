@@ -38,7 +38,7 @@ from objpert.audit.pairwise import (
     pairwise_profile,
     privacy_loss,
 )
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.errors import ParameterError, check_int, check_positive
 
 __all__ = [

@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn, TypeVar
 
-from objpert.certify.calibration import Plan
 from objpert.certify.certificate import Certificate
+from objpert.certify.plan import Plan
 from objpert.exceptions import CliError
 from objpert.losses import LOSSES
 

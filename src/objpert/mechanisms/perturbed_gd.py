@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from objpert.certify.calibration import Plan, rederive_plan
 from objpert.certify.certificate import Certificate
+from objpert.certify.plan import Plan, rederive_plan
 from objpert.data import (
     for_plan,
 )

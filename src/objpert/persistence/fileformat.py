@@ -12,10 +12,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from objpert.certify.calibration import Plan
 from objpert.certify.composition import (
     certificate_from_dict,
 )
+from objpert.certify.plan import Plan
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError
 from objpert.jsonable import canonical_json, to_json_value

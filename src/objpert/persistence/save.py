@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import objpert
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.exceptions import ModelFileError
 from objpert.persistence.fileformat import (
     _CLASS_KINDS,

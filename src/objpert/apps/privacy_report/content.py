@@ -17,7 +17,7 @@ import numpy as np
 
 from objpert.accounting import pld, profiles
 from objpert.certify import tradeoff
-from objpert.certify.calibration import Plan
+from objpert.certify.plan import Plan
 from objpert.errors import ParameterError
 from objpert.estimators.base import LABEL_SET
 from objpert.mechanisms import registry
