@@ -96,6 +96,11 @@ def _real(name: str, value: Any) -> float:
     arrays with more than one value, objects without a real value, NaN, +-inf, and numbers
     beyond the float64 range (an integer such as 10**400 is refused, never overflowed).
     """
+    kind = type(value)
+    if kind is float or kind is np.float64:  # the common case, without the checks below
+        if math.isfinite(value):
+            return float(value)
+        raise _bad(name, value, "finite")
     if isinstance(value, np.ndarray):
         if value.ndim != 0 or value.dtype.kind not in "iuf":
             raise _bad(name, value, "a real number (a scalar, not an array)")
@@ -162,6 +167,8 @@ def check_int(name: str, value: Any, minimum: int, maximum: int = MAX_INT) -> in
     as too large rather than overflowing); floats with an integral value are accepted
     (1000.0, as a command line gives). Booleans, strings, NaN, inf and fractions are refused.
     """
+    if type(value) is int and minimum <= value <= maximum:  # the common case
+        return value
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if _is_bool_or_text(value):

@@ -141,8 +141,8 @@ def test_min_iterations_up_to_1e6_is_fast_even_when_the_answer_is_far(mu):
     pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=mu)
     best = math.inf
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         with contextlib.suppress(UnreachableTargetError):
             min_iterations(pc, 1e-5, 1.0, 1e-7, u=6.0, n_max=10**6)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     assert best < 0.05

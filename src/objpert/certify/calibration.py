@@ -171,13 +171,51 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
     hi = grid[0, first[rows]]
     lo = np.where(first[rows] > 0, grid[0, np.maximum(first[rows] - 1, 0)], hi * 1e-3)
     sh, rf = _SPLITS[rows], rfac[rows, 0]
-    for _ in range(45):  # bisection in log sigma, all shares at once
-        mid = np.sqrt(lo * hi)
-        good = _passes(pc, epsilon, delta, N, mid, sh, rf)
-        hi = np.where(good, mid, hi)
-        lo = np.where(good, lo, mid)
+    lo, hi = _bisect(lambda s: _passes(pc, epsilon, delta, N, s, sh[:, None], rf[:, None]), lo, hi)
     k = int(np.argmin(hi))
     return float(hi[k]), float(sh[k])
+
+
+_BISECTIONS = 45  # halvings of the log-sigma bracket (from one grid step to ~1e-14)
+_LEVELS = 5  # bisection levels decided by one vectorised evaluation
+
+
+def _bisect(passes, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bisection in log sigma (mid = sqrt(lo hi); hi = mid where it passes, else lo = mid),
+    ``_BISECTIONS`` steps for every row at once.
+
+    The midpoints of the next ``_LEVELS`` steps form a binary tree (a passing midpoint
+    leads to the bracket (lo, mid), a failing one to (mid, hi)); all of them are computed
+    as the plain bisection would compute them and tested in one call of ``passes``, and
+    the tree is then walked, so the result equals the step-by-step bisection bit for bit.
+    """
+    rows = np.arange(lo.size)
+    done = 0
+    while done < _BISECTIONS:
+        levels = min(_LEVELS, _BISECTIONS - done)
+        size = 2**levels - 1
+        lows, highs = np.empty((lo.size, size)), np.empty((lo.size, size))
+        lows[:, 0], highs[:, 0] = lo, hi
+        mids = np.empty((lo.size, size))
+        for first in (2**j - 1 for j in range(levels)):  # the nodes of one level
+            nodes = slice(first, 2 * first + 1)
+            mids[:, nodes] = np.sqrt(lows[:, nodes] * highs[:, nodes])
+            if 2 * first + 1 < size:  # children: (lo, mid) after a pass, (mid, hi) after a fail
+                kids = slice(2 * first + 1, 4 * first + 3)
+                lows[:, kids.start : kids.stop : 2] = lows[:, nodes]
+                highs[:, kids.start : kids.stop : 2] = mids[:, nodes]
+                lows[:, kids.start + 1 : kids.stop : 2] = mids[:, nodes]
+                highs[:, kids.start + 1 : kids.stop : 2] = highs[:, nodes]
+        good = passes(mids)
+        node = np.zeros(lo.size, dtype=np.intp)
+        for _ in range(levels):
+            g = good[rows, node]
+            mid = mids[rows, node]
+            hi = np.where(g, mid, hi)
+            lo = np.where(g, lo, mid)
+            node = 2 * node + np.where(g, 1, 2)
+        done += levels
+    return lo, hi
 
 
 def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") -> float:
