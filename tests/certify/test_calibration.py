@@ -298,3 +298,30 @@ def test_plan_constants_round_trip():
     pc = plan.constants
     assert pc == problem("logistic", n=plan.n, d=plan.d, zeta=plan.zeta, mu=plan.mu)
     assert np.isfinite(plan.utility_bound) and np.isfinite(plan.theorem410_bound)
+
+
+def test_tree_bisection_equals_the_step_by_step_bisection_bit_for_bit():
+    """The calibration's bisection decides several levels per evaluation; its brackets must
+    be those of the plain loop (mid = sqrt(lo hi); hi = mid where it passes, else lo = mid)."""
+    from objpert.certify import calibration
+    from objpert.certify.constants import problem
+    from objpert.special import chi_radius
+
+    pc = problem("logistic", n=5000, d=20, zeta=1.0, mu=0.01)
+    epsilon, delta, N = 1.0, 1e-6, 2000
+    shares = calibration._SPLITS
+    rfac = chi_radius(shares * delta, pc.d_star)
+
+    def passes(s):
+        return calibration._passes(pc, epsilon, delta, N, s, shares[:, None], rfac[:, None])
+
+    lo = pc.G * np.full(shares.size, 1e-2)
+    hi = pc.G * np.full(shares.size, 1e5)
+    ref_lo, ref_hi = lo.copy(), hi.copy()
+    for _ in range(calibration._BISECTIONS):
+        mid = np.sqrt(ref_lo * ref_hi)
+        good = calibration._passes(pc, epsilon, delta, N, mid, shares, rfac)
+        ref_hi, ref_lo = np.where(good, mid, ref_hi), np.where(good, ref_lo, mid)
+    got_lo, got_hi = calibration._bisect(passes, lo, hi)
+    assert np.array_equal(got_lo, ref_lo) and np.array_equal(got_hi, ref_hi)
+    assert np.all(got_hi > got_lo)
