@@ -3,6 +3,8 @@ gradient steps sent straight to the workers equal those of a task graph."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -189,30 +191,42 @@ def test_bad_input_is_refused(client, data, plans):
         )
 
 
-def test_direct_steps_equal_task_graph_steps(client, data):
+def test_direct_steps_equal_task_graph_steps(client, data, monkeypatch):
+    """Steps over the workers' sockets, over Dask messages and as task graphs: the numpy
+    gradient; a lost socket or a moved partition sends the step through the task graph."""
+    from objpert.engines import distributed_direct
+
     X, y, _, _ = data
     s = np.where(y == "yes", 1.0, -1.0)
     loss = get_loss("logistic")
     common = dict(n=N, d=D, zeta=1.0, label_kind="binary", clip=False, client=client)
     fast, _, _ = for_plan_dask(da.from_array(X, chunks=100), s, **common)
+    mid, _, _ = for_plan_dask(X, s, partitions=3, **common)
     slow, _, _ = for_plan_dask(X, s, partitions=3, **common)
-    slow.direct = False
-    for k, w in enumerate(np.random.default_rng(1).normal(size=(4, D))):
-        g_fast, g_slow = fast.glm_gradient(w, None, loss), slow.glm_gradient(w, None, loss)
+    mid.sockets, slow.direct = False, False
+    engines = (fast, mid, slow)
+
+    def check(w):
         ref = X.T @ loss.d1(X @ w, s)  # a plain numpy reference
-        assert np.max(np.abs(g_fast - ref)) <= 1e-12 * np.max(np.abs(ref))
-        assert np.max(np.abs(g_slow - ref)) <= 1e-12 * np.max(np.abs(ref))
-        if k == 0:  # the first step places the partitions (a task graph)
-            assert fast.direct_steps == 0
-    assert fast.direct_steps == 3 and slow.direct_steps == 0
-    # a partition no longer where it was placed: the step is served by the task graph
-    fast._pins = [(a, idx, [("no-such-key", ky) for _, ky in keys]) for a, idx, keys in fast._pins]
-    w = np.ones(D)
-    ref = X.T @ loss.d1(X @ w, s)
-    assert np.max(np.abs(fast.glm_gradient(w, None, loss) - ref)) <= 1e-12 * np.max(np.abs(ref))
-    assert fast.direct_steps == 3 and fast._pins is not None  # placed again
-    fast.glm_gradient(w, None, loss)
-    assert fast.direct_steps == 4
+        for e in engines:
+            assert np.max(np.abs(e.glm_gradient(w, None, loss) - ref)) <= 1e-12 * np.max(
+                np.abs(ref)
+            )
+
+    for w in np.random.default_rng(1).normal(size=(4, D)):
+        check(w)  # the first step places the partitions (a task graph)
+    assert [(e.direct_steps, e.socket_steps) for e in engines] == [(3, 3), (3, 0), (0, 0)]
+    # a partition moved, and the workers' sockets closed (idle): served by the task graph
+    mid._pins = [(a, idx, [("no-such-key", ky) for _, ky in keys]) for a, idx, keys in mid._pins]
+    monkeypatch.setattr(distributed_direct, "IDLE_SECONDS", 0.2)
+    fast._unplace()
+    check(np.zeros(D))  # both placed again, fast with sockets that close after 0.2 s
+    time.sleep(0.5)
+    monkeypatch.setattr(distributed_direct, "IDLE_SECONDS", 60.0)
+    check(np.ones(D))  # fast placed again
+    assert [(e.direct_steps, e.socket_steps) for e in engines] == [(3, 3), (4, 0), (0, 0)]
+    check(np.ones(D))
+    assert [(e.direct_steps, e.socket_steps) for e in engines] == [(4, 4), (5, 0), (0, 0)]
 
 
 def test_pins_need_features_and_labels_on_one_worker():

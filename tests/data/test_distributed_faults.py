@@ -83,7 +83,7 @@ def cluster():
 def client(cluster):
     _, client = cluster
     yield client
-    client.wait_for_workers(2, timeout=60)  # a killed worker is restarted by its nanny
+    client.wait_for_workers(2, timeout=180)  # a killed worker is restarted (slowly if loaded)
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,13 @@ from typing import Any
 import numpy as np
 
 from objpert.engines.distributed_direct import (
+    Channels,
     DirectTimeout,
     Pins,
     aligned,
     direct_gradient,
     install,
+    open_channels,
     pins,
 )
 from objpert.engines.distributed_direct import gradient_block as _gradient_block
@@ -320,12 +322,18 @@ class DaskEngine:
         self._offsets = np.cumsum(self.lengths)[:-1]
         self._groups: list[list[int]] | None = None
         self._pins: Pins | None = None  # where each partition's features and labels are
+        self._channels: Channels | None = None  # sockets to the workers (direct steps)
         self._missing: int | None = None
         self.restores = 0  # partitions remade after lost workers (reported, for tests)
         #: Gradient steps sent straight to the workers (see
         #: :mod:`objpert.engines.distributed_direct`); False: every step is a task graph.
         self.direct = True
+        #: Direct steps over the workers' own sockets where they are reached over plain TCP
+        #: (:func:`~objpert.engines.distributed_direct.open_channels`); False: one Dask
+        #: message per worker and step.
+        self.sockets = True
         self.direct_steps = 0  # steps served by the direct path (reported, for tests)
+        self.socket_steps = 0  # ... of which over the workers' sockets
         self._direct_misses = 0
 
     @property
@@ -363,8 +371,15 @@ class DaskEngine:
         if self._origin is None:
             raise not_remade(doing, "the scheduler cannot recompute its partitions")
         self._origin.remake(self, doing)
-        self._groups = self._pins = None
+        self._unplace()
         self.restores += 1
+
+    def _unplace(self) -> None:
+        """Forget where the partitions are (the next call places them again)."""
+        self._groups = self._pins = None
+        if self._channels is not None:
+            self._channels.close()
+            self._channels = None
 
     def _call(self, attempt: Callable[[], Any], doing: str) -> Any:
         """``attempt()``, repeated after remaking partitions lost with a worker (at most
@@ -423,7 +438,7 @@ class DaskEngine:
         by_worker: dict[str, list[int]] = {}
         for i, f in enumerate(self._x):
             by_worker.setdefault(sorted(who.get(f.key) or [""])[0], []).append(i)
-        self._pins = None
+        self._unplace()
         if self.direct and self._y is not None:
             self._pins = self._pin(doing)
         self._groups = [
@@ -446,6 +461,9 @@ class DaskEngine:
                 workers = [addr for addr, _, _ in placed]
                 limit = None if math.isinf(self.timeout) else self.timeout
                 self.client.sync(self.client._run, install, workers=workers, callback_timeout=limit)
+                if self.sockets:
+                    n = self.partitions
+                    self._channels = open_channels(self.client, placed, n, self.timeout)
         except TimeoutError:
             raise timed_out(self.client, doing, self.timeout, []) from None
         except OSError:
@@ -463,18 +481,25 @@ class DaskEngine:
             return None  # placed (and remade) by the task path first
         if self._pins is None:
             return None
+        channels = self._channels if self.sockets else None
         try:
-            parts = direct_gradient(self.client, self._pins, W, loss, self.partitions, self.timeout)
+            if channels is not None:
+                parts = channels.gradient(W, loss, self.timeout)
+            else:
+                parts = direct_gradient(
+                    self.client, self._pins, W, loss, self.partitions, self.timeout
+                )
         except DirectTimeout as late:
             raise timed_out(self.client, doing, self.timeout, [], late.args[0]) from None
         except TimeoutError:
             raise timed_out(self.client, doing, self.timeout, []) from None
         if parts is None:  # a worker lost or a partition moved: place again
-            self._groups = self._pins = None
+            self._unplace()
             self._direct_misses += 1
             self.direct = self._direct_misses <= RESTORE_ATTEMPTS
             return None
         self.direct_steps += 1
+        self.socket_steps += channels is not None
         return parts
 
     def _gather(
