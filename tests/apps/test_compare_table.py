@@ -122,6 +122,8 @@ def test_report_states_rules_and_command(tiny):
         ["compare", "--data", " , "],
         ["compare", "--data", "no_such_dataset", "--methods", "theta_ref"],
         ["compare", "--epsilons", ""],
+        ["compare", "--workers", "0", "--methods", "theta_ref"],
+        ["compare", "--workers=-2", "--methods", "theta_ref"],
     ],
 )
 def test_no_work_exits_2_with_one_line(argv, capsys):

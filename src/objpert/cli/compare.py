@@ -53,9 +53,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     eps = floats(args.epsilons, "--epsilons")
     seeds = positive_count(args.seeds, "--seeds")
     methods = parse_methods(args.methods)
+    workers = None if args.workers is None else positive_count(args.workers, "--workers")
     total = len(datasets) * len(eps) * seeds * len(methods)
     with progress("comparison", total, disable=args.json) as advance, thread_limit(args.threads):
-        rows, meta = compare.run(datasets, eps, args.delta, seeds, methods, progress=advance)
+        rows, meta = compare.run(
+            datasets, eps, args.delta, seeds, methods, progress=advance, workers=workers
+        )
     command = "objpert " + " ".join(sys.argv[1:])
     payload = {"rows": [r.to_dict() for r in rows], "meta": meta, "command": command}
     text = compare.report(rows, meta, command)
@@ -99,6 +102,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="the quick setting: health_insurance, epsilons 0.3,3, 10 seeds "
         "(replaces --data, --epsilons and --seeds)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes for the cells (default: one per core it may use; 1: this process "
+        "only); the results do not depend on it",
     )
     p.add_argument("--out", default=None, metavar="DIR", help="write table, JSON and PNG here")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")

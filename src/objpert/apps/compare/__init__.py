@@ -9,9 +9,18 @@ Watkins & Arora release (QOP: against releasing its reference point theta_ref) w
 95% interval, the wall time per release and the (epsilon, delta) each release certifies.
 """
 
-from objpert.apps.compare.harness import QUICK, Cell, CompareRow, compare_dataset, run, seed_of
+from objpert.apps.compare.harness import (
+    QUICK,
+    Cell,
+    CompareRow,
+    compare_dataset,
+    default_workers,
+    run,
+    seed_of,
+)
 from objpert.apps.compare.methods import (
     BASELINES,
+    BATCHED_NOTE,
     DEFAULT_METHODS,
     FITTERS,
     LOP_CLIP_SHARE,
@@ -20,6 +29,7 @@ from objpert.apps.compare.methods import (
     FitFn,
     canonical_method,
     fit_loss,
+    fit_seeds,
     mechanism_plan,
     reference_of,
     register,
@@ -30,6 +40,7 @@ from objpert.apps.compare.stats import mean_se, paired_difference, time_summary
 
 __all__ = [
     "BASELINES",
+    "BATCHED_NOTE",
     "DEFAULT_METHODS",
     "FITTERS",
     "LOP_CLIP_SHARE",
@@ -41,7 +52,9 @@ __all__ = [
     "FitFn",
     "canonical_method",
     "compare_dataset",
+    "default_workers",
     "fit_loss",
+    "fit_seeds",
     "markdown",
     "mean_se",
     "mechanism_plan",

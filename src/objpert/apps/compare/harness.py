@@ -5,9 +5,12 @@ target epsilon, paired by seed."""
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -15,8 +18,8 @@ import numpy as np
 from objpert.apps.compare.methods import (
     DEFAULT_METHODS,
     DETERMINISTIC,
-    FITTERS,
     canonical_method,
+    fit_seeds,
     reference_of,
     rules,
 )
@@ -25,9 +28,19 @@ from objpert.apps.datasets import Dataset, load
 from objpert.apps.demo import split
 from objpert.data import PreparedData, prepare
 from objpert.engines.glm import GLMObjective
+from objpert.engines.threads import available_cores
 from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
 
-__all__ = ["QUICK", "Cell", "CompareRow", "compare_dataset", "run", "seed_of", "summarise"]
+__all__ = [
+    "QUICK",
+    "Cell",
+    "CompareRow",
+    "compare_dataset",
+    "default_workers",
+    "run",
+    "seed_of",
+    "summarise",
+]
 
 #: ``objpert compare --quick``: one dataset, two targets, the full run's seeds (so each of
 #: its cells can be checked against the same cell of the full run).
@@ -50,6 +63,7 @@ class Cell:
     certified_epsilon: float
     certified_delta: float
     cpu_seconds: tuple[float, ...] = (math.nan,)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,9 +114,8 @@ def _evaluate(P: PreparedData, Pte: PreparedData, w: np.ndarray) -> tuple[float,
 
 def _cell(method: str, P: PreparedData, Pte: PreparedData, eps: float, delta: float,
           seeds: int) -> Cell:  # fmt: skip
-    fit = FITTERS[method]
     runs = 1 if method in DETERMINISTIC else seeds
-    fits = [fit(P, eps, delta, seed_of(s)) for s in range(runs)]
+    fits, note = fit_seeds(method, P, eps, delta, [seed_of(s) for s in range(runs)])
     values = [_evaluate(P, Pte, f.weights) for f in fits]
     reps = seeds // runs  # a deterministic fit stands for every seed of the pairing
     return Cell(
@@ -112,6 +125,7 @@ def _cell(method: str, P: PreparedData, Pte: PreparedData, eps: float, delta: fl
         max(f.epsilon for f in fits),
         max(f.delta for f in fits),
         tuple(f.cpu_seconds for f in fits),
+        note,
     )
 
 
@@ -135,14 +149,110 @@ def _diffprivlib_cells(ds, Xtr, ytr, Xte, yte, epsilons, seeds, env_dir):
         ]
         cells[eps] = Cell(
             tuple(r["accuracy"] for r in rs), tuple(objs), tuple(r["seconds"] for r in rs),
-            float(eps), 0.0,
+            float(eps), 0.0, note="pure epsilon-DP",
         )  # fmt: skip
     return cells, {"versions": out["versions"], "privacy": out["privacy"]}
 
 
+@dataclass(frozen=True)
+class _Task:
+    """One cell of the run: ``method`` at ``epsilon`` on the dataset ``dataset``, ``seeds``
+    releases; ``counted``: whether it counts in the progress (a pairing's reference that
+    was not asked for does not)."""
+
+    dataset: str
+    method: str
+    epsilon: float
+    delta: float
+    seeds: int
+    env_dir: str | None = None
+    counted: bool = True
+
+
+#: This process's datasets by name: (dataset, Xtr, Xte, ytr, yte, train P, test P).
+_DATA: dict[str, tuple] = {}
+
+
+def _install(datasets: Sequence[Dataset]) -> None:
+    """The public split and the prepared data of each dataset, for this process's tasks."""
+    _DATA.clear()
+    for ds in datasets:
+        Xtr, Xte, ytr, yte = split(ds)
+        P, Pte = (prepare(X, y, data_norm=ds.data_norm) for X, y in ((Xtr, ytr), (Xte, yte)))
+        _DATA[ds.name] = (ds, Xtr, Xte, ytr, yte, P, Pte)
+
+
+def _cpu_now() -> float:
+    """CPU seconds of this process and of its child processes that have ended (the
+    workers, diffprivlib's process)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _run_task(task: _Task) -> tuple[_Task, Cell, dict]:
+    """(task, its cell, its metadata)."""
+    ds, Xtr, Xte, ytr, yte, P, Pte = _DATA[task.dataset]
+    if task.method == "diffprivlib":
+        got, meta = _diffprivlib_cells(
+            ds, Xtr, ytr, Xte, yte, [task.epsilon], task.seeds, task.env_dir
+        )
+        return task, got[task.epsilon], {"diffprivlib": meta}
+    return task, _cell(task.method, P, Pte, task.epsilon, task.delta, task.seeds), {}
+
+
+def _tasks(names: Sequence[str], epsilons: Sequence[float], delta: float, seeds: int,
+           methods: Sequence[str], env_dir) -> list[_Task]:  # fmt: skip
+    """Every cell of the run, the external peer's first (each its own process, the longest
+    cells), then per dataset each method's in order, then the pairings' references that
+    were not asked for."""
+    env = None if env_dir is None else str(env_dir)
+    methods = list(dict.fromkeys(map(canonical_method, methods)))
+    cell = [(m, e) for m in methods for e in epsilons]
+    cell.sort(key=lambda me: me[0] != "diffprivlib")
+    extra = [(v, e) for v in sorted({reference_of(m) for m in methods} - set(methods))
+             for e in epsilons]  # fmt: skip
+    return [
+        _Task(name, m, e, delta, seeds, env, counted)
+        for counted, pairs in ((True, cell), (False, extra))
+        for m, e in pairs
+        for name in names
+    ]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """How the workers start: forked on Linux (nothing to import again, and a caller's
+    script needs no ``__main__`` guard; the engines' thread pools are rebuilt in a forked
+    child), spawned elsewhere."""
+    fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if fork else "spawn")
+
+
+def _results(tasks: list[_Task], datasets: Sequence[Dataset],
+             workers: int) -> Iterator[tuple[_Task, Cell, dict]]:  # fmt: skip
+    """Each task's result as it completes: in this process (``workers`` 1) or on a pool
+    of ``workers`` processes (each with its own copy of the datasets)."""
+    if workers <= 1 or len(tasks) <= 1:
+        _install(datasets)
+        try:
+            yield from map(_run_task, tasks)
+        finally:
+            _DATA.clear()
+        return
+    pool = ProcessPoolExecutor(
+        min(workers, len(tasks)), mp_context=_context(), initializer=_install,
+        initargs=(datasets,),
+    )  # fmt: skip
+    try:
+        for future in as_completed([pool.submit(_run_task, t) for t in tasks]):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def summarise(dataset: str, method: str, eps: float, delta: float, cell: Cell,
               reference: Cell | None, versus: str, note: str = "") -> CompareRow:  # fmt: skip
-    """A :class:`CompareRow` from a cell and the cell it is paired with (None: none)."""
+    """A :class:`CompareRow` from a cell and the cell it is paired with (None: none); its
+    note ``note``, else the cell's."""
     nan3 = (math.nan, math.nan, math.nan)
     paired = reference is not None and len(reference.accuracies) == len(cell.accuracies)
     return CompareRow(
@@ -152,9 +262,39 @@ def summarise(dataset: str, method: str, eps: float, delta: float, cell: Cell,
         paired_difference(cell.accuracies, reference.accuracies) if paired else nan3,
         paired_difference(cell.objectives, reference.objectives) if paired else nan3,
         *time_summary(cell.seconds), float(np.median(cell.cpu_seconds)),
-        cell.certified_epsilon, cell.certified_delta, note,
+        cell.certified_epsilon, cell.certified_delta, note or cell.note,
         cell.accuracies, cell.objectives,
     )  # fmt: skip
+
+
+def _rows(names: Sequence[str], epsilons: Sequence[float], delta: float,
+          methods: Sequence[str], cells: dict[tuple[str, str, float], Cell],
+          ) -> list[CompareRow]:  # fmt: skip
+    """The rows of the asked-for methods, each paired with its reference's cell."""
+    methods = list(dict.fromkeys(map(canonical_method, methods)))
+    return [
+        summarise(name, m, e, delta, cells[(name, m, e)],
+                  None if reference_of(m) == m else cells[(name, reference_of(m), e)],
+                  reference_of(m))
+        for name in names for m in methods for e in epsilons
+    ]  # fmt: skip
+
+
+def _compute(datasets: Sequence[Dataset], epsilons: Sequence[float], delta: float,
+             seeds: int, methods: Sequence[str], progress: Callable[[int], None] | None,
+             env_dir, workers: int) -> tuple[list[CompareRow], dict]:  # fmt: skip
+    """Every cell of the run (on ``workers`` processes), then the rows; ``meta`` holds the
+    external peer's versions."""
+    names = [ds.name for ds in datasets]
+    tasks = _tasks(names, epsilons, delta, seeds, methods, env_dir)
+    cells: dict[tuple[str, str, float], Cell] = {}
+    meta: dict = {}
+    for task, cell, m in _results(tasks, datasets, workers):
+        cells[(task.dataset, task.method, task.epsilon)] = cell
+        meta.update(m)
+        if progress and task.counted:
+            progress(task.seeds)
+    return _rows(names, epsilons, delta, methods, cells), meta
 
 
 def compare_dataset(
@@ -165,37 +305,15 @@ def compare_dataset(
     methods: Sequence[str],
     progress: Callable[[int], None] | None = None,
     env_dir=None,
+    workers: int = 1,
 ) -> tuple[list[CompareRow], dict]:
     """Every method of ``methods`` at every target epsilon on one dataset."""
-    Xtr, Xte, ytr, yte = split(ds)
-    P = prepare(Xtr, ytr, data_norm=ds.data_norm)
-    Pte = prepare(Xte, yte, data_norm=ds.data_norm)
-    methods = list(dict.fromkeys(map(canonical_method, methods)))
-    cells: dict[tuple[str, float], Cell] = {}
-    meta: dict = {}
-    for method in methods:
-        if method == "diffprivlib":
-            got, meta["diffprivlib"] = _diffprivlib_cells(
-                ds, Xtr, ytr, Xte, yte, epsilons, seeds, env_dir
-            )
-            cells.update({(method, e): c for e, c in got.items()})
-            if progress:
-                progress(len(epsilons) * seeds)
-            continue
-        for eps in epsilons:
-            cells[(method, eps)] = _cell(method, P, Pte, eps, delta, seeds)
-            if progress:
-                progress(seeds)
-    for versus in {reference_of(m) for m in methods} - set(methods):
-        for eps in epsilons:  # the reference of a pairing is run even if not asked for
-            cells[(versus, eps)] = _cell(versus, P, Pte, eps, delta, seeds)
-    rows = [
-        summarise(ds.name, m, e, delta, cells[(m, e)],
-                  None if reference_of(m) == m else cells[(reference_of(m), e)],
-                  reference_of(m), "pure epsilon-DP" if m == "diffprivlib" else "")
-        for m in methods for e in epsilons
-    ]  # fmt: skip
-    return rows, meta
+    return _compute([ds], epsilons, delta, seeds, methods, progress, env_dir, workers)
+
+
+def default_workers() -> int:
+    """The comparison's worker processes by default: one per core this process may use."""
+    return available_cores()
 
 
 def run(
@@ -206,11 +324,15 @@ def run(
     methods: Sequence[str] = DEFAULT_METHODS,
     progress: Callable[[int], None] | None = None,
     env_dir=None,
+    workers: int | None = None,
 ) -> tuple[list[CompareRow], dict]:
     """The comparison of ``methods`` on each dataset of ``names`` at each target epsilon,
     ``seeds`` releases each. An empty list of datasets, epsilons or methods, a seed count
     below 1 or a target out of range is a ParameterError (never an empty or NaN table).
-    ``meta`` holds the rules, the wall time of the run and the load average."""
+    The cells run on ``workers`` processes (None: :func:`default_workers`; 1: this one);
+    they are independent, so the rows do not depend on it. ``meta`` holds the rules, the
+    wall time of the run, its CPU time (this process, its workers and diffprivlib's
+    processes), the load average and the workers."""
     names, epsilons, methods = list(names), list(epsilons), list(methods)
     for what, items in (("datasets", names), ("epsilons", epsilons), ("methods", methods)):
         if not items:
@@ -218,20 +340,18 @@ def run(
     epsilons = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     delta = check_open_unit("delta", delta)
     seeds = check_int("seeds", seeds, 1)
+    workers = default_workers() if workers is None else check_int("workers", workers, 1)
     datasets = [load(name) for name in names]  # an unknown dataset fails before any work
-    load_before, t0, c0 = os.getloadavg()[0], time.perf_counter(), time.process_time()
-    rows: list[CompareRow] = []
-    meta: dict = {}
-    for ds in datasets:
-        r, m = compare_dataset(ds, epsilons, delta, seeds, methods, progress, env_dir)
-        rows += r
-        meta.update(m)
+    load_before, t0, c0 = os.getloadavg()[0], time.perf_counter(), _cpu_now()
+    rows, meta = _compute(datasets, epsilons, delta, seeds, methods, progress, env_dir, workers)
     wanted = {canonical_method(m) for m in methods}
     meta |= {
         "rules": {k: v for k, v in rules().items() if k in wanted or k == "watkins_arora"},
         "datasets": names, "epsilons": epsilons, "delta": delta, "seeds": seeds,
         "seed_rule": "release s of every method uses seed 1000 s + 17",
-        "wall_seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+        "wall_seconds": time.perf_counter() - t0,
+        "cpu_seconds": _cpu_now() - c0,
         "load_average": [load_before, os.getloadavg()[0]], "cpus": os.cpu_count(),
+        "workers": workers,
     }  # fmt: skip
     return rows, meta

@@ -14,7 +14,7 @@ import functools
 import inspect
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,8 @@ import numpy as np
 
 from objpert.data import PreparedData
 from objpert.engines.blocked import single_threaded_blas
-from objpert.mechanisms import registry
+from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
+from objpert.mechanisms import perturbed_gd, registry
 
 __all__ = [
     "BASELINES",
@@ -34,6 +35,7 @@ __all__ = [
     "FitFn",
     "canonical_method",
     "fit_loss",
+    "fit_seeds",
     "mechanism_plan",
     "reference_of",
     "register",
@@ -64,6 +66,8 @@ class Fit:
 
 
 FitFn = Callable[[PreparedData, float, float, int], Fit]
+#: The note of a row whose releases ran as one batched descent.
+BATCHED_NOTE = "batched seeds: time = batch / releases"
 
 
 def fit_loss(name: str) -> str:
@@ -108,7 +112,7 @@ def mechanism_plan(name: str, n: int, d: int, zeta: float, eps: float, delta: fl
     mech = registry.get(name)
     options: dict[str, Any] = {}
     if fit_loss(name) == "logistic":
-        options["mu"] = _wa_plan(n, d, zeta, eps, delta).mu
+        options["mu"] = mechanism_plan("watkins_arora", n, d, zeta, eps, delta).mu
         if name == "lop_clip":
             options["clip"] = LOP_CLIP_SHARE * zeta
     return mech.plan(loss=fit_loss(name), n=n, d=d, zeta=zeta, epsilon=eps, delta=delta, **options)
@@ -147,23 +151,80 @@ def rules() -> dict[str, str]:
     return out
 
 
-def _timed_release(name: str) -> FitFn:
-    """A registered mechanism on the plan of :func:`mechanism_plan`."""
-    mech = registry.get(name)
+def _wa_seeds(X: Any, y: Any, plan: Any, rngs: list[Any]) -> list[Any]:
+    """The Watkins & Arora releases of one plan, one per generator, as one batched descent
+    (:func:`~objpert.mechanisms.perturbed_gd.release_plans`): release k equals
+    ``perturbed_gradient_descent(X, y, plan, rngs[k])`` to rounding, its noise drawn from
+    ``rngs[k]`` exactly as that call draws it."""
+    return perturbed_gd.release_plans(X, y, [plan] * len(rngs), rngs)
 
-    def fit(P: PreparedData, eps: float, delta: float, seed: int) -> Fit:
-        plan = mechanism_plan(name, P.n, P.d, P.zeta, eps, delta)
+
+#: Releases that run all seeds of a cell in one batched descent, by the registry's release
+#: function (the others run seed after seed).
+_SEED_BATCHES: dict[Callable[..., Any], Callable[..., list[Any]]] = {
+    perturbed_gd.perturbed_gradient_descent: _wa_seeds,
+}
+
+
+def _as_fit(release: Any, seconds: float, cpu: float) -> Fit:
+    cert = release.certificate
+    return Fit(np.asarray(release.weights, dtype=float), cert.epsilon, cert.delta, seconds, cpu)
+
+
+@dataclass(frozen=True)
+class _TimedRelease:
+    """A registered mechanism on the plan of :func:`mechanism_plan`: ``fit(P, eps, delta,
+    seed)`` one release; :meth:`many` one release per seed in one batched descent, where
+    the mechanism's release has a batched form in ``_SEED_BATCHES`` (:meth:`batched`)."""
+
+    name: str
+
+    def _run(self, release: Callable[[], Any]) -> tuple[Any, float, float]:
         # one BLAS thread: small products lose more to waking BLAS threads than they gain
         with warnings.catch_warnings(), single_threaded_blas():
             warnings.simplefilter("ignore")  # seeded noise: a measurement, not a release
             t0, c0 = time.perf_counter(), time.process_time()
-            release = mech.release(P.X, P.y, plan, np.random.default_rng(seed))
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-        cert = release.certificate
-        w = np.asarray(release.weights, dtype=float)
-        return Fit(w, cert.epsilon, cert.delta, seconds, cpu)
+            out = release()
+            return out, time.perf_counter() - t0, time.process_time() - c0
 
-    return fit
+    def __call__(self, P: PreparedData, eps: float, delta: float, seed: int) -> Fit:
+        mech = registry.get(self.name)
+        plan = mechanism_plan(self.name, P.n, P.d, P.zeta, eps, delta)
+        rng = np.random.default_rng(seed)
+        release, seconds, cpu = self._run(lambda: mech.release(P.X, P.y, plan, rng))
+        return _as_fit(release, seconds, cpu)
+
+    def batched(self) -> bool:
+        """Whether :meth:`many` runs the seeds as one batched descent."""
+        return registry.get(self.name).release in _SEED_BATCHES
+
+    def many(self, P: PreparedData, eps: float, delta: float, seeds: list[int]) -> list[Fit]:
+        """One release per seed in one batched descent (the same plan, computed once); each
+        Fit's wall and CPU times are the batch's divided by the releases."""
+        batch = _SEED_BATCHES[registry.get(self.name).release]
+        plan = mechanism_plan(self.name, P.n, P.d, P.zeta, eps, delta)
+        rngs = [np.random.default_rng(s) for s in seeds]
+        releases, seconds, cpu = self._run(lambda: batch(P.X, P.y, plan, rngs))
+        k = len(releases)
+        return [_as_fit(r, seconds / k, cpu / k) for r in releases]
+
+
+def fit_seeds(method: str, P: PreparedData, eps: float, delta: float,
+              seeds: Sequence[int]) -> tuple[list[Fit], str]:  # fmt: skip
+    """``FITTERS[method]`` at each seed, and the note of its row: a registered mechanism
+    whose release has a batched form runs its seeds as one batched descent (each release
+    the one of its own seed, to rounding; note :data:`BATCHED_NOTE`). An unknown method,
+    no seeds, a seed that is not an integer >= 0 or a target out of range is refused."""
+    fit = FITTERS.get(method) if isinstance(method, str) else None
+    if fit is None:
+        raise ParameterError(f"method must be one of {', '.join(FITTERS)}; got {method!r}")
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+        raise ParameterError(f"seeds must be a non-empty list of integers; got {seeds!r:.80}")
+    seeds = [check_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds)]
+    eps, delta = check_positive("epsilon", eps), check_open_unit("delta", delta)
+    if isinstance(fit, _TimedRelease) and len(seeds) > 1 and fit.batched():
+        return fit.many(P, eps, delta, seeds), BATCHED_NOTE
+    return [fit(P, eps, delta, s) for s in seeds], ""
 
 
 def _fit_nonprivate(P: PreparedData, eps: float, delta: float, seed: int) -> Fit:
@@ -181,7 +242,7 @@ def _fit_theta_ref(P: PreparedData, eps: float, delta: float, seed: int) -> Fit:
 
 
 FITTERS: dict[str, FitFn] = {
-    **{name: _timed_release(name) for name in registry.names()},
+    **{name: _TimedRelease(name) for name in registry.names()},
     "nonprivate": _fit_nonprivate,
     THETA_REF: _fit_theta_ref,
 }

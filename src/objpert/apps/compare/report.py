@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from objpert.apps.compare.harness import CompareRow
+from objpert.apps.compare.methods import BATCHED_NOTE
 
 __all__ = ["markdown", "plot", "report"]
 
@@ -36,6 +37,11 @@ def _certificate(r: CompareRow) -> str:
     if not math.isfinite(r.certified_epsilon):
         return "non-private"
     return f"({r.certified_epsilon:.3g}, {r.certified_delta:.2g})"
+
+
+def _workers(meta: dict) -> str:
+    workers = meta.get("workers", 1)
+    return f"the cells on {workers} worker processes, " if workers > 1 else ""
 
 
 def markdown(rows: list[CompareRow], command: str | None = None) -> str:
@@ -76,10 +82,12 @@ def report(rows: list[CompareRow], meta: dict, command: str) -> str:
         "`vs` method, Student-t 95% intervals. One BLAS thread inside every fit.",
         "",
         f"Wall time of the whole run: {meta['wall_seconds']:.0f} s ("
-        f"{meta['cpu_seconds']:.0f} s of CPU in this process) on {meta['cpus']} CPUs, load "
-        f"average {meta['load_average'][0]:.1f} at the start and "
+        f"{meta['cpu_seconds']:.0f} s of CPU in all its processes) on {meta['cpus']} CPUs, "
+        f"{_workers(meta)}load average {meta['load_average'][0]:.1f} at the start and "
         f"{meta['load_average'][1]:.1f} at the end. Wall times per release are measured on "
-        "that machine; the CPU time per release is less sensitive to its load.",
+        "that machine; the CPU time per release is less sensitive to its load. A row noted "
+        f"'{BATCHED_NOTE}' ran its releases as one batched descent (each release the one "
+        "its seed gives alone, to rounding).",
         "",
         "Hyperparameters, chosen by public rules (no test rows, no private training rows):",
         "",
