@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import subprocess
 import sys
@@ -23,9 +24,14 @@ from objpert.preprocessing import row_norm_bound
 
 ROOT = Path(__file__).resolve().parents[2]
 # upper bounds that equal the largest value because the documentation states that value
-# (carData::Vocab: "surveys, 1972-2016"; the GSS codebook's years of schooling top at 20)
-DOCUMENTED_MAXIMA = {("vocabulary", "year"), ("vocabulary", "education")}
-SHAPES = {"churn": (5000, 15, 3333), "diamonds": (53940, 9, 43152), "vocabulary": (30351, 3, 22764)}
+# (carData::Vocab: "surveys, 1972-2016"; the GSS codebook's years of schooling top at 20;
+# the Portal Project Teaching Database: 1977-2002)
+DOCUMENTED_MAXIMA = {("vocabulary", "year"), ("vocabulary", "education"), ("species", "year")}
+SHAPES = {"churn": (5000, 15, 3333), "diamonds": (53940, 9, 43152),
+          "diamonds-scaled": (53940, 9, 43152), "species": (30729, 6, 23047),
+          "vocabulary": (30351, 3, 22764)}  # fmt: skip
+TABLE = {"churn": "CHURN", "diamonds": "DIAMONDS", "diamonds-scaled": "DIAMONDS",
+         "species": "SPECIES", "vocabulary": "VOCAB"}  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=sorted(pds.LOADERS))
@@ -40,7 +46,7 @@ def _literal_tables() -> dict[str, object]:
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             name = node.target.id
-            if name.endswith("_BOUNDS"):
+            if name.endswith(("_BOUNDS", "_BINS")):
                 out[name] = ast.literal_eval(node.value)
     return out
 
@@ -57,8 +63,19 @@ def test_shapes_split_and_labels(data):
 
 def test_bounds_come_from_the_literal_tables(data):
     tables = _literal_tables()
-    table = tables[f"{data.name.upper() if data.name != 'vocabulary' else 'VOCAB'}_BOUNDS"]
+    table = tables[f"{TABLE[data.name]}_BOUNDS"]
     assert {k: tuple(map(float, v)) for k, v in table.items()} == data.bounds
+    if data.bins:  # the bins are the module's literal table (or none: diamonds-scaled)
+        assert data.bins == tables[f"{TABLE[data.name]}_BINS"]
+
+
+def test_bins_run_from_bound_to_bound(data):
+    assert set(data.bins) <= set(data.bounds)
+    assert data.scaled == [c for c in data.bounds if c not in data.bins]
+    for col, edges in data.bins.items():
+        assert (edges[0], edges[-1]) == data.bounds[col]
+        assert all(a < b for a, b in itertools.pairwise(edges))
+    assert ("depth" in data.bins) == (data.name == "diamonds")
 
 
 def test_bounds_cover_the_rows_and_are_not_their_extremes(data):
@@ -85,13 +102,26 @@ def test_public_preprocessor_bound(data):
     pre = pds.public_preprocessor(data)
     bound = row_norm_bound(pre)
     assert bound == pytest.approx(np.sqrt(len(data.bounds) + len(data.categories)))
-    Z = pre.fit_transform(data.frame.iloc[:500])
-    assert np.linalg.norm(np.asarray(Z), axis=1).max() <= bound + 1e-12
-    assert Z.shape[1] == len(data.bounds) + sum(len(c) for c in data.categories.values())
+    Z = np.asarray(pre.fit_transform(data.frame.iloc[:500]))
+    assert np.linalg.norm(Z, axis=1).max() <= bound + 1e-12
+    binned = sum(len(e) - 1 for e in data.bins.values())
+    assert Z.shape[1] == len(data.scaled) + binned + sum(map(len, data.categories.values()))
+    # each binned column: exactly one indicator per row (by a plain loop over the edges)
+    start = len(data.scaled)
+    for col, edges in data.bins.items():
+        block = Z[:, start : start + len(edges) - 1]
+        values = data.frame[col].to_numpy()[:500]
+        expected = [
+            max(k for k in range(len(edges) - 1) if k == 0 or v >= edges[k]) for v in values
+        ]
+        np.testing.assert_array_equal(block.argmax(axis=1), expected)
+        assert np.all(block.sum(axis=1) == 1.0)
+        start += len(edges) - 1
 
 
 def test_coarse_ranges_contain_public_bounds(data):
-    for (lo, hi), (clo, chi) in zip(data.bounds.values(), pds.coarse_ranges(data), strict=True):
+    public = [data.bounds[c] for c in data.scaled]
+    for (lo, hi), (clo, chi) in zip(public, pds.coarse_ranges(data), strict=True):
         assert clo <= lo < hi <= chi and chi - clo == pytest.approx(10 * (hi - lo))
 
 

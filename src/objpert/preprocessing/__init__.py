@@ -5,6 +5,7 @@ scikit-learn transformers give that bound from their parameters, never from the 
 
 - :class:`BoundedScaler`: declared per-feature bounds onto [-1, 1] (norm <= sqrt(d));
 - :class:`BoundedOneHotEncoder`: declared category lists (norm <= sqrt(columns encoded));
+- :class:`BoundedBinner`: declared bin edges, indicator columns (norm <= sqrt(d));
 - :class:`PrivateFeatureBounds`: bounds from differentially private quantiles (its own
   certificate), then scaling as :class:`BoundedScaler`;
 - :func:`row_norm_bound`: the bound of any of them, or of a ``ColumnTransformer`` of
@@ -15,6 +16,7 @@ scikit-learn transformers give that bound from their parameters, never from the 
 See docs/pipeline.md.
 """
 
+from objpert.preprocessing.binning import BoundedBinner
 from objpert.preprocessing.bounded import (
     BoundedOneHotEncoder,
     BoundedScaler,
@@ -25,6 +27,7 @@ from objpert.preprocessing.pipeline import pipeline_certificate, private_pipelin
 from objpert.preprocessing.quantiles import PrivateFeatureBounds
 
 __all__ = [
+    "BoundedBinner",
     "BoundedOneHotEncoder",
     "BoundedScaler",
     "PrivateFeatureBounds",
