@@ -8,7 +8,8 @@ eq. (4) (objective.gradient, what each of the N steps costs) for each engine:
 
 - ``dense``: the default engine (fused dense sweep), the baseline;
 - ``csr`` / ``split``: the matrix as CSR / dense continuous columns beside a CSR block;
-- ``merged``, ``merged_csr``: duplicate (row, label) pairs merged exactly, dense / CSR;
+- ``merged``, ``merged_csr``, ``merged_split``: duplicate (row, label) pairs merged
+  exactly, dense / CSR / split;
 - ``auto``: what ``shape_engine`` picks by its cost model (``engine="shaped"``);
 - ``xp64`` / ``xp32``: the array-API engine on numpy in float64 / float32.
 
@@ -71,6 +72,7 @@ def engines(X: np.ndarray, y: np.ndarray) -> tuple[dict, dict]:
         ("split", False, "split"),
         ("merged", True, "dense"),
         ("merged_csr", True, "csr"),
+        ("merged_split", True, "split"),
     )
     for name, merge, layout in shaped:
 

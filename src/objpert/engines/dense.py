@@ -57,7 +57,8 @@ class DenseEngine(BlockedEngine):
         """W (and per-column labels) widened with zero columns (labels 1) to a multiple of
         8 columns (4 with a label per column), the widths of the compiled kernels' register
         blocks; other widths would take their plain loops. The extra columns' gradients
-        are dropped."""
+        are dropped. The widened labels are built once per label array (the same object
+        at every step of a descent; an array changed in place is not seen again)."""
         B = W.shape[1] if W.ndim == 2 else 1
         labelled = y.ndim == 2 and y.shape[1] > 1
         block = 4 if labelled else 8
@@ -67,9 +68,12 @@ class DenseEngine(BlockedEngine):
         Wp = np.zeros((self.d, width))
         Wp[:, :B] = W
         if labelled:
-            yp = np.ones((self.n, width))
-            yp[:, :B] = y
-            return Wp, yp
+            cached = getattr(self, "_widened", None)
+            if cached is None or cached[0] is not y or cached[1].shape != (self.n, width):
+                yp = np.ones((self.n, width))
+                yp[:, :B] = y
+                cached = self._widened = (y, yp)
+            return Wp, cached[1]
         return Wp, y
 
     def _parts(self, W: np.ndarray, y: np.ndarray, loss: Loss, threads: int) -> np.ndarray:

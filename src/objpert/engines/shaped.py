@@ -29,14 +29,19 @@ import numpy as np
 from scipy import sparse
 
 from objpert.engines.array import Engine, make_engine
+from objpert.engines.compiled import available as compiled_available
+from objpert.engines.sparse import SparseEngine
+from objpert.engines.threads import check_n_jobs
 from objpert.errors import check_choice
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
 
 __all__ = [
+    "AUTO_MIN_STEPS",
     "CSR_ENTRY_COST",
     "DENSE_TWO_PASS_COST",
     "ENGINES",
+    "FUSED_CSR_ENTRY_COST",
     "LAYOUTS",
     "SHAPING_PAYS",
     "DataShape",
@@ -45,6 +50,7 @@ __all__ = [
     "build_engine",
     "check_engine",
     "choose_layout",
+    "group_features",
     "indicator_columns",
     "merge_rows",
     "shape_engine",
@@ -56,12 +62,20 @@ __all__ = [
 #: 6.8 ns per dense entry fused, 12 ns in two passes, 24-26 ns per CSR entry.
 DENSE_TWO_PASS_COST = 2.0
 CSR_ENTRY_COST = 3.5
+#: A stored CSR entry in the compiled weighted sweep at one point w with one label per row
+#: (:func:`~objpert.engines.compiled.loops.csr_rows`: a gather and a scatter per entry,
+#: its row's derivative included). Flights, benchmarks/data_shape.py: 8.2 ms a step for
+#: the 1.14 million entries of the merged rows against 21.3 ms for 12.3 million dense.
+FUSED_CSR_ENTRY_COST = 4.0
 #: Shaping is taken only when its cost per step is at most this fraction of the dense one.
 SHAPING_PAYS = 0.8
 #: The engines :func:`build_engine` builds: make_engine's (``"default"``), shaped by the
-#: data (``"shaped"``), the array-API engine on the CPU (``"xp"``) or on a CUDA GPU
-#: (``"gpu"``).
-ENGINES: tuple[str, ...] = ("default", "shaped", "xp", "gpu")
+#: data (``"shaped"``), the shaped engine only when it pays and the default otherwise
+#: (``"auto"``), the array-API engine on the CPU (``"xp"``) or on a CUDA GPU (``"gpu"``).
+ENGINES: tuple[str, ...] = ("default", "auto", "shaped", "xp", "gpu")
+#: ``engine="auto"`` shapes a descent of at least this many steps only: shaping costs
+#: about as much as 100-300 dense steps (hashing and sorting the rows).
+AUTO_MIN_STEPS = 500
 #: The layouts :func:`choose_layout` picks from.
 LAYOUTS: tuple[str, ...] = ("dense", "csr", "split")
 
@@ -117,6 +131,23 @@ def merge_rows(
     return X[u], y[u], counts[order].astype(np.float64), rank[inverse.ravel()]
 
 
+def group_features(
+    X: np.ndarray, y: np.ndarray, counts: np.ndarray, inverse: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The merged pairs of :func:`merge_rows` reordered so that pairs with the same row
+    (other labels) are adjacent: (X, y, counts, inverse, same), same[i] = 1 when row i
+    equals row i - 1 bit for bit (a hash groups them; the flag is an exact comparison)."""
+    keys = np.ascontiguousarray(X).view(np.uint64)
+    _, first, group = np.unique(_row_hash(keys), return_index=True, return_inverse=True)
+    order = np.argsort(first[group.ravel()], kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    ks = keys[order]
+    same = np.zeros(len(order), np.uint8)
+    same[1:] = np.all(ks[1:] == ks[:-1], axis=1)
+    return X[order], y[order], counts[order], rank[inverse], same
+
+
 def indicator_columns(X: np.ndarray, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
     """(mask, nnz): the columns of X whose non-zero values are all equal (values in {0, c}),
     and every column's count of non-zeros; read in row chunks of ``chunk`` rows."""
@@ -133,25 +164,28 @@ def indicator_columns(X: np.ndarray, chunk: int = 65536) -> tuple[np.ndarray, np
     return (nnz == 0) | (lo == hi), nnz
 
 
-def step_cost(rows: int, mask: np.ndarray, nnz: np.ndarray, layout: str, merged: bool) -> float:
+def step_cost(
+    rows: int, mask: np.ndarray, nnz: np.ndarray, layout: str, merged: bool, fused: bool = False
+) -> float:
     """Estimated cost of one step on ``rows`` rows (unique pairs when ``merged``) in
     ``layout``, in dense fused entries: dense rows d, fused unless merged; CSR
-    ``CSR_ENTRY_COST`` per stored entry; split: its dense block in two passes beside CSR."""
+    ``CSR_ENTRY_COST`` per stored entry (``FUSED_CSR_ENTRY_COST`` when ``fused``: the
+    compiled sweep at one point); split: its dense block in two passes beside CSR."""
     d = len(mask)
     if layout == "dense":
         return rows * d * (DENSE_TWO_PASS_COST if merged else 1.0)
     if layout == "csr":
-        return CSR_ENTRY_COST * float(nnz.sum())
+        return (FUSED_CSR_ENTRY_COST if fused else CSR_ENTRY_COST) * float(nnz.sum())
     return DENSE_TWO_PASS_COST * rows * int((~mask).sum()) + CSR_ENTRY_COST * float(nnz[mask].sum())
 
 
 def choose_layout(
-    rows: int, mask: np.ndarray, nnz: np.ndarray, merged: bool = False
+    rows: int, mask: np.ndarray, nnz: np.ndarray, merged: bool = False, fused: bool = False
 ) -> tuple[str, float]:
     """(layout, cost) of the cheapest layout of :data:`LAYOUTS` by :func:`step_cost` (split
     only when some columns are indicators)."""
     layouts = LAYOUTS if mask.any() else ("dense", "csr")
-    costs = {k: step_cost(rows, mask, nnz, k, merged) for k in layouts}
+    costs = {k: step_cost(rows, mask, nnz, k, merged, fused) for k in layouts}
     best = min(costs, key=costs.__getitem__)
     return best, costs[best]
 
@@ -206,6 +240,8 @@ class WeightedEngine:
     def glm_gradient(self, W: np.ndarray, y: Any, loss: Loss) -> np.ndarray:
         if y is not None:
             raise ParameterError("a merged engine holds its labels: pass y=None")
+        if isinstance(self.inner, SparseEngine) and self.inner.counts is not None:
+            return self.inner.glm_gradient(W, self.y, loss)  # its sweep weighs the rows
         m = self.inner.matvec(W)
         labels = self.y[:, None] if m.ndim == 2 and self.y.ndim == 1 else self.y
         loss.d1_into(m, labels, m)
@@ -213,9 +249,17 @@ class WeightedEngine:
         return self.inner.rmatvec(m)
 
 
-def _layout_engine(X: np.ndarray, layout: str, mask: np.ndarray, n_jobs: int | None) -> Engine:
-    if layout == "csr":
-        return make_engine(sparse.csr_matrix(X), n_jobs=n_jobs)
+def _layout_engine(
+    X: np.ndarray,
+    layout: str,
+    mask: np.ndarray,
+    n_jobs: int | None,
+    counts: np.ndarray,
+    same: np.ndarray | None = None,
+) -> Engine:
+    if layout == "csr":  # row weights: the fused weighted sweep (ones when not merged)
+        A = sparse.csr_matrix(X)
+        return SparseEngine(A, threads=check_n_jobs(n_jobs), counts=counts, same=same)
     if layout == "split":
         return SplitEngine(X, mask)
     return make_engine(X, n_jobs=n_jobs)
@@ -245,39 +289,51 @@ def shape_engine(
         return make_engine(X, n_jobs=n_jobs), y, DataShape(n, d, n, 0, "csr", False)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
+    fused = y.ndim == 1 and compiled_available()  # the compiled CSR sweep at one point
     merged_rows = merge_rows(X, y) if merge is not False else None
     options = []  # (cost, merged, layout, indicator columns, mask)
     for merged in (False, True) if merge is None else (bool(merge),):
         Xm = merged_rows[0] if merged else X
         mask, nnz = indicator_columns(Xm)
         if layout is None:
-            chosen, cost = choose_layout(len(Xm), mask, nnz, merged)
+            chosen, cost = choose_layout(len(Xm), mask, nnz, merged, fused)
         else:
-            chosen, cost = layout, step_cost(len(Xm), mask, nnz, layout, merged)
+            chosen, cost = layout, step_cost(len(Xm), mask, nnz, layout, merged, fused)
         options.append((cost, merged, chosen, int(mask.sum()), mask))
     cost, merged, chosen, indicators, mask = min(options, key=lambda o: o[0])
     if merge is None and layout is None and cost > SHAPING_PAYS * n * d:
         merged, chosen = False, "dense"
     if not merged or merged_rows is None:
-        return _layout_engine(X, chosen, mask, n_jobs), y, DataShape(n, d, n, indicators, chosen,
-                                                                      False)  # fmt: skip
-    Xu, yu, counts, inverse = merged_rows
+        built = _layout_engine(X, chosen, mask, n_jobs, np.ones(n))
+        return built, y, DataShape(n, d, n, indicators, chosen, False)
+    Xu, yu, counts, inverse, same = group_features(*merged_rows)
     shape = DataShape(n, d, len(Xu), indicators, chosen, True)
-    inner = _layout_engine(Xu, chosen, mask, n_jobs)
+    inner = _layout_engine(Xu, chosen, mask, n_jobs, counts, same if yu.ndim == 1 else None)
     return WeightedEngine(inner, yu, counts, inverse), None, shape
 
 
-def check_engine(engine: str, dtype: str) -> tuple[str, str]:
+def _shaping_may_pay(X: Any, dtype: str) -> bool:
+    """Whether ``engine="auto"`` asks :func:`shape_engine`: dense float64 X in memory with
+    an indicator column that is at least half zeros (one pass over X; a constant column,
+    an intercept, does not count; merging rows alone, without such a column, needs fewer
+    than half the rows unique to pay, and is not tried)."""
+    if dtype != "float64" or not isinstance(X, np.ndarray) or X.ndim != 2 or not X.size:
+        return False
+    mask, nnz = indicator_columns(X)
+    return bool(np.any(mask & (2 * nnz <= X.shape[0])))
+
+
+def check_engine(engine: str, dtype: str, device: bool = True) -> tuple[str, str]:
     """(engine, dtype) checked before any data is read or noise drawn: a kind of
     :data:`ENGINES`, a dtype of :data:`~objpert.engines.xp.DTYPES`, float64 for the shaped
-    engines, and a CUDA GPU present for ``"gpu"``."""
+    engines, and (when ``device``) a CUDA GPU present for ``"gpu"``."""
     from objpert.engines.xp import DTYPES, gpu_namespace
 
     engine = check_choice("engine", engine, ENGINES)
     dtype = check_choice("dtype", dtype, DTYPES)
-    if engine == "shaped" and dtype != "float64":
+    if engine == "shaped" and dtype != "float64":  # "auto" in float32: the default engine
         raise ParameterError("the shaped engines compute in float64 only")
-    if engine == "gpu" and gpu_namespace() is None:
+    if device and engine == "gpu" and gpu_namespace() is None:
         raise ParameterError("engine='gpu' needs a CUDA GPU with CuPy or PyTorch; none found")
     return engine, dtype
 
@@ -291,13 +347,17 @@ def build_engine(
     n_jobs: int | None = None,
 ) -> tuple[Engine, np.ndarray | None]:
     """(engine, labels for :class:`~objpert.engines.glm.GLMObjective`) of the kind
-    ``engine`` (one of :data:`ENGINES`) computing in ``dtype``. ``dtype="float32"`` runs
+    ``engine`` (one of :data:`ENGINES`; ``"auto"``: :func:`shape_engine` for dense float64
+    X with an indicator column, the default engine otherwise) computing in ``dtype``.
+    ``dtype="float32"`` runs
     the array-API engine (``"default"`` and ``"xp"``: numpy's float32 kernels on the CPU;
     ``"gpu"``: on the GPU); the shaped engines compute in float64 only. Labels None: the
     engine holds them."""
     from objpert.engines.xp import XPEngine
 
     engine, dtype = check_engine(engine, dtype)
+    if engine == "auto":
+        engine = "shaped" if _shaping_may_pay(X, dtype) else "default"
     if engine == "shaped":
         built, labels, _ = shape_engine(X, y, n_jobs=n_jobs)
         return built, labels

@@ -49,6 +49,7 @@ from objpert.data import (
     is_dask,
 )
 from objpert.data.labels import check_labels
+from objpert.engines.shaped import check_engine
 from objpert.engines.threads import check_n_jobs
 from objpert.errors import (
     ParameterError,
@@ -293,6 +294,8 @@ class FitSettings:
     n_jobs: int | None = None  # the engine's threads: None automatic, -1 every core
     max_seconds: float | None = None  # a time budget, turned into max_iterations at fit
     composition: str = "split"  # how the releases of one fit compose (COMPOSITIONS)
+    engine: str = "auto"  # where the steps run (engines.shaped.ENGINES): rounding only
+    dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
 
 
 class PrivateGLM(BaseEstimator):
@@ -324,6 +327,8 @@ class PrivateGLM(BaseEstimator):
         classes = getattr(self, "classes", None)
         scale = getattr(self, "scale", None)
         _check_random_state(self.random_state)
+        kind = check_engine(getattr(self, "engine", "auto"), getattr(self, "dtype", "float64"),
+                            device=False)  # fmt: skip
         return FitSettings(
             epsilon=check_positive("epsilon", self.epsilon),
             delta=check_open_unit("delta", self.delta),
@@ -342,6 +347,8 @@ class PrivateGLM(BaseEstimator):
             scale=None if self._loss != "robust" else check_positive("scale", scale),
             classes=None if classes is None else check_label_set(classes),
             n_jobs=check_n_jobs(getattr(self, "n_jobs", None)),
+            engine=kind[0],
+            dtype=kind[1],
             composition=check_settings(
                 getattr(self, "composition", "split"), getattr(self, "accountant", None)
             ),
@@ -434,6 +441,7 @@ class PrivateGLM(BaseEstimator):
     ) -> None:
         """Calibrate (cached), release once per target, and store the fitted attributes.
         ``not_public``: structural choices read from the data (recorded in the certificate)."""
+        check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
         p = time_budget(p, prepared, len(targets), self._loss)
         cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))
         plan = cal.plan
@@ -441,8 +449,9 @@ class PrivateGLM(BaseEstimator):
         check_time_budget(p, plan)
         rngs = _release_rngs(self.random_state, len(targets))
         releases: list[Release] = release_targets(
-            prepared.X, targets, plan, rngs, verbose=check_verbose(self.verbose), n_jobs=p.n_jobs
-        )
+            prepared.X, targets, plan, rngs, verbose=check_verbose(self.verbose), n_jobs=p.n_jobs,
+            engine=p.engine, dtype=p.dtype,
+        )  # fmt: skip
         self.max_iterations_used_ = p.max_iterations
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling

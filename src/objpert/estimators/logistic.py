@@ -106,6 +106,20 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         :class:`objpert.BudgetExceededError`, releasing nothing, when the fit does not
         fit in what remains (checked before the data are read when the label set is
         declared and the row bound public). Clones share the same accountant.
+    engine : {"auto", "default", "shaped", "xp", "gpu"}, default="auto"
+        Where the gradient steps run (:func:`objpert.mechanisms.perturbed_gd.
+        perturbed_gradient_descent`): ``"default"`` the fused dense or sparse sweep;
+        ``"shaped"`` duplicate rows merged and indicator columns as CSR; ``"auto"`` the
+        shaped engine for dense in-memory data with indicator columns when its cost model
+        says it pays and the plan runs at least 500 steps, the default engine otherwise;
+        ``"xp"``/``"gpu"`` the array-API engine on the CPU or a CUDA GPU. It changes the
+        speed and the rounding only (the weights equal the default engine's to ~1e-12
+        relative), never the certificate; the time to fit, though, then depends on the
+        data's duplicate rows and sparsity (use ``"default"`` where others can observe
+        it; docs/performance.md).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the gradient steps; ``"float32"`` runs the array-API engine (weights
+        within ~1e-4 relative of float64). Rounding only, never the certificate.
 
     Attributes
     ----------
@@ -156,6 +170,8 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         max_seconds=None,
         composition="auto",
         accountant=None,
+        engine="auto",
+        dtype="float64",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -175,6 +191,8 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         self.max_seconds = max_seconds
         self.composition = composition
         self.accountant = accountant
+        self.engine = engine
+        self.dtype = dtype
 
     _loss = "logistic"
 

@@ -32,7 +32,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     ----------
     epsilon, delta, data_norm, fit_intercept, intercept_scaling, clip, calibration,
     comparator_norm, max_iterations, random_state, verbose, feature_bounds, n_jobs,
-    max_seconds, accountant
+    max_seconds, accountant, engine, dtype
         As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
         intercept_ in the units of the raw features).
     %(alpha)s
@@ -82,6 +82,8 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         n_jobs=None,
         max_seconds=None,
         accountant=None,
+        engine="auto",
+        dtype="float64",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -100,6 +102,8 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.n_jobs = n_jobs
         self.max_seconds = max_seconds
         self.accountant = accountant
+        self.engine = engine
+        self.dtype = dtype
 
     _loss = "robust"
 

@@ -26,12 +26,10 @@ from scipy import sparse
 
 from objpert.certify.certificate import Certificate
 from objpert.certify.plan import Plan, rederive_plan
-from objpert.data import (
-    for_plan,
-)
+from objpert.data import as_targets, encode_binary, for_plan
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
-from objpert.engines.shaped import check_engine
+from objpert.engines.shaped import AUTO_MIN_STEPS, check_engine
 from objpert.engines.span import FeatureSpan, span_reduction_pays
 from objpert.errors import check_int
 from objpert.exceptions import DataError, ParameterError, PrivacyError
@@ -194,8 +192,10 @@ def _descend(
     column per release), in the feature span when ``span_reduction`` (None: when
     :func:`~objpert.engines.span.span_reduction_pays`), on ``n_jobs`` threads, on the
     ``engine`` computing in ``dtype`` (:func:`~objpert.engines.shaped.build_engine`)."""
-    kind = {"engine": engine, "dtype": dtype}
     N, mu, eta = plan.iterations, plan.constants.mu, plan.constants.eta
+    if engine == "auto" and N < AUTO_MIN_STEPS:  # shaping would cost more than it saves
+        engine = "default"
+    kind = {"engine": engine, "dtype": dtype}
     draws = z.shape[1] if z.ndim == 2 else 1
     progress = show_progress(verbose, N, sweep_work(M, N, draws))
     if span_reduction is None:
@@ -232,10 +232,11 @@ def perturbed_gradient_descent(
     testing (warns). The noise is drawn exactly once, after every check has passed.
     ``span_reduction``: run in the span of the features (Lemma B.6; the same w_N up to
     rounding); None does so when d > n and it is cheaper, False never. ``engine``
-    ("default", "shaped", "xp", "gpu") and ``dtype`` ("float64", "float32"): where and in
-    which precision the N steps run (:func:`~objpert.engines.shaped.build_engine`); they
-    change the speed and the rounding only, not the certificate (the noise is drawn in
-    float64 either way).
+    ("default", "auto", "shaped", "xp", "gpu") and ``dtype`` ("float64", "float32"): where
+    and in which precision the N steps run (:func:`~objpert.engines.shaped.build_engine`;
+    "auto" shapes a descent of at least ``AUTO_MIN_STEPS`` steps when the cost model says it
+    pays); they change the speed and the rounding only, not the certificate (the noise is
+    drawn in float64 either way).
     """
     engine, dtype = check_engine(engine, dtype)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
@@ -268,6 +269,8 @@ def release_batch(
     verbose: bool | None = None,
     span_reduction: bool | None = None,
     n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> BatchRelease:
     """``draws`` independent releases of :func:`perturbed_gradient_descent`, computed
     together: each step evaluates the gradient at all ``draws`` iterates in one sweep over X.
@@ -277,11 +280,15 @@ def release_batch(
     row 0 equals the single release with that seed.
     """
     draws = check_int("draws", draws, 1)
+    engine, dtype = check_engine(engine, dtype)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
     z = generator.normal(0.0, plan.sigma, size=(draws, plan.constants.d))  # the only draw
-    w = _descend(M, yy, loss, plan, np.ascontiguousarray(z.T), span_reduction, verbose, n_jobs)
+    w = _descend(
+        M, yy, loss, plan, np.ascontiguousarray(z.T), span_reduction, verbose, n_jobs, engine,
+        dtype,
+    )  # fmt: skip
     return BatchRelease(
         np.ascontiguousarray(w.T),
         plan,
@@ -303,6 +310,8 @@ def release_one_vs_rest(
     verbose: bool | None = None,
     span_reduction: bool | None = None,
     n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> list[Release]:
     """K releases of :func:`perturbed_gradient_descent` under one plan, release k with the
     labels Y[:, k] (shape (n, K); each column checked as that function checks y) and the
@@ -311,11 +320,13 @@ def release_one_vs_rest(
     rngs[k])`` to rounding; a generator passed several times is drawn from in order k =
     0, 1, ..., as by those calls one after the other. The certificate covers each release
     on its own (their composition is the caller's to account for). Every check runs before
-    the first draw; ``seconds`` of each release is the time of all of them."""
+    the first draw; ``seconds`` of each release is the time of all of them. ``engine`` and
+    ``dtype``: as for :func:`perturbed_gradient_descent` (here and in the functions below)."""
     columns = _label_columns(Y, len(rngs))
     return _release_columns(
-        X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs
-    )
+        X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs,
+        check_engine(engine, dtype),
+    )  # fmt: skip
 
 
 def release_plans(
@@ -328,6 +339,8 @@ def release_plans(
     verbose: bool | None = None,
     span_reduction: bool | None = None,
     n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> list[Release]:
     """``perturbed_gradient_descent(X, y, plans[k], rngs[k])`` for every k (seeds, or a
     grid of epsilons), in order: the plans that share the descent (the problem constants,
@@ -336,6 +349,7 @@ def release_plans(
     its own call to rounding."""
     if len(plans) != len(rngs) or not plans:
         raise ParameterError(f"{len(plans)} plans and {len(rngs)} generators: one each, >= 1")
+    kind = check_engine(engine, dtype)
     groups: dict[Any, list[int]] = {}
     for k, plan in enumerate(plans):
         groups.setdefault(_descent(plan), []).append(k)
@@ -343,7 +357,7 @@ def release_plans(
     for members in groups.values():
         got = _release_columns(
             X, [y] * len(members), [plans[k] for k in members], [rngs[k] for k in members],
-            clip, verbose, span_reduction, n_jobs,
+            clip, verbose, span_reduction, n_jobs, kind,
         )  # fmt: skip
         for k, release in zip(members, got, strict=True):
             out[k] = release
@@ -364,6 +378,7 @@ def _release_columns(
     verbose: bool | None,
     span_reduction: bool | None,
     n_jobs: int | None,
+    kind: tuple[str, str] = ("default", "float64"),
 ) -> list[Release]:
     """Release k for labels[k], plans[k] and rngs[k], all in one batched descent (the plans
     share :func:`_descent`): every plan re-derived and every label column checked, then
@@ -379,27 +394,29 @@ def _release_columns(
     pc = first.constants
     if all(lab is labels[0] for lab in labels):
         y = y0  # shared labels: the kernels' one-label-per-row path
-    else:
-        y = np.column_stack(
-            [y0]
-            + [
-                for_plan(M, c, n=pc.n, d=pc.d, zeta=pc.zeta, label_kind=loss.label_kind,
-                         clip=clip)[1]
-                for c in labels[1:]
-            ]
-        )  # fmt: skip
+    else:  # the rows were checked with the first column: the other columns' labels alone
+        y = np.column_stack([y0] + [_labels(c, loss, pc.n) for c in labels[1:]])
     draws = [make_rng(rng) for rng in rngs]
     start = time.perf_counter()
     Z = np.column_stack(
         [g.normal(0.0, p.sigma, size=pc.d) for (g, _), p in zip(draws, plans, strict=True)]
     )  # each release's one and only draw
-    W = _descend(M, y, loss, first, Z, span_reduction, verbose, n_jobs)
+    W = _descend(M, y, loss, first, Z, span_reduction, verbose, n_jobs, *kind)
     seconds = time.perf_counter() - start
     return [
         Release(np.ascontiguousarray(W[:, k]), p, certs[id(p)], p.iterations, seconds,
                 clipped, seeded)
         for k, (p, (_, seeded)) in enumerate(zip(plans, draws, strict=True))
     ]  # fmt: skip
+
+
+def _labels(y: Any, loss: Loss, n: int) -> np.ndarray:
+    """One label column checked as :func:`~objpert.data.for_plan` checks y (the loss's
+    label kind, n labels), without checking the rows again."""
+    yy = encode_binary(y)[0] if loss.label_kind == "binary" else as_targets(y)
+    if yy.shape[0] != n:
+        raise DataError(f"X has {n} rows but y has {yy.shape[0]} labels")
+    return yy
 
 
 def _label_columns(Y: Any, k: int) -> list[np.ndarray]:
@@ -425,6 +442,8 @@ def release_targets(
     *,
     verbose: bool | None = None,
     n_jobs: int | None = None,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> list[Release]:
     """One release per target under one plan (release k: labels ``targets[k]``, noise from
     ``rngs[k]``): in-memory data with several targets go through
@@ -434,12 +453,12 @@ def release_targets(
     rngs[k])`` to rounding."""
     if len(targets) != len(rngs):
         raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
+    kind = {"n_jobs": n_jobs, "engine": engine, "dtype": dtype}
     in_memory = isinstance(X, np.ndarray) or sparse.issparse(X)
     if len(targets) > 1 and in_memory and all(isinstance(t, np.ndarray) for t in targets):
-        return release_one_vs_rest(
-            X, np.column_stack(targets), plan, rngs, verbose=verbose, n_jobs=n_jobs
-        )
+        return release_one_vs_rest(X, np.column_stack(targets), plan, rngs, verbose=verbose,
+                                   **kind)  # fmt: skip
     return [
-        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, n_jobs=n_jobs)
+        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, **kind)
         for t, rng in zip(targets, rngs, strict=True)
     ]

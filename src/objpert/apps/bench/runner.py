@@ -127,7 +127,7 @@ def _num(value: float, digits: str = ".4g") -> str:
 
 def cells(r: BenchResult) -> list[str]:
     """One row of the table: name, seconds, baseline, baseline s, ratio, the threshold
-    (column ``bar``), result, note."""
+    (column ``threshold``), result, note."""
     threshold = "" if r.bar is None else f"{'<=' if r.bar_kind == 'max' else '>='} {r.bar:g}"
     verdict = {True: "pass", False: "FAIL", None: "-"}[r.passed]
     if r.note.startswith("skipped"):
@@ -146,7 +146,7 @@ def cells(r: BenchResult) -> list[str]:
     ]
 
 
-HEADER = ("benchmark", "seconds", "baseline", "baseline s", "ratio", "bar", "result", "note")
+HEADER = ("benchmark", "seconds", "baseline", "baseline s", "ratio", "threshold", "result", "note")
 
 
 def markdown(results: Sequence[BenchResult]) -> str:

@@ -50,6 +50,7 @@ __all__ = [
     "KernelSet",
     "available",
     "batched_kernel",
+    "csr_rows_kernel",
     "derivative_kernel",
     "exp",
     "fused_kernel",
@@ -182,6 +183,24 @@ def batched_kernel(loss: Loss, backend: str | None = None) -> Kernel | None:
         yv = np.ascontiguousarray(np.reshape(y, -1), dtype=np.float64)
         W2, out2 = (W, out) if W.ndim == 2 else (W.reshape(-1, 1), out.reshape(-1, 1))
         kernel(X, W2, yv, start, stop, kind, scale, out2, tile, chunk)
+
+    return run
+
+
+def csr_rows_kernel(loss: Loss, backend: str | None = None) -> Callable[..., None] | None:
+    """``f(indptr, indices, data, w, y, counts, same, start, stop, out)``: out += sum over
+    rows start..stop-1 of c_i l'(<a_i, w>, y_i) a_i for a CSR matrix's arrays (float64
+    data), w, y, counts and out float64; ``same`` (uint8): row i repeats the features of
+    row i - 1 (:func:`~.loops.csr_rows`: each run of rows' stored entries read once for
+    both products, in row order). ``None`` as for :func:`fused_kernel`."""
+    resolved = _resolve(loss, backend)
+    if resolved is None:
+        return None
+    kernels, kind, scale = resolved
+    kernel = kernels.csr if kernels.backend == "numba" else _quiet(kernels.csr)
+
+    def run(indptr, indices, data, w, y, counts, same, start: int, stop: int, out) -> None:
+        kernel(indptr, indices, data, w, y, counts, same, start, stop, kind, scale, out)
 
     return run
 

@@ -57,6 +57,8 @@ class KernelSet(NamedTuple):
     serial_batched: Callable[..., None]
     #: serial_labelled(X, W, Y, cuts, kind, scale, outs, tile, chunk)
     serial_labelled: Callable[..., None]
+    #: csr_rows(indptr, indices, data, w, y, counts, same, start, stop, kind, scale, out)
+    csr: Callable[..., None]
 
 
 #: Held by builds and warm-ups, and across fork (reentrant).
@@ -96,6 +98,7 @@ _PLAN: tuple[tuple[Callable[..., Any], dict[str, Any]], ...] = (
     (loops.serial_batched, {"nogil": True, "error_model": "numpy"}),
     (loops.serial_labelled, {"nogil": True, "error_model": "numpy"}),
     (loops.fused_rows, {"nogil": True}),
+    (loops.csr_rows, {"nogil": True, "error_model": "numpy"}),
     (loops.batched_rows, {"nogil": True, "error_model": "numpy"}),
     (exponential.exp_array, _TILE),
     (loops.parallel_fused, _PARALLEL),
@@ -146,6 +149,7 @@ def _build(backend: str) -> KernelSet | None:
             loops.serial_fused,
             loops.serial_batched,
             loops.serial_labelled,
+            loops.csr_rows,
         )
     try:
         import numba
@@ -209,6 +213,7 @@ def _compile(numba: Any, cache: bool) -> KernelSet:
         jitted["serial_fused"],
         jitted["serial_batched"],
         jitted["serial_labelled"],
+        jitted["csr_rows"],
     )
 
 
@@ -228,6 +233,8 @@ def _signatures(kernels: KernelSet, parallel: bool) -> Iterator[tuple[Any, tuple
     yield kernels.serial_fused, (m, v, v, cuts, i8, f8, m)
     yield kernels.serial_batched, (m, m, v, cuts, i8, f8, t, i8, i8)
     yield kernels.serial_labelled, (m, m, m, cuts, i8, f8, t, i8, i8)
+    i4 = nt.int32[::1]
+    yield kernels.csr, (i4, i4, v, v, v, v, nt.uint8[::1], i8, i8, i8, f8, v)
     if parallel:
         yield kernels.parallel_fused, (m, v, v, nt.int64[::1], i8, f8, m)
         yield kernels.parallel_batched, (m, m, v, nt.int64[::1], i8, f8, t, i8, i8)

@@ -19,6 +19,8 @@ that replace them when compiled.
   with the branch-free exp of :mod:`.exponential`); products and sums are contracted to FMAs.
 - :func:`labelled_rows`: :func:`batched_rows` with a label per row and column (Y of
   shape (n, B)), for one-vs-rest releases run together.
+- :func:`csr_rows` (one point w, CSR rows with weights): the fused kernel on the stored
+  entries of a sparse matrix, for the shaped engines (:mod:`objpert.engines.shaped`).
 - :func:`serial_fused`, :func:`serial_batched`, :func:`serial_labelled`: a kernel over
   several row ranges one after the other, each into its own partial sum (one call for a
   thread's share of a sweep).
@@ -41,6 +43,7 @@ __all__ = [
     "ROBUST",
     "SQUARED",
     "batched_rows",
+    "csr_rows",
     "deriv_labelled",
     "deriv_tile",
     "fused_rows",
@@ -500,6 +503,36 @@ def batched_rows(X, W, y, start, stop, kind, scale, out, tile, chunk):
                     o[j] += r0 * x0[j]
                 i += 1
             out[:, c0] += o
+
+
+def csr_rows(indptr, indices, data, w, y, counts, same, start, stop, kind, scale, out):
+    """out += sum_{start <= i < stop} c_i l'(<x_i, w>, y_i) x_i for CSR rows (``indptr``,
+    ``indices``, ``data``) with weights ``counts`` (the multiplicities of merged rows), in
+    tiles of 256 rows: the tile's margins (each row's stored entries gathered once), their
+    derivatives vectorised (:func:`deriv_tile`), then the entries scattered into ``out``
+    while still in cache. ``same[i] != 0``: row i has the features of row i - 1 (another
+    label): its margin is copied and the run's weighted derivatives are added before one
+    scatter. Summation in row order."""
+    M = np.empty(256)
+    for s in range(start, stop, 256):
+        rows = min(s + 256, stop) - s
+        for i in range(rows):
+            if i > 0 and same[s + i] != 0:
+                M[i] = M[i - 1]
+                continue
+            t = 0.0
+            for k in range(indptr[s + i], indptr[s + i + 1]):
+                t += data[k] * w[indices[k]]
+            M[i] = t
+        deriv_tile(M, y, s, rows, 1, kind, scale)
+        r = 0.0
+        for i in range(rows):
+            r += M[i] * counts[s + i]
+            if i + 1 < rows and same[s + i + 1] != 0:
+                continue  # the next row shares these features: one scatter for the run
+            for k in range(indptr[s + i], indptr[s + i + 1]):
+                out[indices[k]] += r * data[k]
+            r = 0.0
 
 
 def serial_fused(X, w, y, cuts, kind, scale, outs):
