@@ -6,7 +6,8 @@ example counts, so the whole suite runs in well under two minutes on two cores. 
 with ``HYPOTHESIS_PROFILE=long`` (every count times 40, new examples each run) or
 ``OBJPERT_FUZZ_EXAMPLES=N`` (every test N examples); ``HYPOTHESIS_PROFILE=random`` draws
 new examples each run, ``HYPOTHESIS_PROFILE=noshrink`` reports a failure unshrunk (fast,
-for debugging). The profiles apply to the fuzz tests only.
+for debugging), ``HYPOTHESIS_PROFILE=random-noshrink`` both. The profiles apply to the fuzz
+tests only.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ settings.register_profile("objpert-fuzz-random", derandomize=False, **_COMMON)
 settings.register_profile(
     "objpert-fuzz-noshrink",
     derandomize=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    **_COMMON,
+)
+# for long random campaigns: new examples each run, failures reported unshrunk
+settings.register_profile(
+    "objpert-fuzz-random-noshrink",
+    derandomize=False,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     **_COMMON,
 )

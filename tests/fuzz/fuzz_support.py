@@ -53,7 +53,8 @@ def examples(n: int) -> int:
 
 
 _PROFILES = {"long": "objpert-fuzz-random", "random": "objpert-fuzz-random",
-             "noshrink": "objpert-fuzz-noshrink"}  # fmt: skip
+             "noshrink": "objpert-fuzz-noshrink",
+             "random-noshrink": "objpert-fuzz-random-noshrink"}  # fmt: skip
 
 
 def fuzz(n: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

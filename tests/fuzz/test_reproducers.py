@@ -4,6 +4,7 @@ input, slow input)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -421,3 +422,130 @@ def test_qop_plan_refuses_a_default_m_beyond_exact_integers_at_once():
 
     with pytest.raises(ParameterError, match="m must be an integer"):
         qop_plan(4_503_599_627_370_497, 1.0, 0.1, smoothness=1.0, rank=1)
+
+
+# ---------------------------------------------------------------- sizes checked before allocation
+
+
+TOO_LARGE = {
+    # found at random: a Gaussian of sensitivity 4e16 (a ValueError or a MemoryError)
+    "gaussian-sensitivity": "accounting.compose([accounting.gaussian(5.75, 4.1e16)] * 2, 1e-3)",
+    "laplace-sensitivity": "accounting.compose([accounting.laplace(1.0, 1e5)], 1e-3)",
+    "point-count": "accounting.compose([accounting.point(3.0, 1e-6, count=10**6)], 1e-3)",
+    "gaussian-count": "accounting.compose([accounting.gaussian(1.0, 1.0, count=10**9)], 1e-3)",
+    # found at random (the run killed for memory): a budget asked about 2^53 releases
+    "zcdp-count": "accounting.PrivacyAccountant(1, 1e-12).can_spend(accounting.zcdp(1, 2**53 - 2))",
+    # the peers' PLD accountants (not fuzzed before: the pld accountant was left out)
+    "noisy-gd-iterations": "peers.pld_epsilon(1e-6, 10**9, 1.0)",
+    "noisy-gd-noise": "peers.noisy_gd_epsilon(1e-6, 100, 1e-3, 'pld')",
+    "dp-sgd-discretization": "dp_sgd_epsilon(1e-6, 10, 0.1, 1.0, 1e-9)",
+}  # fmt: skip
+
+
+@functools.cache
+def _too_large_outcomes() -> dict[str, str]:
+    """Every call of TOO_LARGE in one fresh interpreter whose address space is capped (1.5
+    GiB), so that an allocation from a user-given size fails fast (MemoryError) instead of
+    exhausting the machine: the name of what each raised (or 'built') and its message."""
+    import subprocess
+    import sys
+
+    limit = int(1.5 * 2**30)
+    lines = [
+        "import resource",
+        f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))",
+        "from objpert import accounting",
+        "from objpert.certify import peers",
+        "from objpert.certify.peers.dp_sgd import dp_sgd_epsilon",
+    ]
+    for name, call in TOO_LARGE.items():
+        lines += [
+            "try:",
+            f"    {call}",
+            f"    print({name!r}, 'built')",
+            "except BaseException as exc:",
+            f"    print({name!r}, type(exc).__name__, ' '.join(str(exc).split()))",
+        ]
+    proc = subprocess.run(
+        [sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True, timeout=600
+    )
+    out = {}
+    for line in proc.stdout.splitlines():
+        name, _, rest = line.partition(" ")
+        out[name] = rest
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(TOO_LARGE))
+def test_a_pld_too_large_to_build_is_refused_before_allocation(name):
+    pytest.importorskip("dp_accounting")
+    out = _too_large_outcomes().get(name, "no output")
+    assert out.startswith("ParameterError") and "grid points" in out, out
+
+
+def test_the_pld_size_check_predicts_dp_accountings_own_sizes():
+    """The predicted grid sizes are those of the PLDs dp-accounting then builds."""
+    pytest.importorskip("dp_accounting")
+    from objpert.accounting import pld
+    from objpert.certify import pld_grid
+
+    for kind, p in [("gaussian", {"sigma": 0.7, "sensitivity": 2.0}),
+                    ("laplace", {"scale": 0.5, "sensitivity": 3.0})]:  # fmt: skip
+        built = pld._single_pld(kind, tuple(p.items()), 1e-3)
+        par, sens = p.get("sigma", p.get("scale")), p["sensitivity"]
+        predicted = pld_grid.mechanism_points(kind, par, sens, 1e-3)
+        assert 0 <= predicted - pld_grid.points(built) <= 4
+    single = pld.point(0.5, 1e-6).pld(1e-3)
+    for k in (2, 30, 400):
+        assert pld_grid.self_composed_points(single, k) >= pld_grid.points(single.self_compose(k))
+
+
+def test_self_composing_a_release_without_guarantee_is_no_guarantee():
+    """zCDP with rho = 2362 has delta = 1 up to the grid's end (found at random: dp-accounting's
+    self-composition took log(1 - 1), a math domain error)."""
+    pytest.importorskip("dp_accounting")
+    from objpert import accounting
+
+    pld = accounting.compose([accounting.zcdp(2362.0, count=5)])
+    assert accounting.delta_for_epsilon(pld, 30.0) == 1.0
+    assert accounting.epsilon_for_delta(pld, 0.5) == math.inf
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [dict(d=2**53), dict(draws=2**53), dict(d=10**6, draws=10**4)],
+    ids=["d", "draws", "d-times-draws"],
+)
+def test_timing_a_step_refuses_synthetic_data_too_large_to_allocate(kw):
+    """Found at random (test_fuzz_threads): a hostile d or draws reached np.zeros."""
+    from objpert.engines.timing import seconds_per_step
+
+    with pytest.raises(ParameterError, match="GiB"):
+        seconds_per_step(**{"n": 10, "d": 2, **kw})
+
+
+def test_timing_a_step_refuses_a_number_of_steps_that_never_ends():
+    """Found at random (test_fuzz_threads timed out): steps = 10**12 timed for hours."""
+    from objpert.engines.timing import seconds_per_step
+
+    start = time.perf_counter()
+    with pytest.raises(ParameterError, match="steps"):
+        seconds_per_step(10, 2, steps=10**12)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_a_python_integer_beyond_float64_in_the_features_is_a_data_error():
+    from objpert.data import as_feature_matrix
+    from objpert.exceptions import DataError
+
+    with pytest.raises(DataError, match="float64 range"):
+        as_feature_matrix([[1.0, 10**300 * 10**100]])
+
+
+def test_a_0d_array_of_bin_edges_is_a_parameter_error():
+    from objpert.exceptions import ParameterError
+    from objpert.preprocessing.binning import check_edges
+
+    for edges in (np.array(2.0), [np.array(2.0)], [[0.0, 1.0], np.float64(3.0)]):
+        with pytest.raises(ParameterError):
+            check_edges(edges)

@@ -32,6 +32,15 @@ from objpert.accounting import profiles
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import problem
 from objpert.certify.plan import Plan, rederive_plan
+from objpert.certify.pld_grid import (
+    MAX_POINTS,
+    TRUNCATION,
+    check_points,
+    infinity_mass,
+    mechanism_points,
+    self_composed_points,
+)
+from objpert.certify.pld_grid import points as pld_points
 from objpert.errors import (
     ParameterError,
     PrivacyError,
@@ -45,6 +54,7 @@ from objpert.errors import (
 __all__ = [
     "DEFAULT_DISCRETIZATION",
     "KINDS",
+    "MAX_POINTS",
     "TAIL",
     "PrivacyLoss",
     "available",
@@ -138,7 +148,11 @@ class PrivacyLoss:
             )
             return _single_pld("gaussian", merged, step)
         single = _single_pld(self.kind, self.parameters, step)
-        return single if self.count == 1 else single.self_compose(self.count)
+        if self.count == 1 or infinity_mass(single) >= 1.0:
+            return single  # a release with no guarantee composes to one with none
+        what = f"{self.count} {self.kind} releases"
+        check_points(self_composed_points(single, self.count), what, step)
+        return single.self_compose(self.count, TRUNCATION)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "count": self.count}
@@ -264,6 +278,11 @@ def _grid_end(profile: Any, discretization: float) -> float:
 def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretization: float):
     dist, _, common = _dp()
     p = dict(parameters)
+    if kind in ("gaussian", "laplace"):
+        what = f"a {kind} mechanism of sensitivity {p['sensitivity']:g}"
+        par = p["sigma"] if kind == "gaussian" else p["scale"]
+        grid = mechanism_points(kind, par, p["sensitivity"], discretization)
+        check_points(grid, what, discretization)
     if kind == "gaussian":
         return dist.from_gaussian_mechanism(
             p["sigma"], sensitivity=p["sensitivity"], value_discretization_interval=discretization
@@ -278,6 +297,7 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
     if kind == "zcdp":
         end = _grid_end(lambda e: profiles.zcdp_profile(p["rho"], e), discretization)
         steps = math.ceil(end / discretization)
+        check_points(steps + 1, f"a {p['rho']:g}-zCDP release", discretization)
         idx = np.unique(np.rint(np.linspace(0, steps, _ZCDP_POINTS)).astype(np.int64))
         eps = idx * discretization
         return _profile_pld(eps, profiles.zcdp_profile(p["rho"], eps), discretization)
@@ -300,6 +320,7 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
             return np.where(np.asarray(e) >= pt[0], np.minimum(val, pt[1]), val)
 
     end = _grid_end(profile, discretization)
+    check_points(math.ceil(end / discretization) + 1, f"a {kind} release", discretization)
     eps = np.arange(math.ceil(end / discretization) + 1) * discretization
     return _profile_pld(eps, profile(eps), discretization)
 
@@ -316,9 +337,11 @@ def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
             raise ParameterError(f"expected PrivacyLoss values; got {type(loss).__name__}")
         key = PrivacyLoss(loss.kind, loss.parameters, loss.epsilon, loss.delta)
         counts[key] = counts.get(key, 0) + loss.count
-    total = None
+    total, size = None, 0
     for key, count in counts.items():
         pld = key.times(count).pld(discretization)
+        size += pld_points(pld)
+        check_points(size, f"{len(items)} releases composed", discretization)
         total = pld if total is None else total.compose(pld)
     return total
 

@@ -302,6 +302,10 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
                 M = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
             raise DataError("features must be numeric: encode non-numeric columns first") from None
+        except OverflowError:  # a Python integer beyond the float64 range
+            raise DataError(
+                "features must be finite: a value is beyond the float64 range (1.798e+308)"
+            ) from None
         if M.ndim != 2:
             raise DataError(f"X must be 2-D (n_samples, n_features); got shape {M.shape}")
         M = np.ascontiguousarray(M)

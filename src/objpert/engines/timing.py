@@ -19,15 +19,25 @@ import numpy as np
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
 from objpert.engines.threads import choose_threads
-from objpert.errors import check_int, check_positive
+from objpert.errors import ParameterError, check_int, check_positive
 from objpert.losses import Loss, get_loss
 
-__all__ = ["TIMED_BYTES", "TIMED_ROWS", "iteration_budget", "seconds_per_step"]
+__all__ = [
+    "MAX_TIMED_MEMORY",
+    "MAX_TIMED_STEPS",
+    "TIMED_BYTES",
+    "TIMED_ROWS",
+    "iteration_budget",
+    "seconds_per_step",
+]
 
 #: At most this many rows are timed (the time is then scaled to n rows).
 TIMED_ROWS = 100_000
 #: ... and at most about this many bytes of synthetic matrix.
 TIMED_BYTES = 64 << 20
+#: The most steps timed, and the most bytes of synthetic matrix, weights and products.
+MAX_TIMED_STEPS = 1000
+MAX_TIMED_MEMORY = 1 << 30
 
 
 def seconds_per_step(
@@ -44,9 +54,16 @@ def seconds_per_step(
     the engine's buffers), on synthetic rows (see the module), with the threads
     :func:`~objpert.engines.threads.choose_threads` gives the full problem."""
     n, d = check_int("n", n, 1), check_int("d", d, 1)
-    draws, steps = check_int("draws", draws, 1), check_int("steps", steps, 1)
+    draws = check_int("draws", draws, 1)
+    steps = check_int("steps", steps, 1, MAX_TIMED_STEPS)
     loss = loss if isinstance(loss, Loss) else get_loss(loss)
     rows = max(1, min(n, TIMED_ROWS, TIMED_BYTES // (8 * d)))
+    need = 8 * (rows * d + (rows + d) * draws)  # X, W and X @ W
+    if need > MAX_TIMED_MEMORY:
+        raise ParameterError(
+            f"timing a step at d = {d} with {draws} draws would need {need / 2**30:.3g} GiB "
+            f"of synthetic data, more than the {MAX_TIMED_MEMORY / 2**30:g} GiB allowed"
+        )
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, d))
     X /= np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]

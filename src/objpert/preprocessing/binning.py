@@ -26,14 +26,24 @@ from objpert.preprocessing.bounded import _check_width, _dense, clipping_notice
 __all__ = ["BoundedBinner", "check_edges"]
 
 
+def _length(value: Any) -> int | None:
+    """len(value) for a sequence; None for text, scalars and 0-d arrays."""
+    if isinstance(value, str | bytes):
+        return None
+    try:
+        return len(value)
+    except TypeError:
+        return None
+
+
 def check_edges(edges: Any, name: str = "edges") -> list[np.ndarray]:
     """Declared bin edges, one list per feature: at least two finite, strictly increasing
     values each (ParameterError otherwise)."""
-    if isinstance(edges, str | bytes) or not hasattr(edges, "__len__") or len(edges) == 0:
+    if _length(edges) in (None, 0):
         raise ParameterError(f"{name} must be a non-empty list of edge lists; got {edges!r:.80}")
     out = []
     for j, column in enumerate(edges):
-        if isinstance(column, str | bytes) or not hasattr(column, "__len__") or len(column) < 2:
+        if (_length(column) or 0) < 2:
             raise ParameterError(f"{name}[{j}] must list at least two edges; got {column!r:.80}")
         values = np.array([check_finite(f"{name}[{j}][{k}]", v) for k, v in enumerate(column)])
         if not np.all(np.diff(values) > 0):

@@ -30,6 +30,12 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian
 from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
+from objpert.certify.pld_grid import (
+    TRUNCATION,
+    check_points,
+    mechanism_points,
+    self_composed_points,
+)
 from objpert.errors import (
     ParameterError,
     UnreachableTargetError,
@@ -101,13 +107,17 @@ def dp_sgd_epsilon(
     dpa = _dp_accounting()
     from dp_accounting.pld import privacy_loss_distribution
 
+    # replace-one: a remove and an add loss, each within the unsubsampled Gaussian's range
+    what = f"DP-SGD at noise multiplier {z:g}"
+    check_points(2.0 * mechanism_points("gaussian", z, 1.0, disc), what, disc)
     pld = privacy_loss_distribution.from_gaussian_mechanism(
         z,
         sampling_prob=q,
         value_discretization_interval=disc,
         neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
     )
-    return float(pld.self_compose(T).get_epsilon_for_delta(delta))
+    check_points(self_composed_points(pld, T), f"{T} steps of {what}", disc)
+    return float(pld.self_compose(T, TRUNCATION).get_epsilon_for_delta(delta))
 
 
 def peer_plan_as(cls: type, draft: PeerPlan, **extra: Any) -> Any:
@@ -244,7 +254,12 @@ def plan_dp_sgd(
     q = b / inputs.n
 
     def ok(z: float) -> bool:
-        return z >= MIN_NOISE_MULTIPLIER and dp_sgd_epsilon(delta, T, q, z, disc) <= epsilon
+        if z < MIN_NOISE_MULTIPLIER:
+            return False
+        try:
+            return dp_sgd_epsilon(delta, T, q, z, disc) <= epsilon
+        except ParameterError:  # the arguments are valid: only a PLD too large to build
+            return False  # is refused, at a z too small (more noise is never less private)
 
     # a start near the answer: twice q times the full-batch calibration (sensitivity 2C)
     start = max(MIN_NOISE_MULTIPLIER, 2.0 * q * calibrate_gaussian(math.sqrt(T), epsilon, delta))

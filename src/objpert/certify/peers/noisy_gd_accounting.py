@@ -17,6 +17,7 @@ from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
 from objpert.certify.peers.names import continuous_accountant
 from objpert.certify.peers.zcdp import linear_rdp_epsilon
+from objpert.certify.pld_grid import check_points, mechanism_points
 from objpert.errors import ParameterError, check_int, check_open_unit, check_positive, numeric_guard
 
 __all__ = [
@@ -85,6 +86,7 @@ def pld_epsilon(
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)
     z = check_positive("noise_multiplier", noise_multiplier)
+    disc = check_positive("discretization", discretization)
     try:
         import dp_accounting
         from dp_accounting.pld import pld_privacy_accountant
@@ -93,7 +95,10 @@ def pld_epsilon(
             "accountant='pld' needs the optional package dp-accounting "
             "(pip install 'dp-accounting>=0.6'); use accountant='gdp'"
         ) from None
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=discretization)
+    # the accountant builds one Gaussian PLD of std z / sqrt(T) (Dong, Roth & Su 2022, Cor. 3.3)
+    grid = mechanism_points("gaussian", z / math.sqrt(T), 1.0, disc)
+    check_points(grid, f"{T} Gaussian mechanisms of noise multiplier {z:g}", disc)
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=disc)
     acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), T))
     return float(acc.get_epsilon(delta))
 
@@ -130,7 +135,10 @@ def calibrate_noise_multiplier(
         return calibrate_gaussian(math.sqrt(T), epsilon, delta)
 
     def ok(z: float) -> bool:
-        return noisy_gd_epsilon(delta, T, z, name) <= epsilon
+        try:
+            return noisy_gd_epsilon(delta, T, z, name) <= epsilon
+        except ParameterError:  # the arguments are valid: only a PLD too large to build
+            return False  # is refused, at a z too small (more noise is never less private)
 
     rtol = 1e-12 if name == "rdp" else 1e-6  # the PLD accountant is slow and discretised
     return smallest_passing(ok, max(1.0, math.sqrt(T) / epsilon), limit=None, rtol=rtol)
