@@ -68,3 +68,24 @@ def test_demo_cli_json_and_plot(tmp_path, capsys):
         ):
             assert key in r
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_cli_prints_each_notice_once_as_one_line(monkeypatch, capsys):
+    import warnings
+
+    from objpert.apps import demo as demo_app
+    from objpert.cli import main
+    from objpert.exceptions import IterationBudgetWarning
+
+    real_run = demo_app.run
+
+    def run(*args, **kwargs):
+        for _ in range(3):
+            warnings.warn("the plan uses its whole budget", IterationBudgetWarning, stacklevel=1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(demo_app, "run", run)
+    argv = ["demo", "--datasets", "breast_cancer", "--epsilons", "3", "--seeds", "1"]
+    assert main([*argv, "--plot", ""]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["objpert: warning: the plan uses its whole budget"]

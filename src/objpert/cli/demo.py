@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from typing import Any
 
 from objpert.cli.common import (
@@ -13,6 +14,7 @@ from objpert.cli.common import (
     names,
     positive_count,
     thread_limit,
+    warn_lines,
 )
 from objpert.cli.output import console, new_table, progress
 from objpert.errors import check_open_unit
@@ -45,10 +47,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CliError(f"--seed must be a non-negative integer; got {args.seed}")
     total = len(datasets) * len(eps) * seeds
     with (
+        warnings.catch_warnings(record=True) as caught,
         progress("private fits", total, disable=args.json) as advance,
         thread_limit(args.threads),
     ):
+        warnings.simplefilter("default")
         rows = demo.run(datasets, eps, seeds, args.delta, args.seed, progress=advance)
+    unique = {str(w.message): w for w in caught}  # each notice once, after the progress bar
+    warn_lines(unique.values())
     path = demo.plot(rows, args.plot) if args.plot else None
     if args.json:
         print(json.dumps({"rows": [r.to_dict() for r in rows], "plot": path}, indent=2))
