@@ -438,7 +438,7 @@ TOO_LARGE = {
     # the peers' PLD accountants (not fuzzed before: the pld accountant was left out)
     "noisy-gd-iterations": "peers.pld_epsilon(1e-6, 10**9, 1.0)",
     "noisy-gd-noise": "peers.noisy_gd_epsilon(1e-6, 100, 1e-3, 'pld')",
-    "dp-sgd-discretization": "dp_sgd_epsilon(1e-6, 10, 0.1, 1.0, 1e-9)",
+    "dp-sgd-discretization": "dp_sgd_epsilon(1e-6, 10**6, 0.5, 1.0, 1e-6)",
 }  # fmt: skip
 
 
@@ -549,3 +549,11 @@ def test_a_0d_array_of_bin_edges_is_a_parameter_error():
     for edges in (np.array(2.0), [np.array(2.0)], [[0.0, 1.0], np.float64(3.0)]):
         with pytest.raises(ParameterError):
             check_edges(edges)
+
+
+def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant():
+    from objpert.certify.peers import noisy_gd_accounting
+    from objpert.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match="discretization"):
+        noisy_gd_accounting.pld_epsilon(5.3e-5, 503, 980.5, 7.55e48)  # overflowed in exp(d)

@@ -35,6 +35,7 @@ from objpert.certify.plan import Plan, rederive_plan
 from objpert.certify.pld_grid import (
     MAX_POINTS,
     TRUNCATION,
+    check_discretization,
     check_points,
     infinity_mass,
     mechanism_points,
@@ -100,14 +101,6 @@ def _dp():
         ) from None
     del pld
     return privacy_loss_distribution, pld_pmf, common
-
-
-def check_discretization(value: Any) -> float:
-    """A PLD grid step in [1e-6, 0.1] (finer grids are slow, coarser ones loose)."""
-    value = check_positive("discretization", value)
-    if not 1e-6 <= value <= 0.1:
-        raise ParameterError(f"discretization must be in [1e-6, 0.1]; got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert.errors import ParameterError
+from objpert.errors import ParameterError, check_positive
 
 __all__ = [
     "MAX_POINTS",
     "TRUNCATION",
+    "check_discretization",
     "check_points",
     "infinity_mass",
     "mechanism_points",
@@ -31,6 +32,14 @@ MAX_POINTS = 2_000_000
 #: dp-accounting's tail mass dropped by a self-composition (its default).
 TRUNCATION = 1e-15
 _LOG_MASS_TRUNCATION = -50.0  # dp-accounting's default for Gaussian mechanisms
+
+
+def check_discretization(value: Any) -> float:
+    """A PLD grid step in [1e-6, 0.1] (finer grids are slow, coarser ones loose)."""
+    value = check_positive("discretization", value)
+    if not 1e-6 <= value <= 0.1:
+        raise ParameterError(f"discretization must be in [1e-6, 0.1]; got {value!r}")
+    return value
 
 
 def check_points(points: float, what: str, discretization: float) -> None:

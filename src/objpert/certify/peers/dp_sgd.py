@@ -32,6 +32,7 @@ from objpert.certify.peers.gaussian import calibrate_gaussian
 from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.certify.pld_grid import (
     TRUNCATION,
+    check_discretization,
     check_points,
     mechanism_points,
     self_composed_points,
@@ -103,7 +104,7 @@ def dp_sgd_epsilon(
     z = check_positive("noise_multiplier", noise_multiplier)
     if z < MIN_NOISE_MULTIPLIER:
         raise ParameterError(f"noise_multiplier must be >= {MIN_NOISE_MULTIPLIER}; got {z!r}")
-    disc = check_positive("discretization", discretization)
+    disc = check_discretization(discretization)
     dpa = _dp_accounting()
     from dp_accounting.pld import privacy_loss_distribution
 
@@ -175,7 +176,7 @@ def certify_dp_sgd(plan: DPSGDPlan) -> Certificate:
     check_positive("eta", plan.eta)
     check_nonnegative("mu", plan.mu)
     z = check_positive("sigma", plan.sigma)
-    disc = check_positive("discretization", plan.discretization)
+    disc = check_discretization(plan.discretization)
     check_choice("accountant", plan.calibration, ("pld",))
     q = b / plan.n
     reasons = []
@@ -250,7 +251,7 @@ def plan_dp_sgd(
     C = inputs.gradient_bound if clip is None else check_positive("clip", clip)
     mu_val = check_nonnegative("mu", mu)
     eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else check_positive("eta", eta)
-    disc = check_positive("discretization", discretization)
+    disc = check_discretization(discretization)
     q = b / inputs.n
 
     def ok(z: float) -> bool:
