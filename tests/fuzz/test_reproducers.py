@@ -557,3 +557,14 @@ def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant()
 
     with pytest.raises(ParameterError, match="discretization"):
         noisy_gd_accounting.pld_epsilon(5.3e-5, 503, 980.5, 7.55e48)  # overflowed in exp(d)
+
+
+def test_a_noise_multiplier_beyond_the_pld_range_is_a_parameter_error():
+    from objpert.certify.peers import noisy_gd_accounting
+    from objpert.certify.peers.dp_sgd import dp_sgd_epsilon
+    from objpert.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match="noise_multiplier"):
+        dp_sgd_epsilon(0.316, 35, 1.0, 1e300, 1e-3)  # sigma^2 overflowed in dp-accounting
+    with pytest.raises(ParameterError, match="noise_multiplier"):
+        noisy_gd_accounting.pld_epsilon(1e-6, 10, 1e300)

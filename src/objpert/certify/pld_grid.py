@@ -16,9 +16,11 @@ from typing import Any
 from objpert.errors import ParameterError, check_positive
 
 __all__ = [
+    "MAX_NOISE_MULTIPLIER",
     "MAX_POINTS",
     "TRUNCATION",
     "check_discretization",
+    "check_noise_multiplier",
     "check_points",
     "infinity_mass",
     "mechanism_points",
@@ -40,6 +42,22 @@ def check_discretization(value: Any) -> float:
     if not 1e-6 <= value <= 0.1:
         raise ParameterError(f"discretization must be in [1e-6, 0.1]; got {value!r}")
     return value
+
+
+#: The largest noise multiplier (noise std / sensitivity) a PLD is built for: beyond it the
+#: privacy losses are below double-precision resolution and dp-accounting overflows.
+MAX_NOISE_MULTIPLIER = 1e6
+
+
+def check_noise_multiplier(value: Any, minimum: float = 0.0) -> float:
+    """A noise multiplier in (minimum, MAX_NOISE_MULTIPLIER] (ParameterError otherwise)."""
+    z = check_positive("noise_multiplier", value)
+    if z < minimum or z > MAX_NOISE_MULTIPLIER:
+        raise ParameterError(
+            f"noise_multiplier must be in [{minimum:g}, {MAX_NOISE_MULTIPLIER:g}] for a PLD "
+            f"accountant; got {z!r}"
+        )
+    return z
 
 
 def check_points(points: float, what: str, discretization: float) -> None:

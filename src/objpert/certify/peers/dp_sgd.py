@@ -33,6 +33,7 @@ from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.certify.pld_grid import (
     TRUNCATION,
     check_discretization,
+    check_noise_multiplier,
     check_points,
     mechanism_points,
     self_composed_points,
@@ -101,9 +102,7 @@ def dp_sgd_epsilon(
     q = check_positive("sampling_rate", sampling_rate)
     if q > 1.0:
         raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
-    z = check_positive("noise_multiplier", noise_multiplier)
-    if z < MIN_NOISE_MULTIPLIER:
-        raise ParameterError(f"noise_multiplier must be >= {MIN_NOISE_MULTIPLIER}; got {z!r}")
+    z = check_noise_multiplier(noise_multiplier, MIN_NOISE_MULTIPLIER)
     disc = check_discretization(discretization)
     dpa = _dp_accounting()
     from dp_accounting.pld import privacy_loss_distribution

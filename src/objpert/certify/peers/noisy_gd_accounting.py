@@ -17,7 +17,12 @@ from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
 from objpert.certify.peers.names import continuous_accountant
 from objpert.certify.peers.zcdp import linear_rdp_epsilon
-from objpert.certify.pld_grid import check_discretization, check_points, mechanism_points
+from objpert.certify.pld_grid import (
+    check_discretization,
+    check_noise_multiplier,
+    check_points,
+    mechanism_points,
+)
 from objpert.errors import ParameterError, check_int, check_open_unit, check_positive, numeric_guard
 
 __all__ = [
@@ -85,7 +90,7 @@ def pld_epsilon(
     ``dp-accounting``."""
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    z = check_noise_multiplier(noise_multiplier)
     disc = check_discretization(discretization)
     try:
         import dp_accounting
