@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import statistics
 import sys
 import time
@@ -28,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
+from objpert.apps.bench.threads import competing_load
 from objpert.apps.datasets import load
 from objpert.certify.budget import ceiling
 from objpert.estimators import PrivateLogisticRegression
@@ -35,12 +35,6 @@ from objpert.estimators import PrivateLogisticRegression
 DELTA = 1e-6
 BUDGETS = (2500, 5000, 10000, 20000, 40000)
 DATASETS = ("breast_cancer", "health_insurance", "tv16")
-
-
-def _spin(stop) -> None:  # a competing CPU-bound load
-    x = 0
-    while not stop.is_set():
-        x = (x * 1103515245 + 12345) % 2**31
 
 
 def _fit(budget, epsilon, seed, data, norm):
@@ -79,16 +73,10 @@ def run(rounds: int, epsilon: float, datasets: tuple[str, ...], out=None) -> lis
                 if r > 0 or rounds == 1:
                     secs[b].append(s)
                 last[b] = est
-        stop = mp.Event()
-        proc = mp.Process(target=_spin, args=(stop,), daemon=True)
-        proc.start()
-        try:
+        with competing_load(1):  # one CPU-bound process started here
             loaded = {
                 b: _fit(b, epsilon, 7, data, ds.data_norm)[2] for b in (BUDGETS[0], BUDGETS[-1])
             }
-        finally:
-            stop.set()
-            proc.join()
         for b in BUDGETS:
             plan = last[b].plan_
             report = ceiling(plan, b)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import statistics
 import time
 import warnings
@@ -27,15 +26,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
+from objpert.apps.bench.threads import competing_load
 from objpert.estimators import PrivateLogisticRegression
 
 DELTA = 1e-6
-
-
-def _spin(stop) -> None:  # a competing CPU-bound load
-    x = 0
-    while not stop.is_set():
-        x = (x * 1103515245 + 12345) % 2**31
 
 
 def _data(k: int):
@@ -78,14 +72,8 @@ def run(rounds: int, epsilon: float) -> list[dict]:
                 else:
                     secs[comp].append(s)
                 last[comp] = est
-        stop = mp.Event()
-        load = mp.Process(target=_spin, args=(stop,), daemon=True)
-        load.start()
-        try:
+        with competing_load(1):  # one CPU-bound process started here
             loaded = {c: _fit(k, c, epsilon, 7, data)[2] for c in ("pld", "split")}
-        finally:
-            stop.set()
-            load.join()
         for comp in ("pld", "split"):
             est = last[comp]
             cert = est.certificate_
