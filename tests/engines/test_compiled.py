@@ -323,9 +323,13 @@ def test_the_kernels_module_is_a_deprecated_alias(monkeypatch):
         "TILE_DOUBLES",
     ):
         assert getattr(kernels, name) is getattr(compiled, name)
-    monkeypatch.setattr(kernels, "ENABLED", False)  # reaches the real switch
-    assert compiled.ENABLED is False
-    assert compiled.fused_kernel(get_loss("logistic")) is None
+    before = compiled.ENABLED
+    try:  # set through the alias (not monkeypatch: it would delete the alias's attribute)
+        kernels.ENABLED = False  # reaches the real switch
+        assert compiled.ENABLED is False
+        assert compiled.fused_kernel(get_loss("logistic")) is None
+    finally:
+        compiled.ENABLED = before
     with pytest.raises(AttributeError):
         _ = kernels.no_such_name
 
