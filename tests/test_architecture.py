@@ -8,6 +8,7 @@ The layers are those of docs/architecture.md.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in SRC.rglob("*.py")}
 
@@ -78,14 +80,16 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+@functools.cache  # read once per test process: the tests below only query it
+def _graph() -> dict[str, frozenset[str]]:
     mods = _modules()
     known = set(mods)
     graph = {m: _imports(m, p, known) for m, p in mods.items()}
     # importing a submodule imports its packages first: that is not an edge of the design
-    for m, deps in graph.items():
-        deps -= {m.rsplit(".", k)[0] for k in range(1, m.count("."))}
-    return graph
+    return {
+        m: frozenset(deps - {m.rsplit(".", k)[0] for k in range(1, m.count("."))})
+        for m, deps in graph.items()
+    }
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

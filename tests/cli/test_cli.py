@@ -189,6 +189,8 @@ def test_reproduce_json(capsys):
             "epsilon",
         ),
         (["frobnicate"], "invalid choice"),
+        (["reproduce", "qop", "--points", "1"], "--points must be an integer >= 2"),
+        (["reproduce", "qop", "--runs", "1"], "--runs must be an integer >= 2"),
     ],
 )
 def test_errors_are_one_line_exit_2(capsys, argv, fragment):
@@ -241,8 +243,10 @@ def test_tables_prints_certificates_and_calibration(capsys):
 
 @pytest.mark.slow
 def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
-    assert main(["reproduce", "qop", "--runs", "2", "--out", str(tmp_path), "--json"]) == 0
+    argv = ["reproduce", "qop", "--runs", "2", "--points", "3", "--out", str(tmp_path)]
+    assert main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
+    assert len(out["figure1"]["rows"]) == 2 * 4 * 3  # (exact, inexact) x 4 epsilons x 3
     spread = out["figure2"]["spread"]
     assert spread["QOP"] < spread["LOP-Clip"] < spread["LOP"]  # Figure 2's ordering
     assert spread["theta_ref"] == 0.0  # the public reference point, released as it is

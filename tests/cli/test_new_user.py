@@ -142,16 +142,38 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "fragments"), BAD, ids=[" ".join(a[:4]) for a, _ in BAD])
-def test_bad_input_is_one_line_exit_2(home, argv, fragments):
-    root, _ = home
-    run = objpert(root, *argv)
-    assert run.returncode == 2, (run.stdout, run.stderr)
-    assert "Traceback" not in run.stderr + run.stdout
-    err = lines(run.stderr)
-    assert len(err) == 1 and err[0].startswith("objpert: error: "), run.stderr
+#: The bad inputs also run through the ``objpert`` command (the others call its ``main``
+#: in this process, as the console script does: the same code without the interpreter's
+#: start, several seconds each).
+THROUGH_THE_COMMAND = {0, 6, 10}
+
+
+def _check_one_line(code: int, out: str, err_text: str, fragments: list[str]) -> None:
+    assert code == 2, (out, err_text)
+    assert "Traceback" not in err_text + out
+    err = lines(err_text)
+    assert len(err) == 1 and err[0].startswith("objpert: error: "), err_text
     for fragment in fragments:
         assert fragment in err[0], err[0]
+
+
+@pytest.mark.parametrize(("argv", "fragments"), BAD, ids=[" ".join(a[:4]) for a, _ in BAD])
+def test_bad_input_is_one_line_exit_2(home, argv, fragments, monkeypatch, capsys):
+    root, _ = home
+    monkeypatch.chdir(root)
+    from objpert.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    _check_one_line(code, captured.out, captured.err, fragments)
+
+
+@pytest.mark.parametrize("case", sorted(THROUGH_THE_COMMAND))
+def test_bad_input_through_the_command(home, case):
+    root, _ = home
+    argv, fragments = BAD[case]
+    run = objpert(root, *argv)
+    _check_one_line(run.returncode, run.stdout, run.stderr, fragments)
 
 
 def test_suspicious_budget_warns_and_trains(home):

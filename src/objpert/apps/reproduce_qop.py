@@ -49,6 +49,7 @@ __all__ = [
     "Figure2Result",
     "Figure2Row",
     "figure1",
+    "figure1_deltas",
     "figure2",
     "lop_gradient_bound",
     "optimal_bound",
@@ -222,6 +223,12 @@ class Figure1Result:
         return {"rows": [r.to_dict() for r in self.rows], "path": self.path}
 
 
+def figure1_deltas(points: int = 25) -> np.ndarray:
+    """Figure 1's values of delta: ``points`` log-spaced in [1e-5, 1e-2] (default 25; the
+    authors use 100)."""
+    return np.logspace(-5, -2, points)
+
+
 def figure1(
     path: str | Path | None = None,
     *,
@@ -234,7 +241,7 @@ def figure1(
     [1e-5, 1e-2]; the authors use 100) for each epsilon, exact (tau = eta = 0) and inexact
     (tau = eta = 1e-3) solve. Writes a two-panel PNG to ``path`` when given (the inexact
     panel drops bounds above 3500, as the authors' plot does)."""
-    grid = np.logspace(-5, -2, 25) if deltas is None else np.asarray(deltas, dtype=float)
+    grid = figure1_deltas() if deltas is None else np.asarray(deltas, dtype=float)
     rows = [
         optimal_bound(float(eps), float(dl), exact=exact, reading=reading, **constants)
         for exact in (True, False)

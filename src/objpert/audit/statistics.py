@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from objpert.errors import ParameterError, check_int, check_open_unit
 
@@ -27,8 +27,8 @@ def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarra
     k = np.asarray(k, dtype=float)
     if np.any((k < 0) | (k > n)):
         raise ParameterError(f"counts must lie in [0, {n}]")
-    lower = np.where(k > 0, stats.beta.ppf(1.0 - level, np.maximum(k, 1), n - k + 1), 0.0)
-    upper = np.where(k < n, stats.beta.ppf(level, k + 1, np.maximum(n - k, 1)), 1.0)
+    lower = np.where(k > 0, special.betaincinv(np.maximum(k, 1), n - k + 1, 1.0 - level), 0.0)
+    upper = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1), level), 1.0)
     return lower, upper
 
 
@@ -117,8 +117,8 @@ def threshold(
     with np.errstate(divide="ignore", invalid="ignore"):
         z_neg = (t - s_neg.mean()) / s_neg.std(ddof=1)
         z_pos = (t - s_pos.mean()) / s_pos.std(ddof=1)
-    fp_fit = np.maximum(fp, s_neg.size * np.nan_to_num(stats.norm.sf(z_neg), nan=0.0))
-    fn_fit = np.maximum(fn, s_pos.size * np.nan_to_num(stats.norm.cdf(z_pos), nan=0.0))
+    fp_fit = np.maximum(fp, s_neg.size * np.nan_to_num(special.ndtr(-z_neg), nan=0.0))
+    fn_fit = np.maximum(fn, s_pos.size * np.nan_to_num(special.ndtr(z_pos), nan=0.0))
     smoothed, _, _ = bound(fp_fit, fn_fit, s_neg.size, s_pos.size, delta, confidence)
     k = int(np.argmax(smoothed))
     eps, _, _ = bound(fp[k], fn[k], s_neg.size, s_pos.size, delta, confidence)

@@ -101,8 +101,11 @@ def _reproduce_qop(args: argparse.Namespace) -> int:
 
     if args.runs < 2:  # checked before the minutes of Figure 1, not after
         raise CliError(f"--runs must be an integer >= 2; got {args.runs}")
+    if args.points < 2:
+        raise CliError(f"--points must be an integer >= 2; got {args.points}")
+    deltas = reproduce_qop.figure1_deltas(args.points)
     with status("reproducing Cortild & Cartis, Figures 1 and 2 ..."):
-        result = reproduce_qop.run(args.out, runs=args.runs)
+        result = reproduce_qop.run(args.out, runs=args.runs, deltas=deltas)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
@@ -144,6 +147,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="where `reproduce qop` writes its PNG and CSV files",
     )
     p.add_argument("--runs", type=int, default=10, help="runs per box radius (qop)")
+    p.add_argument(
+        "--points",
+        type=int,
+        default=25,
+        help="values of delta per curve of Figure 1, log-spaced in [1e-5, 1e-2] (qop)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 
