@@ -10,6 +10,9 @@ eq. (4) (objective.gradient, what each of the N steps costs) for each engine:
 - ``csr`` / ``split``: the matrix as CSR / dense continuous columns beside a CSR block;
 - ``merged``, ``merged_csr``, ``merged_split``: duplicate (row, label) pairs merged
   exactly, dense / CSR / split;
+- ``keyed`` / ``merged_keyed``: each row's indicator columns as one key into the table
+  of their patterns beside its dense columns (:mod:`objpert.engines.keyed`), rows as
+  they are / merged;
 - ``auto``: what ``shape_engine`` picks by its cost model (``engine="shaped"``);
 - ``xp64`` / ``xp32``: the array-API engine on numpy in float64 / float32.
 
@@ -73,6 +76,8 @@ def engines(X: np.ndarray, y: np.ndarray) -> tuple[dict, dict]:
         ("merged", True, "dense"),
         ("merged_csr", True, "csr"),
         ("merged_split", True, "split"),
+        ("keyed", False, "keyed"),
+        ("merged_keyed", True, "keyed"),
     )
     for name, merge, layout in shaped:
 

@@ -287,7 +287,7 @@ def test_max_seconds_cuts_the_iteration_budget_from_the_public_shape(monkeypatch
 
     seen: list[tuple] = []
 
-    def fake(n, d, loss, *, draws, n_jobs):
+    def fake(n, d, loss, *, draws, n_jobs, engine, dtype):
         seen.append((n, d, loss, draws, n_jobs))
         return 0.004
 

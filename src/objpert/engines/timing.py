@@ -7,6 +7,16 @@ the machine. For large n the rows timed are capped (:data:`TIMED_ROWS`, about
 :data:`TIMED_BYTES` of synthetic matrix) and the time scaled by n over the rows timed (a
 step is linear in n; the thread count is chosen for the full work). :func:`iteration_budget`
 turns seconds into the most steps they buy.
+
+The step timed is that of the engine the fit runs (``engine``, ``dtype``: the array-API
+engine, float32, a GPU), except for ``engine="auto"`` and ``"shaped"``
+(:func:`timed_engine`): how fast those run, and whether they shape at all, depends on the
+private rows (their duplicates, their indicator columns and the patterns of these), so a
+budget timed on them would make N, which the model and its certificate publish, a
+function of the private data. Their budget is timed on the default engine instead, which
+they fall back to when shaping does not pay and which the shaped layouts are taken only
+to beat (:data:`~objpert.engines.shaped.SHAPING_PAYS`): the time bought is then an upper
+bound, and a shaped fit may finish well within it.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ import numpy as np
 
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
+from objpert.engines.shaped import check_engine
 from objpert.engines.threads import choose_threads
 from objpert.errors import ParameterError, check_int, check_positive
 from objpert.losses import Loss, get_loss
@@ -29,6 +40,7 @@ __all__ = [
     "TIMED_ROWS",
     "iteration_budget",
     "seconds_per_step",
+    "timed_engine",
 ]
 
 #: At most this many rows are timed (the time is then scaled to n rows).
@@ -40,6 +52,13 @@ MAX_TIMED_STEPS = 1000
 MAX_TIMED_MEMORY = 1 << 30
 
 
+def timed_engine(engine: str = "default", dtype: str = "float64") -> tuple[str, str]:
+    """(engine, dtype) whose step a time budget for a fit on ``engine`` in ``dtype`` times:
+    the same, but the default engine for ``"auto"`` and ``"shaped"`` (see the module)."""
+    engine, dtype = check_engine(engine, dtype, device=False)
+    return ("default", dtype) if engine in ("auto", "shaped") else (engine, dtype)
+
+
 def seconds_per_step(
     n: int,
     d: int,
@@ -48,11 +67,16 @@ def seconds_per_step(
     draws: int = 1,
     n_jobs: int | None = None,
     steps: int = 5,
+    engine: str = "default",
+    dtype: str = "float64",
 ) -> float:
     """Seconds of one gradient step of eq. (4) at ``draws`` points for n x d data, on this
     machine now: the least of ``steps`` timed steps after one untimed step (which builds
     the engine's buffers), on synthetic rows (see the module), with the threads
-    :func:`~objpert.engines.threads.choose_threads` gives the full problem."""
+    :func:`~objpert.engines.threads.choose_threads` gives the full problem, on the engine
+    :func:`timed_engine` names for ``engine`` and ``dtype`` (an engine running the whole
+    descent on its device, a GPU, is timed one step per call, its transfers included)."""
+    kind, dtype = timed_engine(engine, dtype)
     n, d = check_int("n", n, 1), check_int("d", d, 1)
     draws = check_int("draws", draws, 1)
     steps = check_int("steps", steps, 1, MAX_TIMED_STEPS)
@@ -69,16 +93,20 @@ def seconds_per_step(
     X /= np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]
     y = np.where(rng.random(rows) < 0.5, -1.0, 1.0)
     threads = choose_threads(n * draws * (2 * d + 16), n_jobs)
-    objective = GLMObjective(X, y, loss, 1e-3, n_jobs=threads)
+    objective = GLMObjective(X, y, loss, 1e-3, n_jobs=threads, engine=kind, dtype=dtype)
     w = np.zeros((d, draws)) if draws > 1 else np.zeros(d)
     z = rng.standard_normal(w.shape) * 1e-3
+    descend = getattr(objective.engine, "descend", None)
     best = math.inf
     with single_threaded_blas():
         for k in range(steps + 1):
             start = time.perf_counter()
-            g = objective.gradient(w)
-            g += z
-            w -= 0.5 * g
+            if descend is not None:
+                w = descend(z, 0.5, 1, objective.loss, objective.mu, objective.y)
+            else:
+                g = objective.gradient(w)
+                g += z
+                w -= 0.5 * g
             if k:
                 best = min(best, time.perf_counter() - start)
     return best * n / rows

@@ -2,7 +2,8 @@
 
 The budget is the most steps the seconds buy at the speed of one gradient step on this
 machine, timed for the public shape (n, d) and the number of releases on synthetic data
-(:func:`~objpert.engines.timing.seconds_per_step`), never on the private rows; the plan
+(:func:`~objpert.engines.timing.seconds_per_step`, on the fit's engine and dtype; for
+``engine="auto"`` and ``"shaped"`` on the default engine), never on the private rows; the plan
 is then calibrated with ``max_iterations`` cut to it, and the estimator records the cut
 in ``max_iterations_used_``. Calibration and the data checks are not counted.
 """
@@ -33,7 +34,10 @@ def time_budget(p: Any, prepared: Any, releases: int, loss: str) -> Any:
         return p
     if not (isinstance(prepared.X, np.ndarray) or hasattr(prepared.X, "tocsr")):
         raise ParameterError("max_seconds is timed on this machine: not for Dask input")
-    per_step = seconds_per_step(prepared.n, prepared.d, loss, draws=releases, n_jobs=p.n_jobs)
+    per_step = seconds_per_step(
+        prepared.n, prepared.d, loss, draws=releases, n_jobs=p.n_jobs, engine=p.engine,
+        dtype=p.dtype,
+    )  # the engine the fit runs ("auto", "shaped": the default one, see timing)
     return replace(p, max_iterations=iteration_budget(p.max_seconds, per_step, p.max_iterations))
 
 

@@ -55,6 +55,8 @@ __all__ = [
     "exp",
     "fused_kernel",
     "kernel_set",
+    "keyed_kernels",
+    "numba_kernels",
     "parallel_kernel",
     "parts_kernel",
     "warm",
@@ -89,6 +91,12 @@ TILE_DOUBLES = 2048
 def available(backend: str | None = None) -> bool:
     """Whether the kernels can be used (``ENABLED``, and numba importable for "numba")."""
     return ENABLED and kernel_set(BACKEND if backend is None else backend) is not None
+
+
+def numba_kernels() -> KernelSet | None:
+    """The compiled kernel set when numba's kernels are in use (:func:`available` with the
+    "numba" :data:`BACKEND`), else None (callers then use numpy)."""
+    return kernel_set("numba") if BACKEND == "numba" and available("numba") else None
 
 
 def warm(backend: str | None = None, *, parallel: bool = True) -> KernelSet | None:
@@ -203,6 +211,36 @@ def csr_rows_kernel(loss: Loss, backend: str | None = None) -> Callable[..., Non
         kernel(indptr, indices, data, w, y, counts, same, start, stop, kind, scale, out)
 
     return run
+
+
+def keyed_kernels(
+    loss: Loss, backend: str | None = None
+) -> (
+    tuple[Callable[..., None], Callable[..., None], Callable[..., None], Callable[..., None]] | None
+):
+    """(step, sweep, table, untable) of the keyed layout (:mod:`.keyed`) for ``loss``:
+    ``step(vptr, vcol, vval, D, w, cols, kptr, y, counts, cuts, out)`` is one whole gradient
+    (:func:`~.keyed.keyed_step`) in the caller's thread; for threads, ``sweep(D, w, cols,
+    kptr, T, y, counts, cuts, parts, gDs, h)`` runs :func:`~.keyed.keyed_rows` over each
+    part of ``parts`` (int64), and ``table(vptr, vcol, vval, w, T)`` and ``untable(vptr,
+    vcol, vval, h, out)`` are :func:`~.keyed.key_table` and :func:`~.keyed.key_untable`.
+    ``None`` as for :func:`fused_kernel`."""
+    resolved = _resolve(loss, backend)
+    if resolved is None:
+        return None
+    kernels, kind, scale = resolved
+    step, sweep = kernels.keyed_step, kernels.keyed
+    table, untable = kernels.key_table, kernels.key_untable
+    if kernels.backend != "numba":
+        step, sweep, table, untable = _quiet(step), _quiet(sweep), _quiet(table), _quiet(untable)
+
+    def run_step(vptr, vcol, vval, D, w, cols, kptr, y, counts, cuts, out) -> None:
+        step(vptr, vcol, vval, D, w, cols, kptr, y, counts, cuts, kind, scale, out)
+
+    def run(D, w, cols, kptr, T, y, counts, cuts, parts, gDs, h) -> None:
+        sweep(D, w, cols, kptr, T, y, counts, cuts, parts, kind, scale, gDs, h)
+
+    return run_step, run, table, untable
 
 
 def parts_kernel(

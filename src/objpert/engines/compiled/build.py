@@ -25,7 +25,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from objpert.engines.compiled import exponential, loops
+from objpert.engines.compiled import exponential, keyed, loops, shaping
 
 __all__ = ["BACKENDS", "LOCK", "KernelSet", "kernel_set", "warm"]
 
@@ -59,6 +59,22 @@ class KernelSet(NamedTuple):
     serial_labelled: Callable[..., None]
     #: csr_rows(indptr, indices, data, w, y, counts, same, start, stop, kind, scale, out)
     csr: Callable[..., None]
+    #: keyed_parts(D, w, cols, kptr, T, y, counts, cuts, parts, kind, scale, gDs, h)
+    keyed: Callable[..., None]
+    #: key_table(vptr, vcol, vval, w, T)
+    key_table: Callable[..., None]
+    #: key_untable(vptr, vcol, vval, h, out)
+    key_untable: Callable[..., None]
+    #: keyed_step(vptr, vcol, vval, D, w, cols, kptr, y, counts, cuts, kind, scale, out)
+    keyed_step: Callable[..., None]
+    #: row_hash(keys, salt, out)
+    row_hash: Callable[..., None]
+    #: rows_match(keys, first, inverse) -> bool
+    rows_match: Callable[..., bool]
+    #: indicator_scan(X, nnz, lo, hi)
+    indicator_scan: Callable[..., None]
+    #: patterns_hold(X, cols, P, key) -> bool
+    patterns_hold: Callable[..., bool]
 
 
 #: Held by builds and warm-ups, and across fork (reentrant).
@@ -100,6 +116,15 @@ _PLAN: tuple[tuple[Callable[..., Any], dict[str, Any]], ...] = (
     (loops.fused_rows, {"nogil": True}),
     (loops.csr_rows, {"nogil": True, "error_model": "numpy"}),
     (loops.batched_rows, {"nogil": True, "error_model": "numpy"}),
+    (keyed.keyed_rows, _TILE),
+    (keyed.keyed_parts, {"nogil": True}),
+    (keyed.key_table, {"nogil": True}),
+    (keyed.key_untable, {"nogil": True}),
+    (keyed.keyed_step, {"nogil": True}),
+    (shaping.row_hash, {"nogil": True}),
+    (shaping.rows_match, {"nogil": True}),
+    (shaping.indicator_scan, {"nogil": True}),
+    (shaping.patterns_hold, {"nogil": True}),
     (exponential.exp_array, _TILE),
     (loops.parallel_fused, _PARALLEL),
     (loops.parallel_batched, _PARALLEL),
@@ -150,6 +175,14 @@ def _build(backend: str) -> KernelSet | None:
             loops.serial_batched,
             loops.serial_labelled,
             loops.csr_rows,
+            keyed.keyed_parts,
+            keyed.key_table,
+            keyed.key_untable,
+            keyed.keyed_step,
+            shaping.row_hash,
+            shaping.rows_match,
+            shaping.indicator_scan,
+            shaping.patterns_hold,
         )
     try:
         import numba
@@ -167,7 +200,9 @@ def _compile(numba: Any, cache: bool) -> KernelSet:
     """The numba kernel set (jitted lazily: each compiles on its first call)."""
     from objpert.engines.compiled import simd
 
-    spaces = {module.__name__: dict(vars(module)) for module in (exponential, loops)}
+    spaces = {
+        module.__name__: dict(vars(module)) for module in (exponential, loops, keyed, shaping)
+    }
 
     def bind(name: str, value: Any) -> None:
         for space in spaces.values():
@@ -214,6 +249,14 @@ def _compile(numba: Any, cache: bool) -> KernelSet:
         jitted["serial_batched"],
         jitted["serial_labelled"],
         jitted["csr_rows"],
+        jitted["keyed_parts"],
+        jitted["key_table"],
+        jitted["key_untable"],
+        jitted["keyed_step"],
+        jitted["row_hash"],
+        jitted["rows_match"],
+        jitted["indicator_scan"],
+        jitted["patterns_hold"],
     )
 
 
@@ -235,6 +278,15 @@ def _signatures(kernels: KernelSet, parallel: bool) -> Iterator[tuple[Any, tuple
     yield kernels.serial_labelled, (m, m, m, cuts, i8, f8, t, i8, i8)
     i4 = nt.int32[::1]
     yield kernels.csr, (i4, i4, v, v, v, v, nt.uint8[::1], i8, i8, i8, f8, v)
+    yield kernels.keyed, (m, v, cuts, cuts, v, v, v, cuts, cuts, i8, f8, m, v)
+    yield kernels.key_table, (cuts, cuts, v, v, v)
+    yield kernels.key_untable, (cuts, cuts, v, v, v)
+    yield kernels.keyed_step, (cuts, cuts, v, m, v, cuts, cuts, v, v, cuts, i8, f8, v)
+    u8 = nt.uint64
+    yield kernels.row_hash, (u8[:, ::1], u8[::1], u8[::1])
+    yield kernels.rows_match, (u8[:, ::1], cuts, cuts)
+    yield kernels.indicator_scan, (m, cuts, v, v)
+    yield kernels.patterns_hold, (m, cuts, m, i4)
     if parallel:
         yield kernels.parallel_fused, (m, v, v, nt.int64[::1], i8, f8, m)
         yield kernels.parallel_batched, (m, m, v, nt.int64[::1], i8, f8, t, i8, i8)
