@@ -91,8 +91,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     max_seconds : float > 0 or None, default=None
         A time budget for the gradient steps: ``max_iterations`` is cut to the steps it
         buys at the speed of one step on this machine, timed on synthetic data of the
-        public shape (never the private rows) before calibration; recorded in
-        ``max_iterations_used_``. Calibration is not counted.
+        public shape (never the private rows) before calibration, with the declared
+        ``engine`` and ``dtype`` (for ``"auto"`` and ``"shaped"`` the default engine: their
+        speed depends on the private rows); recorded in ``max_iterations_used_``.
+        Calibration is not counted.
     composition : {"auto", "pld", "split"}, default="auto"
         How the K one-vs-rest releases share the budget. ``"pld"``: calibrated jointly so
         that the composition of their privacy-loss distributions (their whole Theorem
