@@ -349,9 +349,34 @@ def test_estimators_default_to_auto_progress():
 def test_thread_limit():
     from threadpoolctl import threadpool_info
 
-    before = [i["num_threads"] for i in threadpool_info()]
+    def pools():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info()}
+
+    before = pools()
     with thread_limit(1):
-        assert all(i["num_threads"] == 1 for i in threadpool_info())
-    assert [i["num_threads"] for i in threadpool_info()] == before
+        assert all(count == 1 for count in pools().values())
+    assert pools() == before  # restored, and no thread pool started by the limit
+
+
+def test_thread_limit_caps_numba_only_once_its_pool_runs():
+    """Asking numba for its thread count starts its pool: the limit does not, in a process
+    where nothing has started it; once started, it is capped and restored."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numba\n"
+        "from numba.np.ufunc import parallel\n"
+        "from objpert.cli.common import thread_limit\n"
+        "with thread_limit(1):\n"
+        "    pass\n"
+        "assert not parallel._is_initialized\n"
+        "n = numba.get_num_threads()\n"
+        "with thread_limit(1):\n"
+        "    assert numba.get_num_threads() == 1\n"
+        "assert numba.get_num_threads() == n\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     with pytest.raises(CliError, match="--threads"), thread_limit(0):
         pass

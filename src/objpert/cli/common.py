@@ -226,7 +226,9 @@ def warn(message: str) -> None:
 @contextlib.contextmanager
 def thread_limit(threads: int | None) -> Iterator[None]:
     """At most ``threads`` BLAS/OpenMP threads (threadpoolctl) and Numba threads inside;
-    None leaves them as they are."""
+    None leaves them as they are. Numba's thread pool is capped only when it has been
+    started (the engines sweep on their own threads): asking numba for its thread count
+    would start it."""
     if threads is None:
         yield
         return
@@ -234,6 +236,8 @@ def thread_limit(threads: int | None) -> Iterator[None]:
     from threadpoolctl import threadpool_limits
 
     numba = sys.modules.get("numba")
+    if numba is not None and not _numba_pool_started():
+        numba = None
     before = numba.get_num_threads() if numba is not None else None
     if numba is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -243,6 +247,11 @@ def thread_limit(threads: int | None) -> Iterator[None]:
     finally:
         if numba is not None and before is not None:
             numba.set_num_threads(before)
+
+
+def _numba_pool_started() -> bool:
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    return bool(getattr(parallel, "_is_initialized", True)) if parallel is not None else False
 
 
 def warn_lines(caught: Iterable[warnings.WarningMessage]) -> None:
