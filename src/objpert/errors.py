@@ -78,9 +78,9 @@ def _bad(name: str, value: Any, allowed: str) -> ParameterError:
 
 
 def _shown(value: Any) -> str:
-    """``value`` for a message: its repr, shortened (an integer of 400 digits is not shown
-    whole)."""
-    text = repr(value)
+    """``value`` for a message: its repr on one line, shortened (an integer of 400 digits
+    is not shown whole)."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= 60 else f"{text[:28]}...{text[-8:]} ({len(text)} characters)"
 
 

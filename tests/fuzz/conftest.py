@@ -7,7 +7,15 @@ with ``HYPOTHESIS_PROFILE=long`` (every count times 40, new examples each run) o
 ``OBJPERT_FUZZ_EXAMPLES=N`` (every test N examples); ``HYPOTHESIS_PROFILE=random`` draws
 new examples each run, ``HYPOTHESIS_PROFILE=noshrink`` reports a failure unshrunk (fast,
 for debugging), ``HYPOTHESIS_PROFILE=random-noshrink`` both. The profiles apply to the fuzz
-tests only.
+tests only. ``OBJPERT_FUZZ_SCALE=F`` multiplies every test's own count by F (after the two
+settings above; rounded up), so the slow tests (Dask clusters, the command line in a
+subprocess) keep their small share of a long campaign: the default counts sum to about 5,000,
+``OBJPERT_FUZZ_SCALE=7`` runs about 34,000 examples. A campaign, file by file::
+
+    for f in tests/fuzz/test_fuzz_*.py; do
+        HYPOTHESIS_PROFILE=random-noshrink OBJPERT_FUZZ_SCALE=7 timeout 900 \
+            python3 -m pytest -q -n 0 -p no:cacheprovider --hypothesis-show-statistics "$f"
+    done
 """
 
 from __future__ import annotations

@@ -41,15 +41,31 @@ __all__ = [
 ]
 
 
+def _env_number(name: str, kind: type[int] | type[float]) -> int | float | None:
+    """The environment variable ``name`` as a positive finite number, None when unset."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}={text!r}: expected a positive {kind.__name__}")
+    return value
+
+
 def examples(n: int) -> int:
     """A test's example count: ``n`` by default, ``OBJPERT_FUZZ_EXAMPLES`` when set, 40 n
-    with ``HYPOTHESIS_PROFILE=long``."""
-    forced = os.environ.get("OBJPERT_FUZZ_EXAMPLES")
-    if forced:
-        return max(1, int(forced))
-    if os.environ.get("HYPOTHESIS_PROFILE") == "long":
-        return 40 * n
-    return n
+    with ``HYPOTHESIS_PROFILE=long``; then times ``OBJPERT_FUZZ_SCALE`` (a positive number,
+    rounded up), so that a campaign keeps each test's share of the run."""
+    forced = _env_number("OBJPERT_FUZZ_EXAMPLES", int)
+    if forced is not None:
+        n = int(forced)
+    elif os.environ.get("HYPOTHESIS_PROFILE") == "long":
+        n = 40 * n
+    scale = _env_number("OBJPERT_FUZZ_SCALE", float)
+    return max(1, math.ceil(n * scale)) if scale is not None else max(1, n)
 
 
 _PROFILES = {"long": "objpert-fuzz-random", "random": "objpert-fuzz-random",
@@ -186,6 +202,7 @@ def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, An
     except ObjpertError as exc:
         msg = str(exc)
         assert msg.strip(), f"{type(exc).__name__} with an empty message"
+        assert "\n" not in msg.strip(), f"{type(exc).__name__} on several lines: {msg!r}"
         _event(f"{name}: {type(exc).__name__}")
         return False, exc
     _event(f"{name}: returned")

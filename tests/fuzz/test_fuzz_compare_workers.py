@@ -57,7 +57,7 @@ def test_run_workers(workers):
     if not ok:
         return
     rows, meta = got
-    assert meta["workers"] == workers
+    assert meta["workers"] == (compare.default_workers() if workers is None else workers)
     alone, _ = compare.run(*args, methods=("noisy_gd", "theta_ref"), workers=1)
     assert [(r.method, r.accuracies, r.objectives) for r in rows] == [
         (r.method, r.accuracies, r.objectives) for r in alone

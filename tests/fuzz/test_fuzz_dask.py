@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import socket
 import time
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("distributed")
 
+from objpert.data.distributed import cluster
 from objpert.engines import distributed as engines
 from objpert.engines.distributed_direct import pins
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
@@ -42,6 +44,9 @@ def test_step_timeout(data):
         assert isinstance(got, ParameterError) and "timeout" in str(got)
 
 
+CONNECT = 1.0  # the longest wait for a scheduler in the test below (library: 30 s)
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -53,19 +58,25 @@ def _closed_port() -> int:
 def test_fit_step_timeout_with_no_scheduler(data):
     """A fit given a scheduler address where none listens: a bad step_timeout is refused
     before any connection is tried; a valid one bounds the wait for the scheduler."""
-    kw = draw_args(data, step_timeout=Arg(log_floats(0.05, 0.5), HOSTILE))
+    kw = draw_args(data, step_timeout=Arg(st.one_of(st.none(), log_floats(0.05, 0.5)), HOSTILE))
     cls = data.draw(st.sampled_from([PrivateLogisticRegression, PrivateRobustRegression]))
     X = np.eye(4)[:, :3] / 2
     y = np.array([0, 1, 0, 1])
     est = cls(epsilon=1.0, delta=1e-5, data_norm=1.0)
+    # The longest wait for a scheduler (30 s) lowered to CONNECT s, so that None and huge
+    # valid timeouts (which wait that longest) stay fast; it still exceeds every drawn
+    # plausible step_timeout, which must bound the wait on its own.
     start = time.perf_counter()
-    ok, err = outcome(est.fit, X, y, client=f"tcp://127.0.0.1:{_closed_port()}", **kw)
+    with mock.patch.object(cluster, "_CONNECT_SECONDS", CONNECT):
+        ok, err = outcome(est.fit, X, y, client=f"tcp://127.0.0.1:{_closed_port()}", **kw)
+    elapsed = time.perf_counter() - start
     assert not ok and not hasattr(est, "coef_")
     if isinstance(err, ClusterError):
-        assert "no Dask scheduler answered" in str(err)
-        # None (no step timeout) is valid: the wait is then Dask's own connect timeout (30 s)
-        bound = 30.0 if kw["step_timeout"] is None else kw["step_timeout"]
-        assert time.perf_counter() - start < bound + 10
+        # None is valid: the wait is then the longest wait for a scheduler
+        bound = min(engines.step_timeout(kw["step_timeout"]), CONNECT)
+        assert "no Dask scheduler answered at tcp://127.0.0.1:" in str(err)
+        assert f"within {bound:g} s" in str(err)
+        assert elapsed < bound + 10
     else:
         assert isinstance(err, ParameterError) and "step_timeout" in str(err)
 

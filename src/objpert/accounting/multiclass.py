@@ -13,6 +13,7 @@ target epsilon. Everything here is a pure function of public constants.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,6 +106,11 @@ def joint_plan(
     discretization = pldlib.check_discretization(discretization)
     rtol = check_positive("rtol", rtol)
     delta_i = release_delta(delta, k)
+    if delta_i < sys.float_info.min or epsilon / k * 0.9**7 < sys.float_info.min:
+        raise ParameterError(  # the shares tried below would underflow to 0
+            f"(epsilon={epsilon:g}, delta={delta:.3g}) over {k} releases leaves per-release "
+            "shares below the smallest normal float: no plan certifies them"
+        )
 
     def passes(eps_i: float) -> tuple[bool, Plan, float]:
         plan = plan_at(eps_i, delta_i)

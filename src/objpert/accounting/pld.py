@@ -33,6 +33,7 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.constants import problem
 from objpert.certify.plan import Plan, rederive_plan
 from objpert.certify.pld_grid import (
+    MAX_NOISE_MULTIPLIER,
     MAX_POINTS,
     TRUNCATION,
     check_discretization,
@@ -76,6 +77,9 @@ DEFAULT_DISCRETIZATION = 1e-3
 #: A profile's grid ends where delta(epsilon) <= TAIL; that mass goes to +infinity.
 TAIL = 1e-16
 _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to +infinity)
+#: The largest epsilon of a point's PLD (dp-accounting's construction computes exp(epsilon),
+#: which overflows beyond 709.78).
+_MAX_POINT_EPSILON = 700.0
 _ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
 
 KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point")
@@ -143,6 +147,8 @@ class PrivacyLoss:
         single = _single_pld(self.kind, self.parameters, step)
         if self.count == 1 or infinity_mass(single) >= 1.0:
             return single  # a release with no guarantee composes to one with none
+        if 1.0 - infinity_mass(single) <= TRUNCATION:  # dp-accounting's truncation would drop
+            return _single_pld("point", (("epsilon", 0.0), ("delta", 1.0)), step)  # all of it
         what = f"{self.count} {self.kind} releases"
         check_points(self_composed_points(single, self.count), what, step)
         return single.self_compose(self.count, TRUNCATION)
@@ -273,18 +279,25 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
     p = dict(parameters)
     if kind in ("gaussian", "laplace"):
         what = f"a {kind} mechanism of sensitivity {p['sensitivity']:g}"
-        par = p["sigma"] if kind == "gaussian" else p["scale"]
-        grid = mechanism_points(kind, par, p["sensitivity"], discretization)
-        check_points(grid, what, discretization)
-    if kind == "gaussian":
-        return dist.from_gaussian_mechanism(
-            p["sigma"], sensitivity=p["sensitivity"], value_discretization_interval=discretization
-        )
-    if kind == "laplace":
-        return dist.from_laplace_mechanism(
-            p["scale"], sensitivity=p["sensitivity"], value_discretization_interval=discretization
-        )
+        # the privacy loss depends on noise / sensitivity alone: built at sensitivity 1, so
+        # that neither is squared past the float64 range inside dp-accounting
+        z = (p["sigma"] if kind == "gaussian" else p["scale"]) / p["sensitivity"]
+        if not z <= MAX_NOISE_MULTIPLIER:
+            raise ParameterError(
+                f"the PLD of {what}: noise / sensitivity = {z:g} exceeds "
+                f"{MAX_NOISE_MULTIPLIER:g} (privacy losses below double-precision resolution)"
+            )
+        check_points(mechanism_points(kind, z, 1.0, discretization), what, discretization)
+        build = dist.from_gaussian_mechanism if kind == "gaussian" else dist.from_laplace_mechanism
+        return build(z, sensitivity=1.0, value_discretization_interval=discretization)
     if kind == "point":
+        eps, what = p["epsilon"], f"an ({p['epsilon']:g}, {p['delta']:.3g})-DP release"
+        if eps > _MAX_POINT_EPSILON:
+            raise ParameterError(
+                f"the PLD of {what} needs epsilon <= {_MAX_POINT_EPSILON:g} (dp-accounting "
+                "computes exp(epsilon)); a larger epsilon is no meaningful guarantee"
+            )
+        check_points(2 * math.ceil(eps / discretization) + 1, what, discretization)
         params = common.DifferentialPrivacyParameters(p["epsilon"], p["delta"])
         return dist.from_privacy_parameters(params, value_discretization_interval=discretization)
     if kind == "zcdp":
@@ -339,13 +352,25 @@ def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
     return total
 
 
+def _lost_mass(pld: Any) -> float:
+    """The probability a dp-accounting PLD lost (1 - its finite and infinite mass; a
+    self-composition of millions of releases loses ~1e-10), counted as mass at +infinity
+    so that deltas stay pessimistic."""
+    lost = 0.0
+    for part in (pld._pmf_remove, pld._pmf_add):  # dp-accounting keeps the two PMFs here
+        dense = part.to_dense_pmf()
+        lost = max(lost, 1.0 - float(np.sum(dense._probs)) - float(dense._infinity_mass))
+    return lost
+
+
 def delta_for_epsilon(pld: Any, epsilon: float) -> float:
-    """The composed delta at ``epsilon`` (capped at 1)."""
+    """The composed delta at ``epsilon`` (capped at 1), mass the PLD lost included."""
     epsilon = check_nonnegative("epsilon", epsilon)
-    return min(float(pld.get_delta_for_epsilon(epsilon)), 1.0)
+    return min(float(pld.get_delta_for_epsilon(epsilon)) + _lost_mass(pld), 1.0)
 
 
 def epsilon_for_delta(pld: Any, delta: float) -> float:
-    """The smallest composed epsilon at ``delta`` (+inf when no epsilon reaches it)."""
-    delta = check_open_unit("delta", delta)
-    return float(pld.get_epsilon_for_delta(delta))
+    """The smallest composed epsilon at ``delta`` (+inf when no epsilon reaches it), mass
+    the PLD lost counted at +infinity."""
+    delta = check_open_unit("delta", delta) - _lost_mass(pld)
+    return float(pld.get_epsilon_for_delta(delta)) if delta > 0.0 else math.inf

@@ -86,6 +86,11 @@ def ceiling(plan: Plan, max_iterations: int | None = None) -> CeilingReport:
         return CeilingReport(
             False, budget, plan.iterations, plan.sigma, plan.sigma, plan.iterations, 0.0
         )
+    if budget < plan.iterations:  # no tight plan at this budget runs N > budget steps
+        raise ParameterError(
+            f"max_iterations={budget} is below the plan's {plan.iterations} gradient steps: "
+            "give the budget the plan was calibrated with"
+        )
     params = tuple(tuple(p) for p in plan.certificate.constants.get("loss_params", ()))
     public = tuple((k, getattr(plan, k)) for k in _PUBLIC)
     sigma2, n2 = _doubled(plan.loss, params, public, plan.comparator_radius, 2 * budget)

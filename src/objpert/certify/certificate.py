@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from objpert.errors import ParameterError, check_open_unit
 from objpert.jsonable import to_json_value
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "FORM_NAMES",
     "Certificate",
     "budget_text",
+    "check_target_delta",
 ]
 
 FORMS = ("theorem41", "c13", "limit")
@@ -38,6 +40,18 @@ def budget_text(epsilon: float, delta: float) -> str:
 #: to a subnormal (with few correct bits, possibly rounded down) far in the tail; the
 #: certificate then reports this floor, which is above their true value: never 0.0.
 DELTA_FLOOR = sys.float_info.min
+
+
+def check_target_delta(value: Any, name: str = "delta") -> float:
+    """A target delta: in (0, 1) and at least :data:`DELTA_FLOOR` (no certificate reports
+    less, so a smaller target is never certified); ParameterError otherwise."""
+    delta = check_open_unit(name, value)
+    if delta < DELTA_FLOOR:
+        raise ParameterError(
+            f"{name} must be at least {DELTA_FLOOR:.4g} (the smallest delta a certificate "
+            f"reports); got {delta!r}"
+        )
+    return delta
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from objpert.certify import theorem41, theorem_c13, utility
-from objpert.certify.certificate import Certificate
+from objpert.certify.certificate import Certificate, check_target_delta
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.errors import (
     ParameterError,
@@ -249,7 +249,7 @@ def certify_plan(
 def _check_targets(epsilon, delta, comparator_norm, delta_sample):
     return (
         check_positive("epsilon", epsilon),
-        check_open_unit("delta", delta),
+        check_target_delta(delta),
         check_positive("comparator_norm", comparator_norm),
         check_open_unit("delta_sample", delta_sample),
     )

@@ -34,9 +34,12 @@ from objpert.errors import (
 )
 from objpert.special import log_over, q1
 
-__all__ = ["MAX_ITERATIONS", "min_iterations", "minimal_sigma_limit"]
+__all__ = ["MAX_ITERATIONS", "N_MAX_LIMIT", "min_iterations", "minimal_sigma_limit"]
 
 MAX_ITERATIONS = 10**6
+#: The largest n_max a search takes (the Theorem C.13 search holds one lower bound per
+#: block of iterations below n_max; 2^53 would be 8.8e12 blocks).
+N_MAX_LIMIT = 10**9
 
 
 @numeric_guard
@@ -178,7 +181,7 @@ def min_iterations(
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    n_max = check_int("n_max", n_max, 1)
+    n_max = check_int("n_max", n_max, 1, N_MAX_LIMIT)
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     if trunc >= delta:

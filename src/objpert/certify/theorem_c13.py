@@ -86,6 +86,7 @@ def c13_terms(
     sigma = check_positive_array("sigma", sigma)
     r = check_positive_array("r", r)
     r_outer = check_positive_array("r_outer", r_outer)
+    check_broadcast(iterations=N, sigma=sigma, r=r, r_outer=r_outer)
     r_bar = (r_outer + pc.L_ell) / pc.mu  # uniform trajectory scale of (47)
     log_rho_n = log_rho_power(pc, N)
     rho_n, one_minus_rho_n = np.exp(log_rho_n), -np.expm1(log_rho_n)

@@ -31,7 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from objpert.data import DataError, as_feature_matrix
-from objpert.errors import ParameterError, check_choice, check_finite
+from objpert.errors import ParameterError, _shown, check_choice, check_finite
 from objpert.exceptions import ClippingNotice
 
 __all__ = [
@@ -209,15 +209,15 @@ class BoundedOneHotEncoder(TransformerMixin, BaseEstimator):
 
     def _checked_categories(self) -> list[list[Any]]:
         cats = self.categories
-        if isinstance(cats, str | bytes) or not hasattr(cats, "__len__") or len(cats) == 0:
+        if not _sized(cats):
             raise ParameterError(
-                f"categories must be a non-empty list of category lists; got {cats!r:.80}"
+                f"categories must be a non-empty list of category lists; got {_shown(cats)}"
             )
         out = []
         for j, values in enumerate(cats):
-            if isinstance(values, str | bytes) or not hasattr(values, "__len__") or not values:
+            if not _sized(values):
                 raise ParameterError(
-                    f"categories[{j}] must be a non-empty list of categories; got {values!r:.80}"
+                    f"categories[{j}] must be a non-empty list of categories; got {_shown(values)}"
                 )
             listed = list(values)
             try:
@@ -299,6 +299,16 @@ def _as_2d(X: Any) -> Any:
 def _column(X: Any, j: int) -> list[Any]:
     values = X.iloc[:, j].to_numpy(dtype=object) if hasattr(X, "iloc") else X[:, j]
     return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def _sized(value: Any) -> bool:
+    """A non-empty sequence (not text; a 0-d array has no length)."""
+    if isinstance(value, str | bytes):
+        return False
+    try:
+        return len(value) > 0
+    except TypeError:
+        return False
 
 
 def _hashable(v: Any) -> bool:

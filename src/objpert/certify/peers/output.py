@@ -26,6 +26,7 @@ from objpert.certify.peers.plan import (
 from objpert.certify.peers.zcdp import cdp_delta
 from objpert.errors import (
     ParameterError,
+    check_computed,
     check_int,
     check_nonnegative,
     check_open_unit,
@@ -53,7 +54,9 @@ def default_output_mu(
     delta = check_open_unit("delta", delta)
     radius = check_positive("radius", radius)
     c = math.sqrt(2.0 * log_over(1.25, delta))
-    return 2.0 * grad_bound * math.sqrt(c * math.sqrt(d) / (n * epsilon)) / radius
+    mu = 2.0 * grad_bound * math.sqrt(c * math.sqrt(d) / (n * epsilon)) / radius
+    why = f"grad_bound {grad_bound:g} over radius {radius:g}: give mu"
+    return check_computed("the default ridge mu", mu, why)
 
 
 def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 0.0) -> float:

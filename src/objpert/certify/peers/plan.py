@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from objpert.certify.certificate import Certificate
+from objpert.certify.certificate import Certificate, check_target_delta
 from objpert.certify.peers.discrete import (
     GRID_BITS,
     check_grid_bits,
@@ -313,7 +313,7 @@ class PeerInputs:
             check_int("d", d, 1),
             check_positive("zeta", zeta),
             check_positive("epsilon", epsilon),
-            check_open_unit("delta", delta),
+            check_target_delta(delta),
         )
 
     @property

@@ -49,7 +49,9 @@ import warnings
 from objpert.certify.gaussian import gaussian_profile
 from objpert.certify.peers.bisection import smallest_passing
 from objpert.errors import (
+    ParameterError,
     UnreachableTargetError,
+    check_computed,
     check_int,
     check_nonnegative,
     check_open_unit,
@@ -93,7 +95,15 @@ def exact_lop_constants(
     beta = check_nonnegative("smoothness", smoothness)
     mu = check_positive("mu", mu)
     sigma = check_positive("sigma", sigma)
-    return 2.0 * g / (n * sigma), math.log1p(beta / (n * mu))
+    why = f"grad_bound {g:g} over n sigma = {n:g} x {sigma:g}"
+    t = check_computed("the sensitivity ratio t = 2 g / (n sigma)", 2.0 * g / (n * sigma), why)
+    c0 = math.log1p(beta / (n * mu))
+    if not math.isfinite(c0):
+        raise ParameterError(
+            f"c0 = log(1 + smoothness / (n mu)) is outside the float64 range: mu = {mu:g} is "
+            f"too small for smoothness {beta:g} and n = {n}"
+        )
+    return t, c0
 
 
 def exact_lop_delta(
@@ -175,12 +185,21 @@ def pair_delta(epsilon: float, ratio: float, angle: float, log_det: float = 0.0)
     def integrand(y: float) -> float:
         return math.exp(eps - y) * (1.0 - math.prod(below(y, ti) for ti in parts))
 
-    knots = sorted({eps, *(max(eps, c0 + 0.5 * ti * ti) for ti in parts)})
+    # e^(epsilon - y) falls by e^-80 over [epsilon, epsilon + 80]: knots there, so that a
+    # far second knot (t^2 / 2 of a large t) does not hide that mass from the quadrature
+    near = (eps + 1.0, eps + 10.0, eps + 80.0)
+    knots = sorted({eps, *near, *(max(eps, c0 + 0.5 * ti * ti) for ti in parts)})
     knots.append(knots[-1] + 80.0 + 40.0 * t * (t + 1.0))
+    if not math.isfinite(knots[-1]):
+        raise ParameterError(
+            f"pair_delta: epsilon {eps:g} and ratio {t:g} put the privacy loss beyond the "
+            "float64 range (t^2 / 2 overflows)"
+        )
     with warnings.catch_warnings():  # roundoff notices where the tail is ~1e-300
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        return sum(
+        total = sum(
             integrate.quad(integrand, a, b, limit=400, epsabs=0.0, epsrel=1e-10)[0]
             for a, b in itertools.pairwise(knots)
             if b > a
         )
+    return min(1.0, max(0.0, float(total)))

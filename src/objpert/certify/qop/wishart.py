@@ -174,11 +174,9 @@ def inverse_lower_gamma(log_y: float, a: float) -> float:
     """gamma^{-1}(y; a): the x >= 0 with gamma(a, x) = y, from log y (docs/qop.md, "Calibration of
     sigma^2"). Requires y < Gamma(a) (ParameterError otherwise)."""
     a = check_positive("a", a)
-    log_y = float(log_y)
-    if math.isnan(log_y):
-        raise ParameterError("log_y must be a number; got nan")
-    if log_y == -math.inf:
-        return 0.0
+    if isinstance(log_y, float | np.floating) and log_y == -math.inf:
+        return 0.0  # y = 0
+    log_y = check_finite("log_y", log_y)
     return _inv_log_p(a, log_y - _log_gamma(a))
 
 
