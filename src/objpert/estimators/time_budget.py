@@ -35,7 +35,12 @@ def time_budget(p: Any, prepared: Any, releases: int, loss: str) -> Any:
     if not (isinstance(prepared.X, np.ndarray) or hasattr(prepared.X, "tocsr")):
         raise ParameterError("max_seconds is timed on this machine: not for Dask input")
     per_step = seconds_per_step(
-        prepared.n, prepared.d, loss, draws=releases, n_jobs=p.n_jobs, engine=p.engine,
+        prepared.n,
+        prepared.d,
+        loss,
+        draws=releases,
+        n_jobs=p.n_jobs,
+        engine=p.engine,
         dtype=p.dtype,
     )  # the engine the fit runs ("auto", "shaped": the default one, see timing)
     return replace(p, max_iterations=iteration_budget(p.max_seconds, per_step, p.max_iterations))
