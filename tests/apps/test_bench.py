@@ -199,7 +199,8 @@ def test_mechanism_benchmark_times_every_registered_mechanism():
         assert not r.note.startswith(("error", "skipped")), r.note
         assert r.seconds > 0 and r.passed is None  # reported only
         low, high = (float(s) for s in r.note.split("min ")[1].split(", max "))
-        assert low <= r.seconds * (1 + 1e-3) and r.seconds <= high * (1 + 1e-3)
+        # the note prints three significant digits: rounding moves them by up to 0.5%
+        assert low <= r.seconds * (1 + 5e-3) and r.seconds <= high * (1 + 5e-3)
         assert "median of 3 rounds" in r.note
         mechanism = registry.get(name)
         if "logistic" in mechanism.losses:
