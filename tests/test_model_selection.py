@@ -16,7 +16,7 @@ from objpert import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import DataError, ObjpertError, ParameterError
 from objpert.mechanisms.exponential import exponential_mechanism, selection_probabilities
 from objpert.model_selection import PrivateGridSearch, split_sizes
-from objpert.randomness import make_rng
+from objpert.randomness import TestingSeedWarning, make_rng
 
 
 @pytest.fixture(autouse=True)
@@ -154,3 +154,29 @@ def test_exponential_mechanism_arguments_are_checked(eps, sens, u):
         assert str(exc) and "\n" not in str(exc)
     else:
         assert 0 <= i < len(u)
+
+
+def _unseeded_search(random_state):
+    base = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iterations=200
+    )  # each candidate's noise from OS entropy: only the search's own seed may warn
+    return PrivateGridSearch(base, {"comparator_norm": [1.0, 3.0]}, random_state=random_state)
+
+
+def test_an_unseeded_search_does_not_warn_of_a_testing_seed():
+    """random_state=None draws the split and the choice from OS entropy: no
+    TestingSeedWarning (the search once passed its own generator on as if it were a seed)."""
+    X, y = _data(n=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TestingSeedWarning)
+        gs = _unseeded_search(None).fit(X, y)
+    assert gs.certificate_.certified
+
+
+def test_a_seeded_search_warns_of_its_testing_seed_once():
+    X, y = _data(n=600)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _unseeded_search(5).fit(X, y)
+    seeds = [w for w in caught if issubclass(w.category, TestingSeedWarning)]
+    assert len(seeds) == 1, [str(w.message) for w in seeds]

@@ -21,6 +21,7 @@ of the candidates are statistics of the private data: they are neither stored no
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from objpert.data import DataError, is_dask
 from objpert.errors import ParameterError, check_positive
+from objpert.exceptions import TestingSeedWarning
 from objpert.mechanisms.exponential import exponential_mechanism
 from objpert.randomness import make_rng
 
@@ -188,7 +190,9 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
                 for m in models
             ]
             sensitivity = clip
-        index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
+        with warnings.catch_warnings():  # the generator is the search's own: a seed (if
+            warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
+            index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
         del utilities  # statistics of the private rows: not kept
         certs = tuple(m.certificate_ for m in models)
         not_public = tuple(dict.fromkeys(r for c in certs for r in c.not_public))
