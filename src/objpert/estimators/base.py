@@ -66,6 +66,7 @@ from objpert.estimators.bounds import (
     finish_fit,
     public_zeta,
 )
+from objpert.estimators.selection import SelectionGuard
 from objpert.estimators.time_budget import check_max_seconds, check_time_budget, time_budget
 from objpert.mechanisms.perturbed_gd import Release, release_targets
 from objpert.mechanisms.progress import check_verbose
@@ -298,7 +299,7 @@ class FitSettings:
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
 
 
-class PrivateGLM(BaseEstimator):
+class PrivateGLM(SelectionGuard, BaseEstimator):
     """Shared machinery: parameter checks, data contract, plans and releases."""
 
     _loss: str = ""
@@ -440,7 +441,9 @@ class PrivateGLM(BaseEstimator):
         not_public: tuple[str, ...] = (),
     ) -> None:
         """Calibrate (cached), release once per target, and store the fitted attributes.
-        ``not_public``: structural choices read from the data (recorded in the certificate)."""
+        ``not_public``: structural choices read from the data (recorded in the certificate),
+        and the model selection this fit is part of (:mod:`.selection`)."""
+        not_public = (*not_public, *self._selection_not_public())
         check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
         p = time_budget(p, prepared, len(targets), self._loss)
         cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))

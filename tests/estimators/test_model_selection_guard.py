@@ -1,0 +1,212 @@
+"""scikit-learn's model selection on private rows is flagged and recorded.
+
+Every search and cross-validation helper warns once (PrivacyLeakWarning naming it, its
+number of fits counted independently here, and the honest alternatives), and every model
+fitted inside it records "model selection by <name> (<fits> fits)" as not covered, in
+its certificate, its saved file, ``certify --model`` and the report. With an accountant a
+parallel search is refused with the library's reason before any fit.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.model_selection import (
+    GridSearchCV,
+    HalvingGridSearchCV,
+    KFold,
+    RandomizedSearchCV,
+    cross_val_predict,
+    cross_val_score,
+    cross_validate,
+    learning_curve,
+    permutation_test_score,
+    validation_curve,
+)
+from sklearn.pipeline import make_pipeline
+
+from objpert import PrivacyLeakWarning, PrivateLogisticRegression, load, save
+from objpert.accounting import PrivacyAccountant
+from objpert.exceptions import BudgetExceededError, PrivacyError
+
+D = 4
+ALPHAS = [0.5, 1.0, 3.0]
+
+
+class Recorder(PrivateLogisticRegression):
+    """Records the ``not_public`` items of each fit (in this process)."""
+
+    seen: ClassVar[list[tuple[str, ...]]] = []
+
+    def fit(self, X, y, client=None, step_timeout=None):
+        super().fit(X, y, client=client, step_timeout=step_timeout)
+        Recorder.seen.append(self.certificate_.not_public)
+        return self
+
+
+def _estimator(cls=PrivateLogisticRegression, **kw):
+    return cls(
+        epsilon=1.0, delta=1e-6, feature_bounds=[(-3.0, 3.0)] * D, classes=[0, 1],
+        random_state=None, **kw,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.normal(size=(240, D)), -3, 3)
+    y = (X[:, 0] + 0.5 * rng.normal(size=240) > 0).astype(int)
+    return X, y
+
+
+def _selection_warnings(record) -> list[str]:
+    return [
+        str(w.message)
+        for w in record
+        if issubclass(w.category, PrivacyLeakWarning) and "fits this private" in str(w.message)
+    ]
+
+
+def _run(fn):
+    Recorder.seen = []
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, _selection_warnings(record), list(Recorder.seen)
+
+
+# name, call, the number of fits counted from the call's own public settings
+CASES = {
+    "GridSearchCV": (
+        lambda X, y: GridSearchCV(_estimator(Recorder), {"alpha": ALPHAS}, cv=3).fit(X, y),
+        len(ALPHAS) * 3 + 1,
+    ),
+    "RandomizedSearchCV": (
+        lambda X, y: RandomizedSearchCV(
+            _estimator(Recorder), {"alpha": ALPHAS}, n_iter=2, cv=4, random_state=0
+        ).fit(X, y),
+        2 * 4 + 1,
+    ),
+    "cross_val_score": (
+        lambda X, y: cross_val_score(_estimator(Recorder), X, y, cv=5),
+        5,
+    ),
+    "cross_validate": (
+        lambda X, y: cross_validate(_estimator(Recorder), X, y, cv=KFold(4)),
+        4,
+    ),
+    "cross_val_predict": (
+        lambda X, y: cross_val_predict(_estimator(Recorder), X, y, cv=3),
+        3,
+    ),
+    "validation_curve": (
+        lambda X, y: validation_curve(
+            _estimator(Recorder), X, y, param_name="alpha", param_range=ALPHAS[1:], cv=3
+        ),
+        2 * 3,
+    ),
+    "learning_curve": (
+        lambda X, y: learning_curve(_estimator(Recorder), X, y, train_sizes=[0.6, 1.0], cv=3),
+        2 * 3,
+    ),
+    "permutation_test_score": (
+        lambda X, y: permutation_test_score(_estimator(Recorder), X, y, cv=3, n_permutations=2),
+        (2 + 1) * 3,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_search_and_helper_warns_once_and_records(data, name):
+    call, fits = CASES[name]
+    _, warned, seen = _run(lambda: call(*data))
+    assert len(warned) == 1, warned
+    assert warned[0].startswith(f"{name} fits this private estimator {fits} times")
+    assert "PrivateGridSearch" in warned[0] and "accountant" in warned[0]
+    assert len(seen) == fits  # every fit ran in this process and recorded the selection
+    for items in seen:
+        assert f"model selection by {name} ({fits} fits)" in items
+
+
+def test_halving_search_counts_at_least_its_first_round_and_records_the_exact_count(data):
+    search = HalvingGridSearchCV(
+        _estimator(Recorder), {"alpha": [0.5, 1.0, 2.0, 3.0]}, cv=3, min_resources=60
+    )
+    _, warned, seen = _run(lambda: search.fit(*data))
+    assert len(warned) == 1
+    assert warned[0].startswith("HalvingGridSearchCV fits this private estimator at least 13")
+    total = sum(search.n_candidates_) * 3 + 1  # every round's candidates x folds, the refit
+    assert len(seen) == total
+    record = f"model selection by HalvingGridSearchCV ({total} fits)"
+    assert record in search.best_estimator_.certificate_.not_public
+
+
+def test_warning_points_at_the_callers_line(data):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        cross_val_score(_estimator(), *data, cv=3)
+    (w,) = [w for w in record if "fits this private" in str(w.message)]
+    assert w.filename == __file__
+
+
+def test_selected_model_in_a_pipeline_records_the_search_in_file_and_report(data, tmp_path):
+    pipe = make_pipeline(_estimator())
+    search = GridSearchCV(pipe, {"privatelogisticregression__alpha": ALPHAS[1:]}, cv=3)
+    with pytest.warns(PrivacyLeakWarning, match="GridSearchCV fits this private estimator 7"):
+        search.fit(*data)
+    model = search.best_estimator_[-1]
+    record = "model selection by GridSearchCV (7 fits)"
+    assert record in model.certificate_.not_public
+    path = save(model, tmp_path / "model.json", key=b"k" * 32)
+    assert record in json.loads(path.read_text())["certificate"]["not_public"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert record in load(path, key=b"k" * 32).certificate_.not_public
+
+    from objpert.cli import main
+
+    out = tmp_path / "report.md"
+    assert main(["report", str(path), "--key-file", _key(tmp_path), "--format", "md",
+                 "--out", str(out)]) in (0, None)  # fmt: skip
+    assert record in out.read_text()
+
+
+def _key(tmp_path) -> str:
+    key = tmp_path / "key.txt"
+    key.write_bytes(b"k" * 32)
+    return str(key)
+
+
+def test_a_plain_fit_and_clone_record_nothing(data):
+    from sklearn.base import clone
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = clone(_estimator()).fit(*data)
+    assert not any("model selection" in item for item in model.certificate_.not_public)
+
+
+def test_parallel_search_with_an_accountant_is_refused_before_any_fit(data):
+    accountant = PrivacyAccountant(10.0, 1e-5)
+    search = GridSearchCV(_estimator(accountant=accountant), {"alpha": ALPHAS}, cv=3, n_jobs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(PrivacyError, match=r"GridSearchCV would fit .* n_jobs=1"):
+            search.fit(*data)
+    assert accountant.steps == ()
+
+
+def test_sequential_search_with_an_accountant_stops_at_the_budget(data):
+    accountant = PrivacyAccountant(3.0, 1e-5)
+    search = GridSearchCV(_estimator(accountant=accountant), {"alpha": ALPHAS}, cv=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(BudgetExceededError, match="nothing was released"):
+            search.fit(*data)
+    assert 0 < len(accountant.steps) < len(ALPHAS) * 3 + 1
+    assert accountant.spent <= 3.0
