@@ -140,19 +140,12 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def _deprecated(module: str) -> bool:
-    """A deprecated re-export kept for one release (its docstring says so): no layer
-    imports it, so it may re-export from several layers."""
-    doc = ast.get_docstring(ast.parse(_modules()[module].read_text(encoding="utf-8"))) or ""
-    return doc.startswith("Deprecated")
-
-
 @pytest.mark.parametrize("part", sorted(ALLOWED))
 def test_each_layer_imports_only_the_layers_below(part):
     bad = sorted(
         f"{m} -> {dep}"
         for m, deps in _graph().items()
-        if _part(m) == part and not _deprecated(m)
+        if _part(m) == part
         for dep in deps
         if _part(dep) not in ALLOWED[part] | {part} and dep != "objpert"
     )

@@ -245,13 +245,3 @@ def test_map_rows_and_bench_smoke(client, data):
     results = bench_dask(n=400, d=4, workers=2, iterations=3, repeats=1, client=client)
     assert {r.name for r in results} == {"dask_gradient", "dask_fixed_overhead"}
     assert all(np.isfinite(r.seconds) and r.seconds > 0 for r in results)
-
-
-def test_the_old_dask_engine_path_still_works_and_warns():
-    import importlib
-    import sys
-
-    sys.modules.pop("objpert.engines.dask_engine", None)
-    with pytest.warns(DeprecationWarning, match="objpert.data.distributed"):
-        old = importlib.import_module("objpert.engines.dask_engine")
-    assert old.from_parquet is from_parquet and old.DaskEngine is DaskEngine

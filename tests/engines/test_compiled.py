@@ -304,47 +304,6 @@ def test_without_numba_the_engine_uses_the_numpy_sweep():
     assert run_python(script, env).split() == ["numba", "False", "True"]
 
 
-# ------------------------------------------------------------------- deprecated aliases
-
-
-def test_the_kernels_module_is_a_deprecated_alias(monkeypatch):
-    monkeypatch.delitem(sys.modules, "objpert.engines.kernels", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"use objpert\.engines\.compiled"):
-        from objpert.engines import kernels
-    for name in (
-        "ENABLED",
-        "available",
-        "batched_kernel",
-        "derivative_kernel",
-        "fused_kernel",
-        "parallel_kernel",
-        "exp",
-        "warm",
-        "TILE_DOUBLES",
-    ):
-        assert getattr(kernels, name) is getattr(compiled, name)
-    before = compiled.ENABLED
-    try:  # set through the alias (not monkeypatch: it would delete the alias's attribute)
-        kernels.ENABLED = False  # reaches the real switch
-        assert compiled.ENABLED is False
-        assert compiled.fused_kernel(get_loss("logistic")) is None
-    finally:
-        compiled.ENABLED = before
-    with pytest.raises(AttributeError):
-        _ = kernels.no_such_name
-
-
-def test_the_simd_module_is_a_deprecated_alias(monkeypatch):
-    pytest.importorskip("numba")
-    from objpert.engines.compiled import simd
-
-    monkeypatch.delitem(sys.modules, "objpert.engines.simd", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"use objpert\.engines\.compiled"):
-        from objpert.engines import simd as old
-    assert old.margins_block is simd.margins_block
-    assert old.logistic_block is simd.logistic_block
-
-
 # ------------------------------------------------------------------- warm-up and fork
 
 FORK = """
