@@ -27,6 +27,7 @@ _LAZY = {
     "perturbed_gradient_descent": "objpert.mechanisms",
     "Release": "objpert.mechanisms",
     "PrivacyAccountant": "objpert.accounting",
+    "plan": "objpert.mechanisms.registry",
 }
 
 
@@ -58,6 +59,7 @@ __all__ = [
     "get_loss",
     "load",
     "perturbed_gradient_descent",
+    "plan",
     "problem",
     "register_loss",
     "save",

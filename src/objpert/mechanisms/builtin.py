@@ -42,8 +42,21 @@ register(
 )
 
 
+#: LOP-Clip's public default clip level: this share of the per-sample gradient bound
+#: L1 zeta (of zeta itself for a loss with unbounded l', such as the squared loss).
+LOP_CLIP_SHARE = 0.5
+
+
+def _default_clip(loss: str, zeta: float) -> float:
+    """LOP-Clip's default clip c = LOP_CLIP_SHARE * L1 zeta, from public constants only."""
+    l1 = float(get_loss(loss).L1)
+    return LOP_CLIP_SHARE * zeta * (l1 if np.isfinite(l1) else 1.0)
+
+
 def _peer(method: str, title: str, reference: str, release: Any, **options: Any) -> None:
     def plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
+        if method == "lop_clip" and kw.get("clip") is None:
+            kw["clip"] = _default_clip(loss, zeta)
         return calibrate_peer(method, n, d, zeta, loss, epsilon, delta, **{**options, **kw})
 
     register(

@@ -19,7 +19,7 @@ from typing import Any
 
 from objpert.exceptions import ParameterError
 
-__all__ = ["ALIASES", "Mechanism", "get", "names", "register"]
+__all__ = ["ALIASES", "Mechanism", "get", "names", "plan", "register"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,32 @@ def register(mechanism: Mechanism) -> Mechanism:
 def names() -> tuple[str, ...]:
     """The registered mechanisms' names, in registration order."""
     return tuple(_REGISTRY)
+
+
+def plan(
+    mechanism: str,
+    *,
+    loss: str,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    **options: Any,
+) -> Any:
+    """The plan of one release of the registered ``mechanism`` at (epsilon, delta), from
+    public constants only: the loss, the number of rows n (public, as in Watkins & Arora
+    2026), the dimension d (intercept column included) and the row-norm bound zeta.
+
+    The one planning entry point of the library (``objpert.plan``). Every option has a
+    public default rule, so every registered mechanism plans from these keywords alone;
+    ``options`` are the mechanism's own (``mu``, ``max_iterations``, LOP-Clip's ``clip``,
+    ...: the planner of each, named in :func:`names`' entries' ``reference``). Every plan
+    has a ``certificate`` with ``epsilon`` and ``delta``.
+    """
+    return get(mechanism).plan(
+        loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **options
+    )
 
 
 def get(name: str) -> Mechanism:

@@ -24,6 +24,7 @@ from objpert.data import PreparedData
 from objpert.engines.blocked import single_threaded_blas
 from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
 from objpert.mechanisms import perturbed_gd, registry
+from objpert.mechanisms.builtin import LOP_CLIP_SHARE
 
 __all__ = [
     "BASELINES",
@@ -48,8 +49,6 @@ THETA_REF = "theta_ref"
 BASELINES = ("nonprivate", "diffprivlib", THETA_REF)
 #: Every registered mechanism, then the baselines.
 DEFAULT_METHODS = (*registry.names(), *BASELINES)
-#: LOP-Clip's public clip level: this share of the largest per-sample gradient L1 zeta.
-LOP_CLIP_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -103,9 +102,9 @@ def _wa_plan(n: int, d: int, zeta: float, eps: float, delta: float) -> Any:
 def mechanism_plan(name: str, n: int, d: int, zeta: float, eps: float, delta: float) -> Any:
     """A registered mechanism's plan by the comparison's public rule (cached; see
     :func:`rules`): Watkins & Arora the estimators' default plan; every other mechanism
-    with the logistic loss its planner's defaults with the same ridge mu as that plan and,
-    for LOP-Clip, clip = LOP_CLIP_SHARE * L1 zeta; a mechanism without the logistic loss
-    its planner's defaults for the squared loss. The comparison and the mechanism
+    with the logistic loss its planner's defaults with the same ridge mu as that plan (for
+    LOP-Clip, its default clip LOP_CLIP_SHARE * L1 zeta); a mechanism without the logistic
+    loss its planner's defaults for the squared loss. The comparison and the mechanism
     benchmark both plan with it."""
     if name == "watkins_arora":
         return _wa_plan(n, d, zeta, eps, delta)
@@ -113,8 +112,6 @@ def mechanism_plan(name: str, n: int, d: int, zeta: float, eps: float, delta: fl
     options: dict[str, Any] = {}
     if fit_loss(name) == "logistic":
         options["mu"] = mechanism_plan("watkins_arora", n, d, zeta, eps, delta).mu
-        if name == "lop_clip":
-            options["clip"] = LOP_CLIP_SHARE * zeta
     return mech.plan(loss=fit_loss(name), n=n, d=d, zeta=zeta, epsilon=eps, delta=delta, **options)
 
 
