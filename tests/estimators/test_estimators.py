@@ -24,7 +24,12 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.composition import ComposedCertificate, basic, split_budget
 from objpert.data import DataError
 from objpert.errors import ParameterError
-from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression, plan_for
+from objpert.estimators import (
+    PrivateLogisticRegression,
+    PrivateRobustRegression,
+    fit_statistics,
+    plan_for,
+)
 from objpert.randomness import TestingSeedWarning as SeedWarning
 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
@@ -193,9 +198,11 @@ def test_sparse_input_matches_dense():
 def test_clipping_counted_and_refused_without_clip():
     X = SMALL_X.copy()
     norms = np.linalg.norm(X, axis=1)
-    assert small_model().fit(X, SMALL_Y).n_clipped_ == int(np.sum(norms > 1.0))
-    X_ok = X / norms.max()  # every row inside the unit ball
-    assert small_model(clip=False).fit(X_ok, SMALL_Y).n_clipped_ == 0
+    with fit_statistics() as fits:  # shown at fit time, never stored on the model
+        small_model().fit(X, SMALL_Y)
+        X_ok = X / norms.max()  # every row inside the unit ball
+        small_model(clip=False).fit(X_ok, SMALL_Y)
+    assert [f.n_clipped for f in fits] == [int(np.sum(norms > 1.0)), 0]
     with pytest.raises(DataError, match="above data_norm"):
         small_model(clip=False).fit(X, SMALL_Y)
 

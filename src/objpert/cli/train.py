@@ -111,6 +111,7 @@ def check_labels_for_loss(y, loss: str, target: str, path: str, classes: Any) ->
 
 def cmd_train(args: argparse.Namespace) -> int:
     from objpert.cli.params import estimator_kwargs
+    from objpert.estimators import fit_statistics
     from objpert.persistence import save
 
     key = read_key(args.key_file)
@@ -138,7 +139,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         warn(line)
     with warnings.catch_warnings(record=True) as caught, thread_limit(cap):
         warnings.simplefilter("always")
-        model.fit(X, y)
+        with fit_statistics() as fits:  # for the terminal only: the model keeps none
+            model.fit(X, y)
     warn_lines(caught)
     epsilon, delta = kwargs["epsilon"], kwargs["delta"]
     cert = model.certificate_
@@ -165,7 +167,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "certificate": cert.to_dict(),
     }
     metric = "training_accuracy" if args.loss == "logistic" else "training_r2"
-    statistics = {metric: float(model.score(X, y)), "rows_clipped": int(model.n_clipped_)}
+    statistics = {metric: float(model.score(X, y)), "rows_clipped": fits[-1].n_clipped}
     if args.out:
         save(model, args.out, key=key)
         payload["model"] = args.out

@@ -5,7 +5,8 @@ scikit-learn estimator API (``fit``/``predict``/``score``, ``get_params``/``set_
 ``clone``, pipelines, ``GridSearchCV``). Each ``fit`` is one private release (K releases
 for a K-class one-vs-rest classifier) by gradient descent on a perturbed objective; the
 shared machinery (parameter checks, data contract, cached plans) is in
-:mod:`objpert.estimators.base`.
+:mod:`objpert.estimators.base`. Statistics of the private rows (rows clipped, the time
+of the releases) are shown at fit time only (:func:`fit_statistics`), never kept.
 """
 
 from objpert.estimators.base import (
@@ -15,6 +16,7 @@ from objpert.estimators.base import (
     LABEL_SET,
     plan_for,
 )
+from objpert.estimators.bounds import FitStatistics, fit_statistics
 from objpert.estimators.logistic import PrivateLogisticRegression
 from objpert.estimators.robust import PrivateRobustRegression
 
@@ -23,7 +25,9 @@ __all__ = [
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
+    "FitStatistics",
     "PrivateLogisticRegression",
     "PrivateRobustRegression",
+    "fit_statistics",
     "plan_for",
 ]

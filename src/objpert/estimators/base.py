@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -104,8 +105,9 @@ _COMMON_DOC = """
       sensitivity is G = 2 L1 zeta / n) and is treated as public, as in Watkins & Arora
       (2026); the neighbouring relation is the replacement of one row.
     - **Rows are bounded by data_norm.** Rows of norm above ``data_norm`` are scaled down
-      to it (their count is in ``n_clipped_``, a statistic of the data that is *not*
-      covered by the certificate: do not publish it) unless ``clip=False``, in which case
+      to it (their count, a statistic of the data that is *not* covered by the
+      certificate, is shown at fit time only: :func:`objpert.estimators.fit_statistics`;
+      the model keeps no statistic of the rows) unless ``clip=False``, in which case
       ``fit`` raises :class:`objpert.data.DataError`. Choose ``data_norm`` (or
       ``feature_bounds``, or a bounded preprocessing step: docs/pipeline.md) from public
       knowledge. ``data_norm=None`` without ``feature_bounds`` reads the largest row norm
@@ -360,14 +362,18 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             ),
         )  # fmt: skip
 
-    def _bound_features(self, X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...]]:
-        """X scaled by feature_bounds, or data_norm resolved (:func:`.bounds.bound_features`)."""
-        X, p, read, self._bound_rows = bound_features(X, p)
-        return X, p, read
+    def _bound_features(
+        self, X: Any, p: FitSettings
+    ) -> tuple[Any, FitSettings, tuple[str, ...], int]:
+        """X scaled by feature_bounds, or data_norm resolved, and the rows clipped to
+        feature_bounds (:func:`.bounds.bound_features`; the count is for
+        :meth:`_finish_fit`, never stored)."""
+        return bound_features(X, p)
 
-    def _finish_fit(self, p: FitSettings) -> None:
-        """Original units, clipping notice, iteration budget: :func:`.bounds.finish_fit`."""
-        finish_fit(self, p, getattr(self, "_bound_rows", 0))
+    def _finish_fit(self, p: FitSettings, clipped: int, seconds: float) -> None:
+        """Original units, the fit's statistics for whoever runs it (``clipped`` rows,
+        ``seconds``; never stored), iteration budget: :func:`.bounds.finish_fit`."""
+        finish_fit(self, p, clipped, seconds)
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
         if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
@@ -439,8 +445,10 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         targets: list[Any],
         p: FitSettings,
         not_public: tuple[str, ...] = (),
-    ) -> None:
-        """Calibrate (cached), release once per target, and store the fitted attributes.
+    ) -> tuple[int, float]:
+        """Calibrate (cached), release once per target, and store the fitted attributes;
+        returns the rows scaled down to data_norm and the seconds of the releases
+        (statistics of the private rows for :meth:`_finish_fit`: the model keeps neither).
         ``not_public``: structural choices read from the data (recorded in the certificate),
         and the model selection this fit is part of (:mod:`.selection`)."""
         not_public = (*not_public, *self._selection_not_public())
@@ -451,10 +459,12 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         self._spend(cal, not_public)  # BudgetExceededError: nothing is released
         check_time_budget(p, plan)
         rngs = _release_rngs(self.random_state, len(targets))
+        start = time.perf_counter()
         releases: list[Release] = release_targets(
             prepared.X, targets, plan, rngs, verbose=check_verbose(self.verbose), n_jobs=p.n_jobs,
             engine=p.engine, dtype=p.dtype,
         )  # fmt: skip
+        seconds = time.perf_counter() - start
         self.max_iterations_used_ = p.max_iterations
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling
@@ -464,8 +474,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             coef, intercept = W, np.zeros(W.shape[0])
         self._set_release_attributes(coef, intercept)
         self.n_iter_ = np.array([r.iterations for r in releases], dtype=np.int64)
-        self.n_clipped_ = int(prepared.n_clipped)
-        self.releases_ = releases
+        self.releases_ = [r.certified() for r in releases]  # no clipping count, no timing
         self.seeded_ = any(r.seeded for r in releases)
         if cal.method == "single":
             self.plan_ = plan
@@ -473,6 +482,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         else:
             self.plan_ = [r.plan for r in releases]
             self.certificate_ = cal.compose([r.certificate for r in releases], not_public)
+        return int(prepared.n_clipped), seconds
 
     def _calibration(self, p: FitSettings, n: int, d: int, zeta: float, k: int) -> Calibration:
         """The plan of each of the fit's k releases and how they compose (cached)."""

@@ -1,6 +1,8 @@
 """Row bounds of a fit: declared feature bounds, a declared data_norm, or (not public) the
 largest row norm read from the data; coefficients back in the units of the raw features;
-the clipping notice and the iteration-budget warning of :func:`objpert.certify.budget`.
+the clipping notice and the iteration-budget warning of :func:`objpert.certify.budget`;
+the statistics of the private rows that a fit shows to whoever runs it
+(:func:`fit_statistics`), never stored on the model.
 
 Assumption 1 of Watkins & Arora (2026) needs every row to have norm <= zeta with zeta
 public. With ``feature_bounds`` the features are clipped to their bounds and mapped onto
@@ -11,7 +13,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,9 +38,11 @@ FitSettings = Any
 
 __all__ = [
     "DATA_NORM",
+    "FitStatistics",
     "bound_features",
     "clip_for_prediction",
     "finish_fit",
+    "fit_statistics",
     "public_zeta",
 ]
 
@@ -93,10 +100,46 @@ def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str,
     return X, replace(p, data_norm=norm), (DATA_NORM,), 0
 
 
-def finish_fit(model: Any, p: FitSettings, bound_rows: int) -> None:
+@dataclass(frozen=True)
+class FitStatistics:
+    """Statistics of the private rows of one ``fit``, for whoever runs it: not covered by
+    the certificate (do not publish them) and never stored on the model or in its file.
+
+    ``n_clipped``: rows clipped to ``feature_bounds`` plus rows scaled down to
+    ``data_norm``; ``seconds``: the wall time of the fit's releases (a timing side
+    channel on the data)."""
+
+    n_clipped: int
+    seconds: float
+
+
+_RECORDS: ContextVar[tuple[list[FitStatistics], ...]] = ContextVar("fit_statistics", default=())
+
+
+@contextmanager
+def fit_statistics() -> Iterator[list[FitStatistics]]:
+    """Collect the :class:`FitStatistics` of the fits run inside the block (in this thread
+    or task), one per ``fit`` in order::
+
+        with fit_statistics() as fits:
+            model.fit(X, y)
+        print(fits[-1].n_clipped)  # a statistic of the private rows: do not publish
+
+    The model keeps none of them (a pickle of it cannot reveal them)."""
+    records: list[FitStatistics] = []
+    token = _RECORDS.set((*_RECORDS.get(), records))
+    try:
+        yield records
+    finally:
+        _RECORDS.reset(token)
+
+
+def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None:
     """After the release: ``coef_``/``intercept_`` in the units of the raw features (with
-    feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the clipping notice, and
-    the iteration-budget warning."""
+    feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the fit's statistics for
+    whoever runs it (``clipped`` rows, the releases' ``seconds``: :func:`fit_statistics`
+    and the clipping notice; never stored on the model), and the iteration-budget
+    warning."""
     if p.feature_bounds is not None:
         lo, hi = p.feature_bounds[:, 0], p.feature_bounds[:, 1]
         mid, half = lo / 2 + hi / 2, hi / 2 - lo / 2
@@ -106,10 +149,12 @@ def finish_fit(model: Any, p: FitSettings, bound_rows: int) -> None:
         shape = np.shape(model.intercept_)
         intercept = np.asarray(model.intercept_, dtype=np.float64) - shift.reshape(shape)
         model.intercept_ = intercept if np.ndim(intercept) else float(intercept)
-    model.n_clipped_ = int(model.n_clipped_) + int(bound_rows)
+    stats = FitStatistics(int(clipped), float(seconds))
+    for records in _RECORDS.get():
+        records.append(stats)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     what = "values outside feature_bounds or norms above data_norm"
-    clipping_notice(model.n_clipped_, int(plans[0].n), what, stacklevel=4)
+    clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)
     report = ceiling(plans[0], p.max_iterations)
     if report.notable:
         warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)

@@ -136,15 +136,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     certificate_ : Certificate or ComposedCertificate
         The release's certificate (binary) or the composition of the K releases.
     plan_ : Plan or list of Plan
-    releases_ : list of Release
+    releases_ : list of CertifiedRelease
+        Each release's weights, plan, certificate, iterations and seed flag (no statistic
+        of the private rows: :class:`objpert.mechanisms.perturbed_gd.CertifiedRelease`).
     max_iterations_used_ : int
         The iteration budget of the calibration: ``max_iterations``, or the steps
         ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
-    n_clipped_ : int
-        Rows clipped to ``feature_bounds`` plus rows clipped to ``data_norm`` (a data
-        statistic: not covered by the certificate; never saved).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -222,11 +221,12 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         if is_dask(X) or is_dask(y) or client is not None:
             prepared = self._prepare_dask(X, y, "classes", p, client, step_timeout)
             read: tuple[str, ...] = ()
+            bound_rows = 0  # feature_bounds are for in-memory data
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array
             data_errors("the labels cannot be classes", check_classification_targets, classes)
         else:
             X, y = self._validate_training(X, y, y_numeric=False)
-            X, p, read = self._bound_features(X, p)
+            X, p, read, bound_rows = self._bound_features(X, p)
             data_errors("the labels cannot be classes", check_classification_targets, y)
             if declared is None:
                 classes, codes = np.unique(y, return_inverse=True)
@@ -254,9 +254,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
             )
         # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
         ks = [1] if len(classes) == 2 else range(len(classes))
-        self._release(prepared, [np.where(codes == k, 1.0, -1.0) for k in ks], p, not_public)
+        targets = [np.where(codes == k, 1.0, -1.0) for k in ks]
+        clipped, seconds = self._release(prepared, targets, p, not_public)
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
-        self._finish_fit(p)
+        self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
         return self
 
     def _set_release_attributes(self, coef, intercept):

@@ -49,13 +49,11 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     n_iter_ : ndarray of shape (1,)
     certificate_ : Certificate
     plan_ : Plan
-    releases_ : list of Release
+    releases_ : list of CertifiedRelease
+        As for :class:`PrivateLogisticRegression` (no statistic of the private rows).
     max_iterations_used_ : int
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
-    n_clipped_ : int
-        Rows clipped to ``feature_bounds`` plus rows clipped to ``data_norm`` (a data
-        statistic: not covered by the certificate; never saved).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -114,11 +112,11 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self._check_budget(X, p, 1)  # before the data are read
         if is_dask(X) or is_dask(y) or client is not None:
             prepared = self._prepare_dask(X, y, "real", p, client, step_timeout)
-            self._release(prepared, [prepared.y], p)
-            self._finish_fit(p)
+            clipped, seconds = self._release(prepared, [prepared.y], p)
+            self._finish_fit(p, clipped, seconds)  # shown at fit time, never kept
             return self
         X, y = self._validate_training(X, y, y_numeric=True)
-        X, p, read = self._bound_features(X, p)
+        X, p, read, bound_rows = self._bound_features(X, p)
         prepared = prepare(
             X,
             y,
@@ -128,8 +126,8 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
             intercept_scaling=p.intercept_scaling,
             clip=p.clip,
         )
-        self._release(prepared, [prepared.y], p, read)
-        self._finish_fit(p)
+        clipped, seconds = self._release(prepared, [prepared.y], p, read)
+        self._finish_fit(p, bound_rows + clipped, seconds)
         return self
 
     def _set_release_attributes(self, coef, intercept):

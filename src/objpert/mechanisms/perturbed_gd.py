@@ -39,6 +39,7 @@ from objpert.randomness import make_rng
 
 __all__ = [
     "BatchRelease",
+    "CertifiedRelease",
     "PrivacyError",
     "Release",
     "check_plan",
@@ -68,7 +69,50 @@ class _Released:
 
 @dataclass(frozen=True)
 class Release(_Released):
-    """What a mechanism hands back: the weights (d,) and everything that certifies them."""
+    """What a mechanism hands back: the weights (d,) and everything that certifies them.
+
+    ``seconds`` and ``n_clipped`` are statistics of the private rows for the caller who
+    holds the data (the timing is a side channel): not covered by the certificate. What
+    a fitted model keeps is :meth:`certified`, without them."""
+
+    @property
+    def epsilon(self) -> float:
+        return self.certificate.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.certificate.delta
+
+    def certified(self) -> CertifiedRelease:
+        """The release without its statistics of the private rows (``seconds``,
+        ``n_clipped``): what the certificate covers."""
+        return CertifiedRelease(
+            self.weights, self.plan, self.certificate, self.iterations, self.seeded
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weights": self.weights.tolist(),
+            "plan": self.plan.to_dict(),
+            "certificate": self.certificate.to_dict(),
+            "iterations": self.iterations,
+            "seconds": self.seconds,
+            "n_clipped": self.n_clipped,
+            "seeded": self.seeded,
+        }
+
+
+@dataclass(frozen=True)
+class CertifiedRelease:
+    """A release as a fitted model keeps it (``releases_``): the weights (d,), the plan,
+    the certificate, the iteration count (the plan's N) and whether a testing seed drew
+    the noise. No statistic of the private rows: no clipping count, no timing."""
+
+    weights: np.ndarray
+    plan: Any
+    certificate: Any
+    iterations: int
+    seeded: bool
 
     @property
     def epsilon(self) -> float:
@@ -84,8 +128,6 @@ class Release(_Released):
             "plan": self.plan.to_dict(),
             "certificate": self.certificate.to_dict(),
             "iterations": self.iterations,
-            "seconds": self.seconds,
-            "n_clipped": self.n_clipped,
             "seeded": self.seeded,
         }
 

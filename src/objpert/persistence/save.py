@@ -59,10 +59,9 @@ def _params(model: Any) -> dict[str, Any]:
 
 
 def _release_records(model: Any, plans: list[Plan]) -> list[dict[str, Any]]:
-    """Per release: its iteration count and whether a testing seed drew its noise.
-
-    Not its ``n_clipped`` (a statistic of the private data) nor its ``seconds`` (timing
-    is a side channel)."""
+    """Per release: its iteration count and whether a testing seed drew its noise (a
+    fitted model's ``releases_`` hold no statistic of the private rows to strip: no
+    clipping count, no timing)."""
     releases = getattr(model, "releases_", None)
     if releases is not None:
         records = [{"iterations": int(r.iterations), "seeded": bool(r.seeded)} for r in releases]
