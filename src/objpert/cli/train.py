@@ -24,17 +24,12 @@ from objpert.cli.output import console, emit, kv_table
 from objpert.errors import check_open_unit, check_positive
 
 __all__ = [
-    "DATA_STATISTICS_NOTE",
     "add_parser",
     "check_labels_for_loss",
     "check_writable",
     "cmd_train",
     "parse_classes",
 ]
-
-DATA_STATISTICS_NOTE = (
-    "statistics of the private training data: not covered by the certificate; do not publish"
-)
 
 
 def check_writable(out: str) -> None:
@@ -172,20 +167,14 @@ def cmd_train(args: argparse.Namespace) -> int:
         save(model, args.out, key=key)
         payload["model"] = args.out
         payload["signed"] = key is not None or _env_key_set()
-    # statistics of the private rows: the terminal only (stderr), labelled, unless asked for
+    # statistics of the private rows: the terminal only (stderr), labelled; never in --json
     console(stderr=True).print(
         kv_table(
             "Private data statistics: NOT covered by the certificate (do not publish)",
             {f"{k} (not covered by the certificate)": v for k, v in statistics.items()},
         )
     )
-    if args.include_data_statistics:
-        payload["data_statistics"] = {"note": DATA_STATISTICS_NOTE, **statistics}
-    flat = {
-        k: v
-        for k, v in payload.items()
-        if k not in ("certificate", "data_statistics", "not_public")
-    }
+    flat = {k: v for k, v in payload.items() if k not in ("certificate", "not_public")}
     for key in ("iterations", "sigma", "mu"):  # one value per release: shown once if equal
         values = sorted(set(payload[key]))
         flat[key] = values[0] if len(values) == 1 else ", ".join(f"{v:.4g}" for v in values)
@@ -240,14 +229,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="sign the model file with HMAC-SHA-256 under the raw bytes of FILE (one "
         f"trailing newline stripped); default: the value of {KEY_ENV}, if set",
-    )
-    p.add_argument(
-        "--include-data-statistics",
-        action="store_true",
-        help="also put the statistics of the private training data (training accuracy or "
-        "R^2, rows clipped) in the --json output; they are not covered by the certificate "
-        "(do not publish them) and are never written to the model file. Without this flag "
-        "they are printed to stderr only",
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_train)
