@@ -171,18 +171,20 @@ def test_exact_minimiser_pld_is_below_the_profile(loss_name, y1, y2):
         assert 0.0 < brute <= folded_gaussian_delta(eps, t, c0)
 
 
-def test_kifer_plan_on_an_actual_pair():
-    """At Kifer's ridge floor and sigma (sum form lambda = 2 L2 / epsilon, s from its closed
-    form), where the profile certifies only 7.3e-5, an actual replace-one pair (robust
-    loss, labels +-40: gradient difference 2 over the noise's range) has delta about 1e-9,
-    below the target 1e-6: both bounds hold there, the profile is loose."""
-    from objpert.certify.peers.kifer import lop_noise
-
-    eps, target = 1.0, 1e-6
-    lam, s = 2.0 / eps, lop_noise(1.0, eps, target)
-    brute = exact_minimiser_pld_delta("robust", 40.0, -40.0, lam, s, eps)
-    assert 1e-10 < brute < 1e-8 < target
-    assert folded_gaussian_delta(eps, 2.0 / s, math.log1p(1.0 / lam)) > 50 * target
+def test_profile_certifies_at_most_half_of_kifers_delta_from_its_floor():
+    """At mu >= Kifer's floor 2 L2 zeta^2 / (n epsilon) and Kifer's sigma (at the replace-one
+    sensitivity 2 L1 zeta) the profile certifies at most half of Kifer's delta: its Jacobian
+    term is at most log(1 + epsilon / 2) <= epsilon / 2, and Kifer's sigma keeps the
+    Gaussian term t^2/2 + t|Z| <= epsilon / 2 except with probability
+    2 Q(sqrt(2 log(2/delta))) <= delta / 2 (the argument in objpert.certify.peers.lop)."""
+    for n in (100, 2000, 10**6):
+        for eps in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0):
+            for delta in (1e-3, 1e-6, 1e-9, 1e-12):
+                mu_min, s_k = lop_mean_form(n, 1.0, 0.25, eps, delta)
+                kifer = lop_delta(n, 1.0, s_k, eps)
+                assert kifer == pytest.approx(delta, rel=1e-9)
+                for factor in (1.0, 1.5, 3.0):
+                    assert exact_lop_delta(n, 1.0, 0.25, factor * mu_min, s_k, eps) <= kifer / 2
 
 
 def test_example_48_reproduces_the_reference_number():
@@ -235,9 +237,8 @@ def test_calibration_is_the_smallest_certifying_sigma_and_epsilon_inverts():
 
 def test_kifer_is_never_tighter_from_ten_times_its_ridge_floor():
     """At the same constants with mu >= 10 (2 L2 zeta^2 / (n epsilon)) the profile certifies a
-    smaller delta at Kifer's sigma and needs a smaller sigma. (Nearer Kifer's floor the
-    closed form is tighter: the profile's worst-case Jacobian term log(1 + L2 zeta^2/(n mu))
-    is then about epsilon / 2; the planners' ``tightest`` accountant takes the better.)"""
+    smaller delta at Kifer's sigma and needs a smaller sigma (as it does from the floor on:
+    the tests above and below)."""
     n, g, beta = 2000, 1.0, 0.25
     for eps in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0):
         for delta in (1e-3, 1e-6, 1e-9, 1e-12):
@@ -248,14 +249,17 @@ def test_kifer_is_never_tighter_from_ten_times_its_ridge_floor():
                 assert calibrate_exact_lop(n, g, beta, mu, eps, delta) < s_k
 
 
-def test_at_kifers_floor_the_closed_form_is_tighter():
-    """The reversal the planners account for: at mu = 2 L2 zeta^2 / (n epsilon) Kifer's sigma
-    is smaller, and ``tightest`` takes it."""
+def test_at_kifers_floor_the_profile_is_tighter():
+    """At mu = 2 L2 zeta^2 / (n epsilon) the profile's sigma is below Kifer's (at the
+    replace-one sensitivity), and ``tightest`` takes it; ``kifer`` gives Kifer's."""
     n, eps, delta = 2000, 1.0, 1e-6
     mu_min, s_k = lop_mean_form(n, 1.0, 0.25, eps, delta)
-    assert calibrate_exact_lop(n, 1.0, 0.25, mu_min, eps, delta) > s_k
+    s_p = calibrate_exact_lop(n, 1.0, 0.25, mu_min, eps, delta)
+    assert s_p < s_k
     plan = plan_lop("logistic", n=n, d=5, zeta=1.0, epsilon=eps, delta=delta)
-    assert plan.calibration == "kifer" and plan.sigma == pytest.approx(s_k, rel=1e-12)
+    assert plan.calibration == "profile" and plan.sigma == pytest.approx(s_p, rel=1e-12)
+    kifer = plan_lop("logistic", n=n, d=5, zeta=1.0, epsilon=eps, delta=delta, accountant="kifer")
+    assert kifer.calibration == "kifer" and kifer.sigma == pytest.approx(s_k, rel=1e-12)
 
 
 # ---------------------------------------------------------------- the planners

@@ -107,9 +107,10 @@ def grid_delta(epsilon, sens, sigma, d=D, steps=1):
 
 
 def test_lop_plan_matches_kifer_formula():
-    plan = plan_for("lop")
+    plan = plan_for("lop", accountant="kifer")
     g, smooth = 1.0, 0.25  # logistic: L1 zeta, L2 zeta^2 at zeta = 1
-    sigma = g * math.sqrt(8 * math.log(2 / DELTA) + 4 * EPS) / (N * EPS)
+    # Kifer et al. (2012), Theorem 2, at the replace-one sensitivity 2 g
+    sigma = 2 * g * math.sqrt(8 * math.log(2 / DELTA) + 4 * EPS) / (N * EPS)
     assert plan.sigma == pytest.approx(sigma, rel=1e-10) and plan.sigma >= sigma
     assert plan.mu == pytest.approx(2 * smooth / (N * EPS), rel=1e-15)
     cert = plan.certificate
@@ -120,6 +121,9 @@ def test_lop_plan_matches_kifer_formula():
     assert "exact minimiser" in cert.details["guarantee"]
     # the inverse of the noise formula
     assert cpeers.lop_delta(N, g, sigma, EPS) == pytest.approx(DELTA, rel=1e-9)
+    # the default takes the exact profile, tighter at Kifer's floor
+    best = plan_for("lop")
+    assert best.calibration == "profile" and best.mu == plan.mu and best.sigma < plan.sigma
 
 
 def test_lop_mu_is_max_of_requested_and_minimum():
@@ -129,9 +133,9 @@ def test_lop_mu_is_max_of_requested_and_minimum():
 
 
 def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
-    plan = plan_for("lop_clip")
+    plan = plan_for("lop_clip", accountant="kifer")
     c = 0.5
-    sigma = c * math.sqrt(8 * math.log(2 / DELTA) + 4 * EPS) / (N * EPS)
+    sigma = 2 * c * math.sqrt(8 * math.log(2 / DELTA) + 4 * EPS) / (N * EPS)
     assert plan.sigma == pytest.approx(sigma, rel=1e-10)
     assert plan.mu == pytest.approx(2 * 0.25 / (N * EPS), rel=1e-15)
     assert plan.certificate.constants["gradient_bound"] == c
@@ -214,13 +218,13 @@ def test_output_perturbation_formula():
 
 @pytest.mark.parametrize("calib", ["analytic", "classical"])
 def test_amp_formula(calib):
-    plan = plan_for("amp", calibration=calib, gamma=1e-8)
+    plan = plan_for("amp", calibration=calib, gamma=1e-8, accountant="kifer")
     cert = plan.certificate
     eps1, eps2 = plan.epsilon_objective, plan.epsilon_output
     assert eps2 == pytest.approx(0.01 * EPS) and eps1 + eps2 <= EPS
     assert plan.delta_objective + plan.delta_output <= DELTA
-    # objective part: Kifer et al. at (eps1, delta1)
-    sigma1 = math.sqrt(8 * math.log(2 / plan.delta_objective) + 4 * eps1) / (N * eps1)
+    # objective part: Kifer et al. at (eps1, delta1), replace-one sensitivity 2 L1 zeta = 2
+    sigma1 = 2 * math.sqrt(8 * math.log(2 / plan.delta_objective) + 4 * eps1) / (N * eps1)
     assert plan.sigma == pytest.approx(sigma1, rel=1e-10)
     assert plan.mu == pytest.approx(2 * 0.25 / (N * eps1), rel=1e-15)
     # output part: sensitivity 2 gamma / mu (+ the grid's), discrete Gaussian at (eps2, delta2)

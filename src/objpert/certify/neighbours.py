@@ -21,15 +21,16 @@ the privacy loss for a gradient difference of norm zeta, so objpert evaluates it
 2 zeta (:mod:`objpert.certify.peers.kifer`).
 
 Not every factor 2 in a certificate is this one: two points that each lie within r of a
-shared point are within 2 r of each other whatever the relation (AMP's and QOP's output
-noise for an inexact solve); :func:`shared_point_sensitivity` names that factor.
+reference point are within 2 r of each other beyond the references' own distance, whatever
+the relation (the solver's stopping error in output perturbation's and AMP's output
+noise); :func:`two_radii` names that factor.
 """
 
 from __future__ import annotations
 
 from objpert.errors import check_nonnegative
 
-__all__ = ["REPLACE_ONE", "replace_one_sensitivity", "shared_point_sensitivity"]
+__all__ = ["REPLACE_ONE", "replace_one_sensitivity", "two_radii"]
 
 #: The neighbouring relation of every objpert certificate: same n, one row replaced.
 REPLACE_ONE = "replace-one"
@@ -42,7 +43,8 @@ def replace_one_sensitivity(per_row_bound: float) -> float:
     return 2.0 * check_nonnegative("per_row_bound", per_row_bound)
 
 
-def shared_point_sensitivity(radius: float) -> float:
-    """2 r: the distance bound of two points each within ``radius`` r of one shared point
-    (a triangle inequality; independent of the neighbouring relation)."""
+def two_radii(radius: float) -> float:
+    """2 r: how much farther apart two points can be than their reference points when
+    each lies within ``radius`` r of its own (a triangle inequality; independent of the
+    neighbouring relation)."""
     return 2.0 * check_nonnegative("radius", radius)

@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 
 from objpert.certify.certificate import Certificate
+from objpert.certify.neighbours import two_radii
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.certify.peers.lop import SOURCES, objective_delta, objective_noise
 from objpert.certify.peers.names import gaussian_calibration
@@ -85,8 +86,9 @@ def plan_amp(
     Output part: the exact minimiser w* is (epsilon1, delta1)-DP; given w* (and the data),
     the noise b = -grad F(w*; S) and hence the deterministic solver's output are fixed, and
     for neighbours sharing w* the two approximate minimisers lie within gamma/mu of w*:
-    sensitivity 2 gamma / mu. The output noise b2 is the grid discrete Gaussian
-    (:func:`~.discrete.grid_noise`, k = ``grid_bits``): sensitivity 2 gamma / mu +
+    sensitivity 2 gamma / mu (:func:`~objpert.certify.neighbours.two_radii`, a triangle
+    inequality whatever the neighbouring relation). The output noise b2 is the grid
+    discrete Gaussian (:func:`~.discrete.grid_noise`, k = ``grid_bits``): sensitivity 2 gamma / mu +
     gamma_grid sqrt(d) (:func:`~.discrete.grid_sensitivity`), delta2 from Canonne, Kamath
     & Steinke (2020), Theorem 14 and Corollary 13; output_sigma is the smallest on-grid
     scale with delta2 <= its share (``calibration="analytic"``; the old name ``"exact"``
@@ -105,7 +107,7 @@ def plan_amp(
     )
     gamma_val = solver_tolerance(gamma, g)
     bits = check_grid_bits(grid_bits)
-    sens = 2.0 * gamma_val / mu_val
+    sens = two_radii(gamma_val / mu_val)
     sigma2 = grid_gaussian_sigma(calibration, sens, inputs.d, eps2, delta2, bits)
     plan = inputs.draft(
         "amp",
@@ -146,7 +148,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
     delta1, reasons, objective = objective_delta(
         plan.objective_accountant, plan, g, smooth, eps1, plan.delta_objective, "epsilon1"
     )
-    sens_out = 2.0 * gamma / plan.mu
+    sens_out = two_radii(gamma / plan.mu)
     grid = grid_details(sens_out, out_sigma, plan.d, plan.grid_bits)
     delta2 = cdp_delta(grid["rho"], eps2)
     details = {

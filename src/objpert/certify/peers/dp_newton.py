@@ -5,10 +5,12 @@ objective F(w) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2, where g~_k is th
 gradient plus N(0, s_g^2 I_d) and H~_k the Hessian plus a symmetric Gaussian matrix
 (its upper triangle, diagonal included, i.i.d. N(0, s_H^2)): the noisy Newton method of
 Avella-Medina, Bradshaw & Loh (2023), on the GLM losses of objpert (bounded l': the
-bounded-influence condition of their privacy analysis). Replace-one sensitivities, from
+bounded-influence condition of their privacy analysis). Replace-one
+(:mod:`objpert.certify.neighbours`) sensitivities, from
 the public constants alone (n public, ||x|| <= zeta, |l'| <= L1, 0 <= l'' <= L2):
 
-* gradient: (1/n)(l'_i x_i - l'_j x'_j) has norm <= 2 L1 zeta / n (the ridge term mu w is
+* gradient: (1/n)(l'_i x_i - l'_j x'_j) has norm <= 2 L1 zeta / n
+  (:func:`~objpert.certify.neighbours.replace_one_sensitivity`; the ridge term mu w is
   the same on both datasets);
 * Hessian: (1/n)(A - B) with A = l''_i x_i x_i^T, B = l''_j x'_j x'_j^T positive
   semidefinite of Frobenius norm <= L2 zeta^2 each, so ||A - B||_F^2 =
@@ -29,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from objpert.certify.certificate import Certificate
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.dp_sgd import checked_inputs, finish_plan, peer_plan_as
 from objpert.certify.peers.names import continuous_accountant
 from objpert.certify.peers.noisy_gd_accounting import calibrate_noise_multiplier, noisy_gd_epsilon
@@ -71,7 +74,8 @@ class DPNewtonPlan(PeerPlan):
 def newton_sensitivities(inputs: PeerInputs) -> tuple[float, float]:
     """(gradient, Hessian) replace-one l2 / Frobenius sensitivities: 2 L1 zeta / n and
     sqrt(2) L2 zeta^2 / n (derived in the module docstring)."""
-    return 2.0 * inputs.gradient_bound / inputs.n, math.sqrt(2.0) * inputs.smoothness / inputs.n
+    gradient = replace_one_sensitivity(inputs.gradient_bound) / inputs.n
+    return gradient, math.sqrt(2.0) * inputs.smoothness / inputs.n
 
 
 def certify_dp_newton(plan: DPNewtonPlan) -> Certificate:

@@ -4,11 +4,12 @@ T steps, each on a batch that contains every row independently with probability
 q = b / n (b the public expected batch size), of the sum of the per-example gradients
 clipped to norm C plus N(0, z^2 C^2 I) (Abadi et al. 2016, Algorithm 1; z the noise
 multiplier). Under replace-one neighbours with n public (the relation of every objpert
-certificate: docs/threat-model.md) one step is the Poisson-subsampled Gaussian mechanism
-whose dominating pair is (1 - q) N(0, z^2) + q N(-1, z^2) against
-(1 - q) N(0, z^2) + q N(1, z^2) (Zhu, Dong & Wang 2022, the substitution relation under
-Poisson subsampling; dp-accounting's ``NeighboringRelation.REPLACE_ONE``, whose
-"sensitivity" 1 is the norm bound C of one row's contribution, a shift of 2 C at q = 1).
+certificate: :mod:`objpert.certify.neighbours`, docs/threat-model.md) one step is the
+Poisson-subsampled Gaussian mechanism whose dominating pair is (1 - q) N(0, z^2) + q
+N(-1, z^2) against (1 - q) N(0, z^2) + q N(1, z^2) (Zhu, Dong & Wang 2022, the
+substitution relation under Poisson subsampling; dp-accounting's
+``NeighboringRelation.REPLACE_ONE``, whose "sensitivity" 1 is the norm bound C of one
+row's contribution, a shift of 2 C at q = 1).
 The T adaptively composed steps are accounted by the self-composition of that privacy
 loss distribution (Koskela, Jalko & Honkela 2020; Doroshenko et al. 2022, the
 connect-the-dots pessimistic discretisation of dp-accounting), the accountant of Opacus
@@ -27,6 +28,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from objpert.certify.certificate import Certificate
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian
 from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
@@ -261,8 +263,10 @@ def plan_dp_sgd(
         except ParameterError:  # the arguments are valid: only a PLD too large to build
             return False  # is refused, at a z too small (more noise is never less private)
 
-    # a start near the answer: twice q times the full-batch calibration (sensitivity 2C)
-    start = max(MIN_NOISE_MULTIPLIER, 2.0 * q * calibrate_gaussian(math.sqrt(T), epsilon, delta))
+    # a start near the answer: q times the full-batch calibration at the replace-one
+    # sensitivity 2C (per unit C)
+    full = q * calibrate_gaussian(math.sqrt(T), epsilon, delta)
+    start = max(MIN_NOISE_MULTIPLIER, replace_one_sensitivity(full))
     z = smallest_passing(ok, start, limit=1e12, rtol=1e-6)
     draft = inputs.draft(
         "dp_sgd", mu=mu_val, sigma=z, calibration="pld", iterations=T, eta=eta_val,

@@ -1,19 +1,23 @@
 """LOP: Gaussian linear objective perturbation with the exact minimiser.
 
 Chaudhuri, Monteleoni & Sarwate (2011) with Gaussian noise z ~ N(0, sigma^2 I) on the mean
-form F + <z, w>, per-sample gradient bound g = L1 zeta and smoothness L2 zeta^2. Two
-accountants (:data:`~.names.LOP_ACCOUNTANTS`), the plan's ``calibration``:
+form F + <z, w>, per-sample gradient bound g = L1 zeta and smoothness L2 zeta^2; under
+replace-one neighbours (:mod:`objpert.certify.neighbours`) the first-order condition has
+sensitivity 2 g / n. Two accountants (:data:`~.names.LOP_ACCOUNTANTS`), the plan's
+``calibration``:
 
 * ``profile``: the exact minimiser's privacy profile (Redberg, Koskela & Wang 2023,
   Section 3; :mod:`.redberg`), sigma the smallest that certifies by bisection, any ridge
   mu > 0 (the default is Kifer's floor below);
 * ``kifer``: the closed form of Kifer, Smith & Thakurta (2012, Theorem 2; :mod:`.kifer`),
-  mu >= 2 L2 zeta^2 / (n epsilon), sigma = g sqrt(8 log(2/delta) + 4 epsilon) / (n epsilon);
+  mu >= 2 L2 zeta^2 / (n epsilon), sigma = 2 g sqrt(8 log(2/delta) + 4 epsilon) /
+  (n epsilon), at the replace-one sensitivity 2 g;
 * ``tightest`` (the planners' default): mu raised to Kifer's floor, then whichever of the
-  two gives the smaller sigma at that mu. Near Kifer's ridge floor the closed form wins
-  (the profile's worst-case Jacobian term log(1 + L2 zeta^2 / (n mu)) then takes about
-  epsilon / 2); from a few times the floor the profile does (at every epsilon in
-  [0.01, 10] and delta in [1e-12, 1e-3] from ten times it).
+  two gives the smaller sigma at that mu. At mu >= Kifer's floor that is the profile:
+  c0 = log(1 + L2 zeta^2 / (n mu)) <= epsilon / 2, and Kifer's sigma makes
+  t^2/2 + t |Z| <= epsilon / 2 except with probability 2 Q(sqrt(2 log(2/delta))) <=
+  delta / 2, so the profile certifies at most half of Kifer's delta at Kifer's sigma.
+  The closed form stays available as ``kifer``.
 
 The objective noise enters the objective and is never published added to a value: it
 stays continuous.
@@ -77,8 +81,8 @@ def objective_noise(
     (epsilon, delta). ``kifer``: :func:`~.kifer.lop_mean_form`, mu raised to its floor
     2 L2 zeta^2 / (n epsilon). ``profile``: mu as given (that floor when None), sigma by
     :func:`~.redberg.calibrate_exact_lop`. ``tightest``: mu raised to Kifer's floor, then
-    the accountant with the smaller sigma at that mu; both are functions of the public
-    constants alone."""
+    the accountant with the smaller sigma at that mu (the profile: module docstring); both
+    are functions of the public constants alone."""
     name = lop_accountant(accountant)
     mu_min, sigma_kifer = lop_mean_form(n, grad_bound, smoothness, epsilon, delta)
     if name == "profile":
@@ -166,7 +170,8 @@ def plan_lop(
     (Redberg et al. 2023, Section 3; :func:`~.redberg.exact_lop_delta`) certifies the
     target at the plan's mu (``mu``, by default 2 L2 zeta^2 / (n epsilon)).
     ``accountant="kifer"``: (mu_min, sigma) = lop_mean_form(n, L1 zeta, L2 zeta^2, epsilon,
-    delta) (Kifer et al. 2012, Theorem 2), mu = max(mu, mu_min). ``"tightest"`` (default):
+    delta) (Kifer et al. 2012, Theorem 2, at the replace-one sensitivity 2 L1 zeta),
+    mu = max(mu, mu_min). ``"tightest"`` (default):
     mu = max(mu, mu_min) and the smaller sigma of the two there (:func:`objective_noise`);
     the plan's ``calibration`` names the accountant that certifies it. The guarantee is for
     the *exact* minimiser of F + <z, w>; ``tolerance`` (gradient norm, default 1e-9 L1 zeta) is the

@@ -3,8 +3,9 @@
 Redberg, Koskela & Wang (2023): the clipped objective is again a convex GLM with
 per-sample gradients of norm <= c and rank-one per-sample Hessians of norm <= L2 zeta^2,
 so both accountants of :mod:`.lop` (the exact-minimiser profile of Redberg et al. 2023,
-Section 3, and Kifer et al. 2012, Theorem 2) hold with c in place of L1 zeta, and the loss
-need not have a bounded l'.
+Section 3, and Kifer et al. 2012, Theorem 2) hold with c in place of L1 zeta: replace-one
+sensitivity 2 c (:func:`~objpert.certify.neighbours.replace_one_sensitivity`), and the
+loss need not have a bounded l'.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def plan_lop_clip(
     gradients of norm <= c and rank-one Hessians of norm <= L2 zeta^2. Both accountants of
     :func:`~.lop.plan_lop` then hold with c in place of L1 zeta (``accountant="profile"``,
     the exact privacy profile; ``"kifer"``: mu_min = 2 L2 zeta^2/(n epsilon),
-    sigma = c sqrt(8 log(2/delta) + 4 epsilon)/(n epsilon); ``"tightest"``, the default,
-    the smaller sigma of the two). The loss need not have a
+    sigma = 2 c sqrt(8 log(2/delta) + 4 epsilon)/(n epsilon) at the replace-one
+    sensitivity 2 c; ``"tightest"``, the default, the smaller sigma of the two). The loss
+    need not have a
     bounded l' (the squared loss is accepted). The released point is the exact minimiser of
     the *clipped* objective (a different estimator from LOP's unless nothing is clipped).
     """

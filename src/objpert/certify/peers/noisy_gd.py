@@ -10,6 +10,7 @@ T rho-zCDP in all (Bun & Steinke 2016, Lemma 2.3), converted to (epsilon, delta)
 from __future__ import annotations
 
 from objpert.certify.certificate import Certificate
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.discrete import GRID_BITS, calibrate_discrete_gaussian, check_grid_bits
 from objpert.certify.peers.names import accountant as accountant_name
 from objpert.certify.peers.plan import (
@@ -59,7 +60,8 @@ def plan_noisy_gd(
     (gamma, s) = :func:`~.discrete.grid_noise` (sigma)); release w_T = -eta (g_1 + ... + g_T).
 
     Each step is a grid discrete Gaussian on the mean gradient, whose replace-one
-    sensitivity is 2 L1 zeta / n (the ridge term is data-independent given w), plus
+    sensitivity is 2 L1 zeta / n (:func:`~objpert.certify.neighbours.replace_one_sensitivity`
+    of the per-row bound L1 zeta, over n; the ridge term is data-independent given w), plus
     gamma sqrt(d) for the rounding (:func:`~.discrete.grid_sensitivity`): rho-zCDP by
     Canonne, Kamath & Steinke (2020), Theorem 14; the T adaptively composed steps are
     T rho-zCDP (Bun & Steinke 2016, Lemma 2.3) and the release is post-processing. sigma is
@@ -78,7 +80,7 @@ def plan_noisy_gd(
     mu_val = check_nonnegative("mu", mu)
     eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else check_positive("eta", eta)
     name = accountant_name(accountant)
-    sens = 2.0 * inputs.gradient_bound / inputs.n
+    sens = replace_one_sensitivity(inputs.gradient_bound) / inputs.n
     bits = check_grid_bits(grid_bits)
     report = "delta" if name == "zcdp" else "epsilon"
     sigma = calibrate_discrete_gaussian(
@@ -97,7 +99,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
     reasons = []
     if T > NOISY_GD_MAX_ITERATIONS:
         reasons.append(f"T = {T} > 2^21 steps (the int64 sum of the grid steps)")
-    sens = 2.0 * g / plan.n
+    sens = replace_one_sensitivity(g) / plan.n
     grid = grid_details(sens, plan.sigma, plan.d, plan.grid_bits)
     rho = T * grid["rho"]
     if accountant_name(plan.calibration) == "zcdp":

@@ -1,7 +1,8 @@
 """Output perturbation of the regularised minimiser (Chaudhuri, Monteleoni & Sarwate
 2011, Section 4), with discrete Gaussian noise on a grid (:mod:`.discrete`).
 
-The L2 sensitivity of the minimiser is 2 L1 zeta / (n mu) (plus the solver's stopping
+The L2 sensitivity of the minimiser under replace-one neighbours
+(:mod:`objpert.certify.neighbours`) is 2 L1 zeta / (n mu) (plus the solver's stopping
 error), and the rounding to the grid adds gamma sqrt(d).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 
 from objpert.certify.certificate import Certificate
+from objpert.certify.neighbours import replace_one_sensitivity, two_radii
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.certify.peers.names import gaussian_calibration
 from objpert.certify.peers.plan import (
@@ -62,17 +64,19 @@ def default_output_mu(
 def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 0.0) -> float:
     """L2 sensitivity of an approximate minimiser of the mean-form objective.
 
-    Exact minimisers of neighbouring objectives differ by at most 2 L1 zeta / (n mu)
-    (Chaudhuri et al. 2011, Corollary 8, in mean form: the objectives differ by a
-    (2 L1 zeta / n)-Lipschitz function and F is mu-strongly convex). A deterministic solver
-    stopped at ||grad F(w)|| <= tolerance is within tolerance / mu of the exact minimiser,
-    so its output has sensitivity (2 L1 zeta / n + 2 tolerance) / mu.
+    Exact minimisers of replace-one neighbouring objectives differ by at most
+    2 L1 zeta / (n mu) (Chaudhuri et al. 2011, Corollary 8, in mean form: the objectives
+    differ by a (2 L1 zeta / n)-Lipschitz function,
+    :func:`~objpert.certify.neighbours.replace_one_sensitivity` of L1 zeta over n, and F
+    is mu-strongly convex). A deterministic solver stopped at ||grad F(w)|| <= tolerance
+    is within tolerance / mu of the exact minimiser, so its output has sensitivity
+    (2 L1 zeta / n + 2 tolerance) / mu (:func:`~objpert.certify.neighbours.two_radii`).
     """
     n = check_int("n", n, 1)
     grad_bound = check_nonnegative("grad_bound", grad_bound)
     mu = check_positive("mu", mu)
     tolerance = check_nonnegative("tolerance", tolerance)
-    value = (2.0 * grad_bound / n + 2.0 * tolerance) / mu
+    value = (replace_one_sensitivity(grad_bound) / n + two_radii(tolerance)) / mu
     if not math.isfinite(value):
         raise ParameterError(
             f"the output sensitivity overflows: mu = {mu!r} is too small for grad_bound "

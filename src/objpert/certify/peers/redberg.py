@@ -7,7 +7,8 @@ b ~ N(0, s^2 I), unconstrained. The first-order condition b = -grad(J_S - <b, .>
 is a bijection, so the release has density phi_s(b_S(theta)) det(H_S(theta) + lambda I)
 and the privacy loss at theta splits into a Gaussian ratio and a log-determinant ratio.
 
-For objpert's replace-one neighbours S = S0 + {(x, y)}, S' = S0 + {(x', y')} with
+For objpert's replace-one neighbours (:mod:`objpert.certify.neighbours`)
+S = S0 + {(x, y)}, S' = S0 + {(x', y')} with
 ||x||, ||x'|| <= zeta, |l'| <= g / zeta and 0 <= l'' <= beta / zeta^2:
 
 * the log-determinant ratio is (1 + a x^T A^-1 x) / (1 + a' x'^T A^-1 x') with
@@ -17,7 +18,9 @@ For objpert's replace-one neighbours S = S0 + {(x, y)}, S' = S0 + {(x', y')} wit
   v = l'(x) x - l'(x') x', the Gaussian ratio is (2 <b, v> + ||v||^2) / (2 s^2), convex in
   the two derivatives, so at most its largest value over the corners |l'| = g / zeta (a
   row shorter than zeta acts as a smaller box of derivatives at full norm). For
-  collinear x, x' this is (Delta^2 + 2 Delta |W|) / (2 s^2), Delta = 2 g, W ~ N(0, s^2):
+  collinear x, x' this is (Delta^2 + 2 Delta |W|) / (2 s^2), W ~ N(0, s^2), at the
+  replace-one sensitivity Delta = 2 g
+  (:func:`~objpert.certify.neighbours.replace_one_sensitivity`):
   the folded Gaussian of Redberg et al. (2023); for x, x' at an angle it is the larger of
   two independent folded Gaussians with sensitivities Delta cos(psi/2), Delta sin(psi/2)
   (psi the angle between x and x'), whose
@@ -47,6 +50,7 @@ import math
 import warnings
 
 from objpert.certify.gaussian import gaussian_profile
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.bisection import smallest_passing
 from objpert.errors import (
     ParameterError,
@@ -96,7 +100,8 @@ def exact_lop_constants(
     mu = check_positive("mu", mu)
     sigma = check_positive("sigma", sigma)
     why = f"grad_bound {g:g} over n sigma = {n:g} x {sigma:g}"
-    t = check_computed("the sensitivity ratio t = 2 g / (n sigma)", 2.0 * g / (n * sigma), why)
+    sens = replace_one_sensitivity(g)
+    t = check_computed("the sensitivity ratio t = 2 g / (n sigma)", sens / (n * sigma), why)
     c0 = math.log1p(beta / (n * mu))
     if not math.isfinite(c0):
         raise ParameterError(
@@ -155,7 +160,8 @@ def calibrate_exact_lop(
     def ok(s: float) -> bool:
         return exact_lop_delta(n, grad_bound, smoothness, mu, s, epsilon) <= delta
 
-    start = 2.0 * check_positive("grad_bound", grad_bound) / check_int("n", n, 1)
+    g = check_positive("grad_bound", grad_bound)
+    start = replace_one_sensitivity(g) / check_int("n", n, 1)
     return smallest_passing(
         ok, start, unreachable=f"no sigma certifies (epsilon={epsilon:g}, delta={delta:g})"
     )
