@@ -5,6 +5,7 @@ calibrates noise, regularisation and iteration counts from public constants,
 following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
 """
 
+from objpert import forksafe as _forksafe  # noqa: F401 (installs the fork handlers)
 from objpert.certify import Certificate, Plan, calibrate, problem
 from objpert.errors import (
     ObjpertError,

@@ -18,8 +18,8 @@ pay is computed in the caller's thread.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import os
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -48,14 +48,14 @@ _POOL_LOCK = threading.Lock()
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
-def _forget_pools() -> None:
-    """In a forked child: the parent's pool threads do not exist here; start afresh."""
+def _after_fork_in_child() -> None:
+    """In a forked child (called by :mod:`objpert.forksafe`): the parent's pool threads do
+    not exist here, so the pools are forgotten (started afresh on use) with their lock;
+    the BLAS limit of a sweep that was running in another thread is lifted."""
     global _POOL_LOCK
     _POOL_LOCK = threading.Lock()
     _POOLS.clear()
-
-
-os.register_at_fork(after_in_child=_forget_pools)
+    _SINGLE_THREADED_BLAS.after_fork_in_child()
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -103,6 +103,15 @@ class _SingleThreadedBlas:
                 if self._depth == 0:
                     self._limiter.__exit__(None, None, None)
                     self._owner = self._limiter = None
+
+    def after_fork_in_child(self) -> None:
+        """A fresh lock; a limit set by a thread that does not exist in this forked child
+        is restored (that thread will never leave its sweep here)."""
+        self._lock = threading.Lock()
+        if self._owner is not None and self._owner != threading.get_ident():
+            limiter, self._owner, self._limiter, self._depth = self._limiter, None, None, 0
+            with contextlib.suppress(Exception):  # threadpoolctl refused: BLAS stays at 1
+                limiter.__exit__(None, None, None)
 
 
 _SINGLE_THREADED_BLAS = _SingleThreadedBlas()

@@ -290,12 +290,10 @@ _PARALLEL_LOCK = threading.Lock()
 _POOL_STARTED_IN: int | None = None
 
 
-def _new_lock_after_fork() -> None:
+def _after_fork_in_child() -> None:
+    """In a forked child (called by :mod:`objpert.forksafe`): a fresh launch lock."""
     global _PARALLEL_LOCK
     _PARALLEL_LOCK = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def parallel_kernel(

@@ -10,15 +10,15 @@ fix its rounding, so they are part of the kernels' results. numba's disk cache o
 function is keyed on its own source file: after editing only a callee in another file
 (:mod:`.exponential`, :mod:`.simd`), delete this package's ``__pycache__/*.nb[ic]``.
 
-Builds and warm-ups hold :data:`LOCK`. Fork safety: the before-fork handler registered
-here takes :data:`LOCK` and numba's compiler lock (waiting for a build or compile running
-in another thread to finish) and the after-fork handlers release them in parent and
-child, so a child is never left with a lock held by a thread it does not have.
+Builds and warm-ups hold :data:`LOCK`. Fork safety: before a fork, :mod:`objpert.forksafe`
+calls :func:`_before_fork`, which takes :data:`LOCK` and numba's compiler lock (waiting
+for a build or compile running in another thread to finish), and :func:`_after_fork`
+releases them in parent and child, so a child is never left with a lock held by a thread
+it does not have.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import types
@@ -296,6 +296,8 @@ _HELD: list[Any] = []
 
 
 def _before_fork() -> None:
+    """Before a fork (called by :mod:`objpert.forksafe`): hold the build lock and numba's
+    compiler lock across it."""
     LOCK.acquire()
     held = [LOCK]
     compiler = sys.modules.get("numba.core.compiler_lock")
@@ -306,10 +308,8 @@ def _before_fork() -> None:
 
 
 def _after_fork() -> None:
+    """After a fork, in parent and child (:mod:`objpert.forksafe`): release them."""
     held = _HELD[:]
     _HELD.clear()  # before LOCK is released: a fork from another thread refills it
     for lock in reversed(held):
         lock.release()
-
-
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
