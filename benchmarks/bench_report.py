@@ -43,7 +43,7 @@ def _models(folder: Path) -> dict[str, str]:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, max_iterations=300)
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, max_iter=300)
     fits = {
         "binary": objpert.PrivateLogisticRegression(classes=[0, 1], **kw).fit(X, X[:, 0] > 0),
         "3 classes": objpert.PrivateLogisticRegression(classes=[0, 1, 2], **kw).fit(

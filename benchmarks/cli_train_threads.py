@@ -32,7 +32,7 @@ def fitter(X: np.ndarray, y: np.ndarray, threads: int | None, steps: int):
             delta=1e-6,
             data_norm=1.0,
             classes=[0, 1],
-            max_iterations=steps,
+            max_iter=steps,
             alpha=0.05,  # a fixed public mu: every setting runs the same N steps
             n_jobs=threads,
             random_state=0,

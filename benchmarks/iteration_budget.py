@@ -41,7 +41,7 @@ def _fit(budget, epsilon, seed, data, norm):
     Xtr, Xte, ytr, yte = data
     est = PrivateLogisticRegression(
         epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1],
-        max_iterations=budget, random_state=seed,
+        max_iter=budget, random_state=seed,
     )  # fmt: skip
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")

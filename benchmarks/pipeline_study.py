@@ -22,7 +22,7 @@ started here. Settings:
    in {1, 3, 10} against choosing among the same candidates on a public pilot (every 5th
    training row, treated as public in both paths; the private rows are the rest).
 
-Not in the default run: "diamonds-budget" (diamonds-scaled with max_iterations = 20,000),
+Not in the default run: "diamonds-budget" (diamonds-scaled with max_iter = 20,000),
 "vocabulary" (carData::Vocab, 11 classes, epsilon 1, 3, 10); --ridge NAME MU,... prints
 the test accuracy of the noiseless ridge minimiser at each mu ("auto": the plan's mu).
 --quick: the churn table and vocabulary at epsilon = 1, two rounds.
@@ -254,7 +254,7 @@ def _settings(d, kinds: tuple[str, ...], quick: bool) -> list[Setting]:
         "grid": lambda: [Setting("PrivateGridSearch, epsilon 1", _grid_private(d, 1.0))],
         "pilot": lambda: [Setting("public pilot selection, epsilon 1", _grid_public(d, 1.0))],
         "budget": lambda: [
-            Setting("public bounds, 20,000 steps", _public(d, 1.0, max_iterations=20_000)),
+            Setting("public bounds, 20,000 steps", _public(d, 1.0, max_iter=20_000)),
         ],
         "ovr": lambda: [
             Setting(f"one-vs-rest {comp}, epsilon {e:g}", _public(d, e, composition=comp))

@@ -74,7 +74,7 @@ def _search(**kw):
     base = PrivateLogisticRegression(
         epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=3
     )
-    grid = {"comparator_norm": [1.0, 3.0], "max_iterations": [300, 600]}
+    grid = {"comparator_norm": [1.0, 3.0], "max_iter": [300, 600]}
     return PrivateGridSearch(base, grid, random_state=11, **kw)
 
 
@@ -88,7 +88,7 @@ def test_certificate_covers_the_choice_and_each_candidate_sees_its_own_part():
     assert cert.delta == max(c.delta for c in cert.candidates) <= 1e-6
     assert gs.best_estimator_.plan_.constants.n == cert.part_sizes[gs.best_index_]
     assert gs.best_params_ in [
-        {"comparator_norm": c, "max_iterations": m} for c in (1.0, 3.0) for m in (300, 600)
+        {"comparator_norm": c, "max_iter": m} for c in (1.0, 3.0) for m in (300, 600)
     ]
     assert "scores" not in str(cert.to_dict()) and not hasattr(gs, "cv_results_")
     majority = max(np.mean(y), 1 - np.mean(y))
@@ -158,7 +158,7 @@ def test_exponential_mechanism_arguments_are_checked(eps, sens, u):
 
 def _unseeded_search(random_state):
     base = PrivateLogisticRegression(
-        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iterations=200
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
     )  # each candidate's noise from OS entropy: only the search's own seed may warn
     return PrivateGridSearch(base, {"comparator_norm": [1.0, 3.0]}, random_state=random_state)
 

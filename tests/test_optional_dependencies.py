@@ -26,8 +26,8 @@ from objpert.mechanisms import registry
 rng = np.random.default_rng(0)
 X = rng.normal(size=(400, 3)) / 3
 y = (X[:, 0] > 0).astype(int)
-m = PrivateLogisticRegression(classes=[0, 1], max_iterations=300, verbose=True).fit(X, y)
-PrivateRobustRegression(max_iterations=200).fit(X, X[:, 0])
+m = PrivateLogisticRegression(classes=[0, 1], max_iter=300, verbose=True).fit(X, y)
+PrivateRobustRegression(max_iter=200).fit(X, X[:, 0])
 save(m, sys.argv[1], key=b"k")
 assert load(sys.argv[1], key=b"k").certificate_ == m.certificate_
 for name in registry.names():

@@ -35,7 +35,7 @@ def _data(seed: int = 0, n: int = N_ROWS, d: int = DIM):
 
 
 def _fit(X, y, **kw):
-    params = {"max_iterations": 300, "random_state": 3, "data_norm": 1.0, **kw}
+    params = {"max_iter": 300, "random_state": 3, "data_norm": 1.0, **kw}
     model = PrivateLogisticRegression(**params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # testing seeds
@@ -113,7 +113,7 @@ def test_classes_read_from_data_warn_and_are_recorded_not_public():
     X, y = _data()
     for labels in (y, np.where(np.arange(N_ROWS) % 3 == 0, "emu", y)):
         with pytest.warns(PrivacyLeakWarning, match="label set"):
-            model = PrivateLogisticRegression(max_iterations=300, data_norm=1.0).fit(X, labels)
+            model = PrivateLogisticRegression(max_iter=300, data_norm=1.0).fit(X, labels)
         assert model.certificate_.not_public == ("label set",)
         assert not model.certificate_.covers_structure
         assert "label set" in model.certificate_.to_dict()["not_public"]
@@ -328,7 +328,7 @@ def test_robust_regression_on_extreme_finite_targets_releases_finite_weights():
     targets = np.where(np.arange(N_ROWS) % 2 == 0, 1.7e308, -1.7e308)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = PrivateRobustRegression(scale=0.5, max_iterations=300, random_state=0)
+        model = PrivateRobustRegression(scale=0.5, max_iter=300, random_state=0)
         model.fit(X, targets)
     assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
 

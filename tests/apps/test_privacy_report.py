@@ -48,7 +48,7 @@ def models(tmp_path_factory):
     y = (X[:, 0] > 0).astype(int)
     y3 = np.digitize(X[:, 0], [-0.3, 0.3])
     t = 2.0 * X[:, 0] + 0.1 * rng.normal(size=len(X))
-    kw = {"epsilon": 1.0, "delta": 1e-6, "data_norm": 1.0, "max_iterations": 300}
+    kw = {"epsilon": 1.0, "delta": 1e-6, "data_norm": 1.0, "max_iter": 300}
     paths = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the leak and testing-seed warnings of "leaky"

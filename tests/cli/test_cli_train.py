@@ -143,7 +143,7 @@ def test_train_too_few_rows(tmp_path, capsys):
             "1e-9",
             "--alpha",
             "0.001",
-            "--max-iterations",
+            "--max-iter",
             "50",
         ],
     )

@@ -70,7 +70,7 @@ def test_flags_reach_the_estimator():
     args = p.parse_args(
         ["--data", "x.csv", "--target", "y", "--epsilon", "0.5", "--delta", "1e-7", "--loss",
          "robust", "--scale", "0.25", "--comparator-norm", "2", "--intercept-scaling", "3",
-         "--no-intercept", "--alpha", "0.1", "--max-iterations", "77", "--seed", "4"]
+         "--no-intercept", "--alpha", "0.1", "--max-iter", "77", "--seed", "4"]
     )  # fmt: skip
     kwargs = estimator_kwargs(args, PrivateRobustRegression, "robust")
     assert kwargs == {
@@ -81,7 +81,7 @@ def test_flags_reach_the_estimator():
         "intercept_scaling": 3.0,
         "fit_intercept": False,
         "alpha": 0.1,
-        "max_iterations": 77,
+        "max_iter": 77,
         "random_state": 4,
     }
     params = PrivateRobustRegression(**kwargs).get_params()
@@ -161,7 +161,7 @@ def fitted(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = PrivateLogisticRegression(
-            data_norm=2.0, classes=[0, 1], max_iterations=400, random_state=1
+            data_norm=2.0, classes=[0, 1], max_iter=400, random_state=1
         ).fit(X, y)
     path = tmp_path_factory.mktemp("model") / "m.json"
     with warnings.catch_warnings():
@@ -212,7 +212,7 @@ def test_certify_model_of_three_classes(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = PrivateLogisticRegression(
-            data_norm=2.0, classes=[0, 1, 2], max_iterations=50, random_state=0
+            data_norm=2.0, classes=[0, 1, 2], max_iter=50, random_state=0
         ).fit(X, rng.integers(0, 3, 300))
         save(model, tmp_path / "m3.json")
     code, out, _ = run(capsys, ["certify", "--model", str(tmp_path / "m3.json"), "--json"])
@@ -270,7 +270,7 @@ def test_printed_certificates_are_short(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = PrivateLogisticRegression(
-            data_norm=2.0, classes=list(range(10)), max_iterations=20, random_state=0
+            data_norm=2.0, classes=list(range(10)), max_iter=20, random_state=0
         ).fit(X, y)
     composed = model.certificate_
     text, rep = str(composed), repr(composed)

@@ -436,4 +436,4 @@ def test_dates_and_times_are_not_features(dtype):
     with pytest.raises(DataError, match="dates or times"):
         as_feature_matrix(X)
     with pytest.raises(DataError, match="dates or times"):
-        PrivateLogisticRegression(classes=[0, 1], max_iterations=10).fit(X, [0, 1, 0, 1])
+        PrivateLogisticRegression(classes=[0, 1], max_iter=10).fit(X, [0, 1, 0, 1])

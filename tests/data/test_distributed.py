@@ -33,7 +33,7 @@ from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent  # noqa: 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
 
 N, D = 400, 4
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iterations=20, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iter=20, random_state=7)
 
 
 @pytest.fixture(scope="module")
@@ -125,14 +125,14 @@ def test_estimators_on_dask_equal_numpy_fits(client, data):
         assert np.array_equal(pred.compute(), ref.predict(frame))
         close(got.predict_proba(ddf).compute(), ref.predict_proba(frame))
     ref = PrivateLogisticRegression(**EST).fit(frame, y)
-    got = PrivateLogisticRegression(**EST).fit(sparse.csr_matrix(X), y, client=client)
+    got = PrivateLogisticRegression(**EST).set_params(client=client).fit(sparse.csr_matrix(X), y)
     close(got.coef_, ref.coef_)  # CSR partitions scattered to the cluster
     ref = PrivateRobustRegression(**EST).fit(X, t)
     got = PrivateRobustRegression(**EST).fit(chunked(X), chunked(t))
     close(got.coef_, ref.coef_)
     close(got.predict(chunked(X)).compute(), ref.predict(X))
     # in-memory input fitted on the cluster when a client is given
-    close(PrivateRobustRegression(**EST).fit(X, t, client=client).coef_, ref.coef_)
+    close(PrivateRobustRegression(**EST).set_params(client=client).fit(X, t).coef_, ref.coef_)
 
 
 def test_lazy_parquet_and_csv(client, data, tmp_path):

@@ -40,7 +40,7 @@ pytestmark = [
 ]
 
 N, D = 2000, 5
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iterations=30, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iter=30, random_state=7)
 CLASSES = dict(classes=[0, 1])
 NO_MEMORY_MANAGEMENT = {  # tiny memory_limit values, not enforced: the checks read them
     "distributed.worker.memory.target": False,
@@ -141,7 +141,7 @@ def one_line(err):
 
 def test_killed_worker_with_scattered_input_is_recovered(client, data, monkeypatch):
     X, y, _ = data
-    ref = PrivateLogisticRegression(**EST, **CLASSES).fit(X, y, client=client)
+    ref = PrivateLogisticRegression(**EST, **CLASSES).set_params(client=client).fit(X, y)
     killed = []
 
     def kill(engine):
@@ -151,7 +151,7 @@ def test_killed_worker_with_scattered_input_is_recovered(client, data, monkeypat
 
     seen = at_step(monkeypatch, 5, kill)
     start = time.perf_counter()
-    got = PrivateLogisticRegression(**EST, **CLASSES).fit(X, y, client=client)
+    got = PrivateLogisticRegression(**EST, **CLASSES).set_params(client=client).fit(X, y)
     elapsed = time.perf_counter() - start
     assert killed and len(seen) == got.n_iter_.sum() > 5
     assert seen[-1].restores == 1 and seen[-1].direct_steps >= len(seen) - 3
@@ -167,7 +167,7 @@ def test_killed_worker_with_dask_input_is_recomputed(client, data, monkeypatch):
     ref = PrivateRobustRegression(**EST).fit(X, t)  # in memory
     chunked = (da.from_array(X, chunks=(500, D)), da.from_array(t, chunks=500))
     at_step(monkeypatch, 4, lambda e: os.kill(holder(client, e._x)[1], signal.SIGKILL))
-    got = PrivateRobustRegression(**EST).fit(*chunked, client=client)
+    got = PrivateRobustRegression(**EST).set_params(client=client).fit(*chunked)
     close(got.coef_, ref.coef_, rel=1e-10)
 
 
@@ -213,7 +213,7 @@ def test_frozen_worker_ends_the_fit_within_the_timeout(client, data, monkeypatch
     start = time.perf_counter()
     try:
         with pytest.raises(ClusterError, match="did not finish within 4 s") as err:
-            est.fit(X, y, client=client, step_timeout=4)
+            est.set_params(client=client, step_timeout=4).fit(X, y)
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)
@@ -272,7 +272,7 @@ def test_closed_scheduler_ends_the_fit_cleanly(data, monkeypatch):
 
         at_step(monkeypatch, 3, close_scheduler)
         with pytest.raises(ClusterError, match="connection to the Dask scheduler") as err:
-            est.fit(X, y, client=client)
+            est.set_params(client=client).fit(X, y)
         assert time.perf_counter() - closed[0] < 10
         assert "nothing was released" in one_line(err)
         assert not hasattr(est, "coef_")
@@ -337,8 +337,10 @@ def test_frozen_scheduler_ends_the_fit_within_the_step_timeout(data, monkeypatch
                 return original(self, W, yy, loss)
 
             monkeypatch.setattr(engines.DaskEngine, "glm_gradient", gradient)
-            got = PrivateLogisticRegression(**EST, **CLASSES).fit(
-                X, y, client=client, step_timeout=30
+            got = (
+                PrivateLogisticRegression(**EST, **CLASSES)
+                .set_params(client=client, step_timeout=30)
+                .fit(X, y)
             )
             assert len(seen) == got.n_iter_[0] > 3 and seen[-1].direct_steps >= len(seen) - 1
             close(got.coef_, ref.coef_)
@@ -346,7 +348,7 @@ def test_frozen_scheduler_ends_the_fit_within_the_step_timeout(data, monkeypatch
             est = PrivateLogisticRegression(**EST, **CLASSES)
             start = time.perf_counter()
             with pytest.raises(ClusterError, match=r"scheduler.*did not answer within 2 s") as err:
-                est.fit(X, y, client=client, step_timeout=2)
+                est.set_params(client=client, step_timeout=2).fit(X, y)
             assert time.perf_counter() - start < 30
             assert "nothing was" in one_line(err)
             assert not hasattr(est, "coef_")
@@ -401,7 +403,7 @@ def test_dask_data_too_large_for_the_workers_are_refused_at_once(tiny, tmp_path)
     y = da.ones(1_000_000, chunks=100_000)
     start = time.perf_counter()
     with pytest.raises(DataError, match=r"needs about 183\.1 MiB of worker memory") as err:
-        PrivateRobustRegression(**EST).fit(X, y, client=tiny)
+        PrivateRobustRegression(**EST).set_params(client=tiny).fit(X, y)
     assert time.perf_counter() - start < 10
     assert "8.0 MiB (memory_limit)" in one_line(err)
     rng = np.random.default_rng(1)
@@ -410,7 +412,7 @@ def test_dask_data_too_large_for_the_workers_are_refused_at_once(tiny, tmp_path)
     Xp, yp = from_parquet(str(tmp_path / "big.parquet"), None, "label")
     start = time.perf_counter()
     with pytest.raises(DataError, match=r"Parquet data \(60000 rows x 10 feature columns\)"):
-        PrivateLogisticRegression(**EST, **CLASSES).fit(Xp, yp, client=tiny)
+        PrivateLogisticRegression(**EST, **CLASSES).set_params(client=tiny).fit(Xp, yp)
     with pytest.raises(DataError, match="worker memory once checked"):
         prepare_dask(frame.to_numpy(), np.zeros(60_000), data_norm=1.0, client=tiny)
     assert time.perf_counter() - start < 10
@@ -423,10 +425,10 @@ def test_partitions_are_sized_from_the_memory_limit(tiny, data, tmp_path):
     t = X.sum(axis=1)
     prepared = prepare_dask(X, t, data_norm=1.0, labels="real", client=tiny)
     assert prepared.X.partitions > 2  # more than one per worker thread: blocks fit
-    got = PrivateRobustRegression(**EST).fit(X, t, client=tiny)
+    got = PrivateRobustRegression(**EST).set_params(client=tiny).fit(X, t)
     close(got.coef_, PrivateRobustRegression(**EST).fit(X, t).coef_, rel=1e-10)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(D)]).assign(label=t)
     frame.to_csv(tmp_path / "big.csv", index=False)  # a partition of unknown size
     Xc, yc = from_csv(str(tmp_path / "big.csv"), None, "label")
     with pytest.raises(DataError, match="a partition of 20000 rows needs about"):
-        PrivateRobustRegression(**EST).fit(Xc, yc, client=tiny)  # refused on the worker
+        PrivateRobustRegression(**EST).set_params(client=tiny).fit(Xc, yc)  # refused on the worker

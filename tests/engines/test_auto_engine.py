@@ -95,7 +95,7 @@ def fit(model, X, y):
 
 
 def binary_model(**kw):
-    kw = {"max_iterations": 800, **kw}
+    kw = {"max_iter": 800, **kw}
     return PrivateLogisticRegression(epsilon=2.0, data_norm=1.0, classes=[0, 1],
                                      random_state=3, **kw)  # fmt: skip
 
@@ -122,7 +122,7 @@ def test_auto_keeps_the_default_engine_when_shaping_cannot_pay(monkeypatch):
     real = shaped.shape_engine
     monkeypatch.setattr(shaped, "shape_engine", lambda *a, **k: calls.append(1) or real(*a, **k))
     X, y, _ = one_hot_data(600, 5)
-    fit(binary_model(max_iterations=100), X, y)  # N < AUTO_MIN_STEPS
+    fit(binary_model(max_iter=100), X, y)  # N < AUTO_MIN_STEPS
     rng = np.random.default_rng(6)
     dense = rng.uniform(-0.3, 0.3, size=(600, 4))  # no indicator column
     fit(binary_model(), dense, (dense[:, 0] > 0).astype(int))
@@ -131,7 +131,7 @@ def test_auto_keeps_the_default_engine_when_shaping_cannot_pay(monkeypatch):
 
 def test_multiclass_with_every_cpu_engine():
     X, _, y3 = one_hot_data(300, 7)
-    kw = dict(epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], random_state=8, max_iterations=150)
+    kw = dict(epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], random_state=8, max_iter=150)
     base = fit(PrivateLogisticRegression(engine="default", **kw), X, y3)
     for engine, tol in (("shaped", 1e-12),):
         got = fit(PrivateLogisticRegression(engine=engine, **kw), X, y3)
@@ -143,7 +143,7 @@ def test_multiclass_with_every_cpu_engine():
 def test_robust_regression_auto():
     X, _, _ = one_hot_data(300, 9)
     t = X[:, 0] + 0.1 * np.random.default_rng(9).normal(size=len(X))
-    rkw = dict(epsilon=2.0, data_norm=1.0, random_state=8, max_iterations=600)
+    rkw = dict(epsilon=2.0, data_norm=1.0, random_state=8, max_iter=600)
     rbase = fit(PrivateRobustRegression(engine="default", **rkw), X, t)
     rauto = fit(PrivateRobustRegression(**rkw), X, t)
     assert rauto.n_iter_[0] >= shaped.AUTO_MIN_STEPS
@@ -190,7 +190,7 @@ def test_a_missing_gpu_is_refused_before_the_budget_is_charged():
 
 def test_the_choice_is_saved_with_the_model_and_loads_without_a_gpu(tmp_path):
     X, y, _ = one_hot_data(300, 13)
-    model = fit(binary_model(engine="shaped", max_iterations=100), X, y)
+    model = fit(binary_model(engine="shaped", max_iter=100), X, y)
     path = persistence.save(model, tmp_path / "m.json", key="k")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -292,7 +292,7 @@ def test_an_estimator_on_keyed_rows_repeats_and_equals_the_default_engine():
 
     def fit(engine):
         m = PrivateLogisticRegression(data_norm=1.5, classes=[-1, 1], random_state=0,
-                                      max_iterations=700, engine=engine)  # fmt: skip
+                                      max_iter=700, engine=engine)  # fmt: skip
         return m.fit(X, y)
 
     assert shaped.shape_engine(X, y)[2].layout == "keyed" or not shaped.compiled_available()

@@ -40,7 +40,7 @@ EXPECTED_FAILED_CHECKS = {
     "PrivateRobustRegression": {
         "check_regressors_train": (
             "the check forces alpha=0.01, a ridge coefficient that no plan certifies for "
-            "n=200 rows within max_iterations (UnreachableTargetError), and it requires "
+            "n=200 rows within max_iter (UnreachableTargetError), and it requires "
             "R^2 > 0.5 on 200 rows, more than a DP fit of that size is expected to reach"
         ),
     },
@@ -49,8 +49,8 @@ EXPECTED_FAILED_CHECKS = {
 # A fixed alpha keeps the ~100 checks fast (a plan for a given mu takes ~0.2 s instead of
 # ~1 s for the "auto" search); "auto" is exercised by the accuracy tests below.
 CHECKED = [
-    PrivateLogisticRegression(epsilon=3.0, max_iterations=300, alpha=0.3, data_norm=1.0),
-    PrivateRobustRegression(epsilon=3.0, max_iterations=300, alpha=0.3, data_norm=1.0),
+    PrivateLogisticRegression(epsilon=3.0, max_iter=300, alpha=0.3, data_norm=1.0),
+    PrivateRobustRegression(epsilon=3.0, max_iter=300, alpha=0.3, data_norm=1.0),
 ]
 
 
@@ -87,7 +87,7 @@ SMALL_X, SMALL_Y = _binary(400, d=3, seed=1)
 
 
 def small_model(**kw):
-    params = dict(epsilon=2.0, alpha=0.2, max_iterations=2000, data_norm=1.0, random_state=0)
+    params = dict(epsilon=2.0, alpha=0.2, max_iter=2000, data_norm=1.0, random_state=0)
     params.update(kw)
     return PrivateLogisticRegression(**params)
 
@@ -243,7 +243,7 @@ def test_shapes_and_classes_refused():
         ({"alpha": "large"}, "alpha"),
         ({"calibration": "magic"}, "calibration"),
         ({"calibration": "corollary413", "alpha": 0.5}, "Corollary 4.13"),
-        ({"max_iterations": 0}, "max_iterations"),
+        ({"max_iter": 0}, "max_iter"),
         ({"intercept_scaling": -1.0}, "intercept_scaling"),
         ({"comparator_norm": 0.0}, "comparator_norm"),
         ({"random_state": "seed"}, "random_state"),
@@ -311,7 +311,7 @@ def test_pipeline_grid_search_and_cross_validation():
     pipe = Pipeline(
         [
             ("public_scale", FunctionTransformer(lambda Z: Z / 2.0)),
-            ("clf", PrivateLogisticRegression(epsilon=2.0, max_iterations=2000, data_norm=1.0)),
+            ("clf", PrivateLogisticRegression(epsilon=2.0, max_iter=2000, data_norm=1.0)),
         ]
     )
     search = GridSearchCV(pipe, {"clf__alpha": [0.05, 0.5]}, cv=3).fit(X, y)

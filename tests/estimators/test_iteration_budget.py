@@ -31,7 +31,7 @@ def test_tv16_like_plan_is_at_its_ceiling():
     assert report.relative_gain == pytest.approx(1 - doubled.sigma / plan.sigma)
     assert report.relative_gain > 0.4  # sigma roughly halves
     assert doubled.recertify().certified and doubled.recertify().epsilon <= 1.0
-    assert "max_iterations=10000" in report.advice()
+    assert "max_iter=10000" in report.advice()
     assert ceiling(plan, 5000) is not report and ceiling(plan, 5000) == report  # cached, pure
 
 
@@ -60,9 +60,9 @@ def _data(n=1000, seed=0):
 
 def test_fit_warns_when_the_budget_binds_and_not_otherwise():
     X, y = _data()
-    model = PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], max_iterations=100,
+    model = PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], max_iter=100,
                                       random_state=0)  # fmt: skip
-    with pytest.warns(IterationBudgetWarning, match="max_iterations=200"):
+    with pytest.warns(IterationBudgetWarning, match="max_iter=200"):
         model.fit(X, y)
     report = ceiling(model.plan_, 100)
     assert report.relative_gain > NOTABLE_GAIN and model.n_iter_.tolist() == [100]

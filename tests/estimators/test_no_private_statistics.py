@@ -61,7 +61,7 @@ CASES = {
 
 
 def _model(kind: str, bounded: bool):
-    common = {"epsilon": 1.0, "delta": 1e-6, "max_iterations": 200, "random_state": 12345}
+    common = {"epsilon": 1.0, "delta": 1e-6, "max_iter": 200, "random_state": 12345}
     common |= {"feature_bounds": [(-1.0, 1.0)] * D} if bounded else {"data_norm": 1.0}
     if kind == "real":
         return PrivateRobustRegression(**common)

@@ -227,7 +227,7 @@ def test_train(capsys, tmp_path_factory, data):
                 "--data-norm": st.sampled_from(["1", "2"]),
                 "--no-clip": None,
                 "--alpha": st.sampled_from(["auto", "0.5", "x"]),
-                "--max-iterations": st.sampled_from(["1000"]),
+                "--max-iter": st.sampled_from(["1000"]),
                 "--no-intercept": None,
                 "--classes": st.sampled_from(["0,1", "cat,dog", "0", "a,,b"]),
                 "--seed": st.sampled_from(["0", "-1"]),

@@ -68,7 +68,8 @@ def test_fit_step_timeout_with_no_scheduler(data):
     # plausible step_timeout, which must bound the wait on its own.
     start = time.perf_counter()
     with mock.patch.object(cluster, "_CONNECT_SECONDS", CONNECT):
-        ok, err = outcome(est.fit, X, y, client=f"tcp://127.0.0.1:{_closed_port()}", **kw)
+        est.set_params(client=f"tcp://127.0.0.1:{_closed_port()}", **kw)
+        ok, err = outcome(est.fit, X, y)
     elapsed = time.perf_counter() - start
     assert not ok and not hasattr(est, "coef_")
     if isinstance(err, ClusterError):

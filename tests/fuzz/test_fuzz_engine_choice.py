@@ -38,7 +38,7 @@ def tol(dtype: str) -> float:
 def test_estimator_engine_choice(data, seed):
     X, y = one_hot(seed)
     kw = draw_args(data, engine=ENGINE, dtype=DTYPE)
-    common = dict(epsilon=2.0, data_norm=1.0, classes=[0, 1], random_state=1, max_iterations=40)
+    common = dict(epsilon=2.0, data_norm=1.0, classes=[0, 1], random_state=1, max_iter=40)
     ok, got = outcome(PrivateLogisticRegression(**common, **kw).fit, X, y)
     if ok:
         base = PrivateLogisticRegression(**common).fit(X, y)

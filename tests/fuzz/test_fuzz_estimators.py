@@ -114,7 +114,7 @@ PARAMS = dict(
     clip=choice((True, True, False), (0, "no", None)),
     calibration=choice(("corollary413",), ("tight", "bogus", None)),
     comparator_norm=param(st.sampled_from([3.0, 1.0])),
-    max_iterations=param(st.sampled_from([100, 5000]), st.one_of(HOSTILE, st.just(True))),
+    max_iter=param(st.sampled_from([100, 5000]), st.one_of(HOSTILE, st.just(True))),
     random_state=param(st.sampled_from([0, 1]), st.sampled_from([-1, "seed", 1.5, True])),
 )
 
@@ -191,7 +191,7 @@ def test_tight_fits(data, alpha):
     """The tight calibration (about a second per distinct shape: one shape, few examples)."""
     X = data.draw(hnp.arrays(np.float64, (20, 2), elements=FEATURE))
     y = np.arange(20) % 2
-    model = PrivateLogisticRegression(random_state=0, max_iterations=200, alpha=alpha)
+    model = PrivateLogisticRegression(random_state=0, max_iter=200, alpha=alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ok, model = outcome(model.fit, X, y)

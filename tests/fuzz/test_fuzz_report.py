@@ -79,7 +79,7 @@ def _model_text() -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = objpert.PrivateLogisticRegression(
-            classes=[0, 1], data_norm=1.0, max_iterations=100, random_state=0
+            classes=[0, 1], data_norm=1.0, max_iter=100, random_state=0
         ).fit(X, y)
     path = Path(__file__).with_name("_report_model.json.tmp")
     try:

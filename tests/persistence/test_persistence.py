@@ -37,7 +37,7 @@ Y_REAL = X @ W + 0.3 + 0.05 * RNG.normal(size=300)
 
 
 def _classifier(**kw):
-    params = {"epsilon": 2.0, "alpha": 0.2, "max_iterations": 2000, "data_norm": 1.0, **kw}
+    params = {"epsilon": 2.0, "alpha": 0.2, "max_iter": 2000, "data_norm": 1.0, **kw}
     return PrivateLogisticRegression(**params)
 
 
@@ -356,7 +356,7 @@ def test_n_changed_is_refused(binary_file):
 
 
 def _other_binary(**kw):
-    params = {"epsilon": 2.0, "alpha": 0.2, "max_iterations": 2000, "random_state": 1}
+    params = {"epsilon": 2.0, "alpha": 0.2, "max_iter": 2000, "random_state": 1}
     params = {"data_norm": 1.0, **params, **kw}
     return PrivateLogisticRegression(**params).fit(X, Y_BINARY)
 

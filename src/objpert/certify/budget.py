@@ -60,10 +60,10 @@ class CeilingReport:
         return (
             f"the plan uses {self.iterations} of its budget of {self.max_iterations} gradient "
             "steps; "
-            f"max_iterations={2 * self.max_iterations} would plan "
+            f"max_iter={2 * self.max_iterations} (the estimators' budget) would plan "
             f"{self.iterations_with_double_budget} steps with {100 * self.relative_gain:.0f}% "
             f"less noise (sigma {self.sigma_now:.3g} -> {self.sigma_with_double_budget:.3g}, "
-            "same certificate): set max_iterations higher if the compute time allows"
+            "same certificate): set max_iter higher if the compute time allows"
         )
 
 

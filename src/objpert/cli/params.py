@@ -1,6 +1,6 @@
 """Command-line flags generated from the estimators' parameters.
 
-Every parameter of ``get_params()`` becomes a flag (``max_iterations`` -> ``--max-iterations``)
+Every parameter of ``get_params()`` becomes a flag (``max_iter`` -> ``--max-iter``)
 whose help is the first sentence of its numpydoc description and whose default is the
 estimator's own: a parameter added to an estimator gets its flag without any change here.
 A flag's values are read by the parameter's documented type: ``None``, ``"auto"``, booleans

@@ -206,7 +206,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     added = add_estimator_args(
         p,
         _estimators(),
-        skip=("accountant",),  # a Python object (objpert.accounting): library only
+        # Python objects (a ledger, a Dask client) and cluster settings: library only
+        skip=("accountant", "client", "step_timeout"),
         required=("epsilon", "delta"),
         readers={"classes": parse_classes},
     )

@@ -28,10 +28,17 @@ import numbers
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+)
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -50,8 +57,10 @@ from objpert.data import (
     is_dask,
 )
 from objpert.data.labels import check_labels
-from objpert.engines.shaped import check_engine
+from objpert.engines.distributed import step_timeout as check_step_timeout
+from objpert.engines.shaped import ENGINES, check_engine
 from objpert.engines.threads import check_n_jobs
+from objpert.engines.xp import DTYPES
 from objpert.errors import (
     ParameterError,
     PrivacyLeakWarning,
@@ -301,37 +310,76 @@ class FitSettings:
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
 
 
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+
+
 class PrivateGLM(SelectionGuard, BaseEstimator):
-    """Shared machinery: parameter checks, data contract, plans and releases."""
+    """Shared machinery: parameter checks, data contract, plans and releases.
+
+    Parameters are keyword-only, declared once in ``_parameter_constraints``
+    (scikit-learn's) and validated when ``fit`` starts, then resolved into one
+    :class:`FitSettings`. Where two parameters overlap, the precedence is:
+
+    - ``feature_bounds`` over ``data_norm``: with bounds, the rows are the features mapped
+      onto [-1, 1] and ``data_norm`` (default sqrt(n_features)) bounds those mapped rows;
+      without either, the row bound is read from the data (not public);
+    - ``clip`` applies to whatever row bound is in force (rows above it scaled down, or a
+      DataError with ``clip=False``); features outside ``feature_bounds`` are always
+      clipped to them;
+    - ``engine`` chooses where the steps run and ``dtype`` their precision; ``"shaped"``
+      runs in float64 only, ``"xp"``/``"gpu"`` in either dtype (refused otherwise);
+    - ``max_seconds`` cuts ``max_iter`` to the steps it buys, never raises it.
+    """
 
     _loss: str = ""
 
+    _parameter_constraints: ClassVar[dict] = {
+        "epsilon": [_POSITIVE],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "data_norm": [None, _POSITIVE],
+        "feature_bounds": [None, "array-like"],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [None, _POSITIVE],
+        "clip": ["boolean"],
+        "calibration": [StrOptions(set(CALIBRATIONS))],
+        "alpha": [StrOptions({"auto"}), _POSITIVE],
+        "comparator_norm": [_POSITIVE],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [
+            None,
+            Interval(Integral, 0, None, closed="left"),
+            np.random.Generator,
+            np.random.RandomState,
+            np.random.SeedSequence,
+        ],
+        "verbose": [StrOptions({"auto"}), "boolean", None],
+        "n_jobs": [None, Integral],
+        "max_seconds": [None, _POSITIVE],
+        "accountant": [None, HasMethods(["spend", "check"])],
+        "engine": [StrOptions(set(ENGINES))],
+        "dtype": [StrOptions(set(DTYPES))],
+        "client": [None, str, HasMethods(["submit"])],
+        "step_timeout": [None, _POSITIVE],
+    }
+
     def _public_constants(self) -> FitSettings:
-        """Validate the constructor arguments (scikit-learn validates in fit, not __init__)."""
-        alpha = self.alpha
-        if isinstance(alpha, str):
-            if alpha != "auto":
-                raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
-            mu = None
-        elif isinstance(alpha, bool | np.bool_):
-            raise ParameterError(f"alpha must be 'auto' or a float > 0; got {alpha!r}")
-        else:
-            mu = check_positive("alpha", alpha)
-        if self.calibration not in CALIBRATIONS:
-            raise ParameterError(
-                f"calibration must be one of {CALIBRATIONS}; got {self.calibration!r}"
-            )
+        """Validate the parameters (scikit-learn's constraints, then the library's rules:
+        finite numbers, no booleans for numbers) and resolve them into one FitSettings."""
+        try:
+            self._validate_params()
+        except InvalidParameterError as exc:
+            raise ParameterError(" ".join(str(exc).split())) from None
+        params = self.get_params(deep=False)
+        mu = None if isinstance(self.alpha, str) else check_positive("alpha", self.alpha)
         if self.calibration == "corollary413" and mu is not None:
             raise ParameterError(
                 "calibration='corollary413' chooses mu itself (Corollary 4.13): use "
-                f"alpha='auto'; got alpha={alpha!r}"
+                f"alpha='auto'; got alpha={self.alpha!r}"
             )
-        scaling = self.intercept_scaling
-        classes = getattr(self, "classes", None)
-        scale = getattr(self, "scale", None)
+        scaling, classes = self.intercept_scaling, params.get("classes")
         _check_random_state(self.random_state)
-        kind = check_engine(getattr(self, "engine", "auto"), getattr(self, "dtype", "float64"),
-                            device=False)  # fmt: skip
+        check_step_timeout(self.step_timeout, "step_timeout")
+        engine, dtype = check_engine(self.engine, self.dtype, device=False)
         return FitSettings(
             epsilon=check_positive("epsilon", self.epsilon),
             delta=check_open_unit("delta", self.delta),
@@ -341,21 +389,19 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             fit_intercept=check_bool("fit_intercept", self.fit_intercept),
             clip=check_bool("clip", self.clip),
             comparator_norm=check_positive("comparator_norm", self.comparator_norm),
-            max_iterations=check_int("max_iterations", self.max_iterations, 1),
+            max_iterations=check_int("max_iter", self.max_iter, 1),
             intercept_scaling=(
                 None if scaling is None else check_positive("intercept_scaling", scaling)
             ),
             calibration=self.calibration,
             mu=mu,
-            scale=None if self._loss != "robust" else check_positive("scale", scale),
+            scale=None if self._loss != "robust" else check_positive("scale", params["scale"]),
             classes=None if classes is None else check_label_set(classes),
-            n_jobs=check_n_jobs(getattr(self, "n_jobs", None)),
-            engine=kind[0],
-            dtype=kind[1],
-            composition=check_settings(
-                getattr(self, "composition", "split"), getattr(self, "accountant", None)
-            ),
-            max_seconds=check_max_seconds(getattr(self, "max_seconds", None)),
+            n_jobs=check_n_jobs(self.n_jobs),
+            engine=engine,
+            dtype=dtype,
+            composition=check_settings(params.get("composition", "split"), self.accountant),
+            max_seconds=check_max_seconds(self.max_seconds),
             feature_bounds=(
                 None if self.feature_bounds is None
                 else check_bounds(self.feature_bounds, "feature_bounds")
@@ -397,22 +443,18 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         except (TypeError, ValueError) as exc:  # scikit-learn's checks: shapes, sizes, types
             raise as_data_error(exc) from None
 
-    def _prepare_dask(
-        self,
-        X: Any,
-        y: Any,
-        labels: str,
-        p: FitSettings,
-        client: Any,
-        step_timeout: float | None = None,
-    ):
-        """Dask input (or ``client`` given): n_features_in_ and feature_names_in_ as
-        validate_data sets them, the data checked and prepared on the cluster.
-        ``step_timeout``: seconds each step may wait for the cluster (docs/dask.md)."""
-        from objpert.data.distributed import prepare_dask
-        from objpert.engines.distributed import step_timeout as checked_timeout
+    def _on_cluster(self, X: Any, y: Any) -> bool:
+        """Whether the fit runs on a Dask cluster (Dask input, or ``client`` set)."""
+        return is_dask(X) or is_dask(y) or self.client is not None
 
-        timeout = checked_timeout(step_timeout, "step_timeout")  # before any connection
+    def _prepare_dask(self, X: Any, y: Any, labels: str, p: FitSettings):
+        """Dask input (or ``client`` set): n_features_in_ and feature_names_in_ as
+        validate_data sets them, the data checked and prepared on the cluster (each step
+        waits at most ``step_timeout`` seconds for it; docs/dask.md)."""
+        from objpert.data.distributed import prepare_dask
+
+        timeout = check_step_timeout(self.step_timeout, "step_timeout")
+        client = self.client
         if p.data_norm is None or p.feature_bounds is not None:
             raise ParameterError(
                 "a fit on a Dask cluster needs a declared data_norm (feature_bounds and a "
@@ -494,17 +536,15 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
     def _spend(self, cal: Calibration, not_public: tuple[str, ...] = ()) -> None:
         """Charge the fit's releases to ``accountant`` (BudgetExceededError if they do not
         fit: raised before anything is released)."""
-        accountant = getattr(self, "accountant", None)
-        if accountant is not None:
-            accountant.spend(cal.losses(), name=type(self).__name__, not_public=not_public)
+        if self.accountant is not None:
+            self.accountant.spend(cal.losses(), name=type(self).__name__, not_public=not_public)
 
     def _check_budget(self, X: Any, p: FitSettings, k: int | None) -> None:
         """Before the data are read: refuse (BudgetExceededError) a fit whose releases do
         not fit in the accountant's budget, from public constants and the shape of X. Only
         when every constant is public before the data are read (k releases known, zeta
         declared, no time budget); otherwise :meth:`_spend` refuses before the release."""
-        accountant = getattr(self, "accountant", None)
-        shape = getattr(X, "shape", None)
+        accountant, shape = self.accountant, getattr(X, "shape", None)
         if accountant is None or k is None or p.max_seconds is not None or shape is None:
             return
         if len(shape) != 2 or not all(isinstance(v, numbers.Integral) for v in shape):

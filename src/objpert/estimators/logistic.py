@@ -3,12 +3,16 @@ set (Watkins & Arora 2026)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from objpert.data import DataError, class_codes, is_dask, prepare
+from objpert.accounting.multiclass import COMPOSITIONS
+from objpert.data import DataError, class_codes, prepare
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
@@ -62,7 +66,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         W, the norm of the comparators the "auto" mu is tuned against (public). Smaller W
         weighs the noise more against the regularisation bias: 3 beat 10 on every real
         dataset of the README (and matches exact LOP at equal mu; README, compare).
-    max_iterations : int >= 1, default=5000
+    max_iter : int >= 1, default=5000
         Public compute budget: the most gradient steps the tight calibration may plan.
     random_state : None, int, Generator or RandomState, default=None
         Source of the noise (see Privacy).
@@ -89,7 +93,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         problems: one) and the cores not busy with other work; 1: one thread; -1: every
         core. It changes the speed only, never the released weights.
     max_seconds : float > 0 or None, default=None
-        A time budget for the gradient steps: ``max_iterations`` is cut to the steps it
+        A time budget for the gradient steps: ``max_iter`` is cut to the steps it
         buys at the speed of one step on this machine, timed on synthetic data of the
         public shape (never the private rows) before calibration, with the declared
         ``engine`` and ``dtype`` (for ``"auto"`` and ``"shaped"`` the default engine: their
@@ -122,6 +126,12 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     dtype : {"float64", "float32"}, default="float64"
         Precision of the gradient steps; ``"float32"`` runs the array-API engine (weights
         within ~1e-4 relative of float64). Rounding only, never the certificate.
+    client : distributed.Client, scheduler address or None, default=None
+        Fit on this Dask cluster (any X, not only Dask arrays; docs/dask.md). Dask arrays
+        and DataFrames are fitted on their own cluster without it.
+    step_timeout : float > 0 or None, default=None
+        Seconds each gradient step on a cluster may wait for it before a ClusterError
+        (None: 60 s; ``math.inf``: no limit).
 
     Attributes
     ----------
@@ -140,7 +150,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         Each release's weights, plan, certificate, iterations and seed flag (no statistic
         of the private rows: :class:`objpert.mechanisms.perturbed_gd.CertifiedRelease`).
     max_iterations_used_ : int
-        The iteration budget of the calibration: ``max_iterations``, or the steps
+        The iteration budget of the calibration: ``max_iter``, or the steps
         ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
@@ -153,26 +163,29 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
         data_norm=None,
+        feature_bounds=None,
         fit_intercept=True,
         intercept_scaling=None,
         clip=True,
         calibration="tight",
         alpha="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
-        max_iterations=DEFAULT_MAX_ITERATIONS,
-        random_state=None,
-        verbose="auto",
+        max_iter=DEFAULT_MAX_ITERATIONS,
         classes=None,
-        feature_bounds=None,
+        composition="auto",
+        random_state=None,
+        accountant=None,
+        verbose="auto",
         n_jobs=None,
         max_seconds=None,
-        composition="auto",
-        accountant=None,
         engine="auto",
         dtype="float64",
+        client=None,
+        step_timeout=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -184,20 +197,28 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         self.calibration = calibration
         self.alpha = alpha
         self.comparator_norm = comparator_norm
-        self.max_iterations = max_iterations
-        self.random_state = random_state
-        self.verbose = verbose
+        self.max_iter = max_iter
         self.classes = classes
+        self.composition = composition
+        self.random_state = random_state
+        self.accountant = accountant
+        self.verbose = verbose
         self.n_jobs = n_jobs
         self.max_seconds = max_seconds
-        self.composition = composition
-        self.accountant = accountant
         self.engine = engine
         self.dtype = dtype
+        self.client = client
+        self.step_timeout = step_timeout
 
     _loss = "logistic"
 
-    def fit(self, X, y, client=None, step_timeout=None):
+    _parameter_constraints: ClassVar[dict] = {
+        **PrivateGLM._parameter_constraints,
+        "classes": [None, "array-like"],
+        "composition": [StrOptions(set(COMPOSITIONS))],
+    }
+
+    def fit(self, X, y):
         """Release the model for (X, y): one release (binary) or one per class (OvR).
 
         With ``classes`` declared, the label set, the number of releases, the label mapping,
@@ -209,17 +230,15 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         Raises ParameterError for invalid hyperparameters, DataError (a ValueError) for
         data breaking the contract (non-finite values, labels outside the declared
         classes, oversized rows with ``clip=False``), UnreachableTargetError when no plan
-        certifies the target. Dask arrays or DataFrames (or any X with ``client``: a
-        ``distributed.Client`` or a scheduler address) are fitted on the cluster; see
-        docs/dask.md. ``step_timeout``: seconds each step on the cluster may wait for it
-        before a ClusterError (None: 60 s; ``math.inf``: no limit).
+        certifies the target. Dask arrays or DataFrames (or any X with ``client`` set) are
+        fitted on the cluster; see docs/dask.md.
         """
         p = self._public_constants()
         declared = p.classes
         if declared is not None:  # the releases are known before the data are read
             self._check_budget(X, p, 1 if len(declared) == 2 else len(declared))
-        if is_dask(X) or is_dask(y) or client is not None:
-            prepared = self._prepare_dask(X, y, "classes", p, client, step_timeout)
+        if self._on_cluster(X, y):
+            prepared = self._prepare_dask(X, y, "classes", p)
             read: tuple[str, ...] = ()
             bound_rows = 0  # feature_bounds are for in-memory data
             classes, codes = prepared.classes, prepared.y  # codes: a Dask array

@@ -3,11 +3,15 @@ Arora 2026)."""
 
 from __future__ import annotations
 
+from numbers import Real
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
+from sklearn.utils._param_validation import Interval
 
-from objpert.data import DataError, as_targets, is_dask, prepare
+from objpert.data import DataError, as_targets, prepare
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
@@ -30,9 +34,9 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
 
     Parameters
     ----------
-    epsilon, delta, data_norm, fit_intercept, intercept_scaling, clip, calibration,
-    comparator_norm, max_iterations, random_state, verbose, feature_bounds, n_jobs,
-    max_seconds, accountant, engine, dtype
+    epsilon, delta, data_norm, feature_bounds, fit_intercept, intercept_scaling, clip,
+    calibration, comparator_norm, max_iter, random_state, accountant, verbose, n_jobs,
+    max_seconds, engine, dtype, client, step_timeout
         As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
         intercept_ in the units of the raw features).
     %(alpha)s
@@ -63,25 +67,28 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
         data_norm=None,
+        feature_bounds=None,
         fit_intercept=True,
         intercept_scaling=None,
         clip=True,
         calibration="tight",
         alpha="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
-        max_iterations=DEFAULT_MAX_ITERATIONS,
+        max_iter=DEFAULT_MAX_ITERATIONS,
         scale=1.0,
         random_state=None,
+        accountant=None,
         verbose="auto",
-        feature_bounds=None,
         n_jobs=None,
         max_seconds=None,
-        accountant=None,
         engine="auto",
         dtype="float64",
+        client=None,
+        step_timeout=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -93,25 +100,32 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.calibration = calibration
         self.alpha = alpha
         self.comparator_norm = comparator_norm
-        self.max_iterations = max_iterations
+        self.max_iter = max_iter
         self.scale = scale
         self.random_state = random_state
+        self.accountant = accountant
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.max_seconds = max_seconds
-        self.accountant = accountant
         self.engine = engine
         self.dtype = dtype
+        self.client = client
+        self.step_timeout = step_timeout
 
     _loss = "robust"
 
-    def fit(self, X, y, client=None, step_timeout=None):
-        """Release the model for (X, y) (real targets). Errors, Dask input and
-        ``step_timeout`` as in :meth:`PrivateLogisticRegression.fit`."""
+    _parameter_constraints: ClassVar[dict] = {
+        **PrivateGLM._parameter_constraints,
+        "scale": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def fit(self, X, y):
+        """Release the model for (X, y) (real targets). Errors and Dask input as in
+        :meth:`PrivateLogisticRegression.fit`."""
         p = self._public_constants()
         self._check_budget(X, p, 1)  # before the data are read
-        if is_dask(X) or is_dask(y) or client is not None:
-            prepared = self._prepare_dask(X, y, "real", p, client, step_timeout)
+        if self._on_cluster(X, y):
+            prepared = self._prepare_dask(X, y, "real", p)
             clipped, seconds = self._release(prepared, [prepared.y], p)
             self._finish_fit(p, clipped, seconds)  # shown at fit time, never kept
             return self

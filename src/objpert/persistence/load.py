@@ -225,7 +225,7 @@ def _recertify(
         if plan.method == "tight" and plan.iterations > p.max_iterations:
             raise ModelFileError(
                 f"plan {i} does not match the model: {plan.iterations} iterations, more than "
-                f"max_iterations = {p['max_iterations']}"
+                f"max_iter = {p.max_iterations}"
             )
         plans.append(plan)
         certs.append(cert)

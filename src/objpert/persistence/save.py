@@ -50,8 +50,8 @@ def _encode_classes(classes: np.ndarray) -> dict[str, Any]:
 
 def _params(model: Any) -> dict[str, Any]:
     params = model.get_params(deep=False)
-    if params.get("accountant") is not None:
-        params["accountant"] = None  # a ledger of the caller's releases, not part of the model
+    for name in ("accountant", "client", "step_timeout"):
+        params[name] = None  # the caller's ledger and cluster: not part of the model
     rs = params.get("random_state")
     if rs is not None and not (isinstance(rs, int | np.integer) and not isinstance(rs, bool)):
         params["random_state"] = None  # a Generator/RandomState: its state is not saved

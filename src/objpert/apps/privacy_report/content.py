@@ -160,7 +160,7 @@ _DECLARED = (
     ("alpha", "ridge alpha ('auto': chosen from public constants)"),
     ("calibration", "calibration"),
     ("comparator_norm", "comparator norm W of the calibration"),
-    ("max_iterations", "iteration budget"),
+    ("max_iter", "iteration budget"),
     ("composition", "composition of the releases of one fit"),
     ("epsilon", "target epsilon"),
     ("delta", "target delta"),
