@@ -28,7 +28,7 @@ from objpert.cli import (
     train,
     verify,
 )
-from objpert.cli.common import CliError, Parser
+from objpert.cli.common import CliError, Parser, one_line
 from objpert.cli.verify import verify_payload
 from objpert.errors import ObjpertError
 
@@ -81,8 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except (CliError, ObjpertError, OSError) as err:
-        msg = " ".join(str(err).split())
-        print(f"objpert: error: {msg}", file=sys.stderr)
+        print(f"objpert: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency of this subcommand
         extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0], "all")
@@ -96,6 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("objpert: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a bug: still one line (exit 2), never a traceback
-        msg = " ".join(f"{type(err).__name__}: {err}".split())
+        msg = one_line(f"{type(err).__name__}: {err}")
         print(f"objpert: error: internal error ({msg}); please report it", file=sys.stderr)
         return 2

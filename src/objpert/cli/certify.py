@@ -16,6 +16,7 @@ from objpert.certify.search import MAX_ITERATIONS, min_iterations
 from objpert.certify.truncation import TRUNCATIONS
 from objpert.cli.common import (
     CliError,
+    add_max_bytes_arg,
     add_problem_args,
     certificate_payload,
     loss_params,
@@ -61,7 +62,7 @@ def certify_model(args: argparse.Namespace) -> int:
     from objpert.certify.composition import ComposedCertificate
     from objpert.cli.predict import load_model
 
-    model = load_model(args.model, read_key(args.key_file))
+    model = load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     certs = [rederive_plan(plan) for plan in plans]
     stored = model.certificate_
@@ -214,6 +215,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--key-file", default=None, metavar="FILE", help="verify the --model file's signature"
     )
+    add_max_bytes_arg(p)
     add_problem_args(p, required=False)
     p.add_argument("--sigma", type=float, default=None, help="noise scale of z")
     p.add_argument(

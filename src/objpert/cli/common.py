@@ -20,19 +20,24 @@ from objpert.losses import LOSSES
 __all__ = [
     "KEY_ENV",
     "LARGE_EPSILON",
+    "MODEL_MAX_BYTES",
     "THREADS_HELP",
     "CliError",
     "Parser",
+    "add_max_bytes_arg",
     "add_problem_args",
     "add_sweep_args",
     "budget_warnings",
+    "byte_count",
     "certificate_payload",
     "floats",
     "loss_params",
     "names",
+    "one_line",
     "plan_payload",
     "positive_count",
     "read_key",
+    "read_model",
     "read_table",
     "split_target",
     "thread_limit",
@@ -145,7 +150,7 @@ def read_table(path: str):
         except OSError:
             raise
         except Exception as err:  # pyarrow's errors on a damaged file
-            raise CliError(f"cannot read {path} as Parquet: {' '.join(str(err).split())}") from None
+            raise CliError(f"cannot read {path} as Parquet: {one_line(str(err), 300)}") from None
     elif lower.endswith(".csv") or lower.endswith(".csv.gz"):
         df = _read_csv(pd, path)
     else:
@@ -167,18 +172,19 @@ def _read_csv(pd, path: str):
         ) from None
     except UnicodeError as err:
         raise CliError(
-            f"{path} is not UTF-8 text ({' '.join(str(err).split())}): save it as UTF-8 CSV"
+            f"{path} is not UTF-8 text ({one_line(str(err), 300)}): save it as UTF-8 CSV"
         ) from None
     except (ValueError, EOFError) as err:  # unparsable, bad gzip
-        raise CliError(f"cannot read {path} as CSV: {' '.join(str(err).split())}") from None
+        raise CliError(f"cannot read {path} as CSV: {one_line(str(err), 300)}") from None
 
 
 def split_target(df, target: str, path: str):
     """(features, the ``target`` column) of a DataFrame read from ``path``; a target with
     missing values is refused (which rows, and what to do)."""
     if target not in df.columns:
-        cols = ", ".join(map(str, list(df.columns)[:10]))
-        raise CliError(f"column {target!r} is not in {path} (columns: {cols})")
+        cols = ", ".join(one_line(str(c), 60) for c in list(df.columns)[:10])
+        more = f", ... ({len(df.columns)} columns)" if len(df.columns) > 10 else ""
+        raise CliError(f"column {one_line(target, 60)!r} is not in {path} (columns: {cols}{more})")
     y = df[target]
     missing = y.isna().to_numpy()
     if missing.any():
@@ -270,6 +276,60 @@ def translate(fn: Callable[[str], T], name: str) -> T:
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=3)
     return out
+
+
+#: objpert.persistence.MAX_BYTES (not imported: it loads scikit-learn).
+MODEL_MAX_BYTES = 64 * 1024 * 1024
+_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "kb": 1000, "mb": 1000**2}
+_UNITS.update({"gb": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3})
+
+
+def byte_count(text: str) -> int:
+    """``--max-bytes``: a positive number of bytes, optionally with a unit (``200MB``,
+    ``1GiB``, ``65536``)."""
+    t = text.strip().lower().replace("_", "")
+    number = t.rstrip("kmgib")
+    unit = t[len(number) :]
+    try:
+        value = float(number) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(
+            f"--max-bytes takes a number of bytes (e.g. 65536, 200MB, 1GiB); got {text[:40]!r}"
+        ) from None
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"--max-bytes must be at least 1 byte; got {text[:40]!r}")
+    return int(value)
+
+
+def add_max_bytes_arg(p: argparse.ArgumentParser) -> None:
+    """``--max-bytes``: the largest model file read (the library's ``max_bytes=``)."""
+    p.add_argument(
+        "--max-bytes",
+        type=byte_count,
+        default=MODEL_MAX_BYTES,
+        metavar="BYTES",
+        help="refuse a model file larger than this, unread (default: 64MiB; a saved model "
+        "takes about 25 bytes per weight: 54 KB for 10 classes of 100 features)",
+    )
+
+
+def read_model(path: str, key: bytes | None, max_bytes: int | None = None):
+    """:func:`objpert.persistence.read` of a model file, refusing one larger than
+    ``max_bytes`` (None: the library's limit) before it is read."""
+    from objpert.persistence import read
+
+    return read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
+
+
+def one_line(text: str, limit: int = 2000) -> str:
+    """``text`` as one line for stderr: whitespace runs made one space, characters that
+    are not printable escaped, at most ``limit`` characters (a message quoting a file's
+    content)."""
+    head = " ".join(text[: 4 * limit].split())
+    head = "".join(c if c.isprintable() else repr(c)[1:-1] for c in head)
+    if len(head) > limit or len(text) > 4 * limit:
+        return f"{head[:limit]}... ({len(text)} characters)"
+    return head
 
 
 def read_key(path: str | None) -> bytes | None:

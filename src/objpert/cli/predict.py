@@ -7,18 +7,27 @@ import argparse
 import json
 from typing import Any
 
-from objpert.cli.common import CliError, read_key, read_table, split_target, warn
+from objpert.cli.common import (
+    CliError,
+    add_max_bytes_arg,
+    read_key,
+    read_model,
+    read_table,
+    split_target,
+    warn,
+)
 from objpert.cli.output import console, kv_table
 
 __all__ = ["add_parser", "cmd_predict", "load_model"]
 
 
-def load_model(path: str, key: bytes | None, later: list[str] | None = None):
-    """Read and check a model file; an unverified one is reported as a one-line warning
+def load_model(
+    path: str, key: bytes | None, later: list[str] | None = None, max_bytes: int | None = None
+):
+    """Read and check a model file (refusing one larger than ``max_bytes``, None: the
+    library's limit, unread); an unverified one is reported as a one-line warning
     (appended to ``later`` when given, for the caller to print once it has succeeded)."""
-    from objpert.persistence import read
-
-    loaded = read(path, key)
+    loaded = read_model(path, key, max_bytes)
     if not loaded.verified:
         message = f"{path}: {loaded.warning}"
         if later is None:
@@ -61,7 +70,7 @@ def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     later: list[str] = []
-    model = load_model(args.model, read_key(args.key_file), later)
+    model = load_model(args.model, read_key(args.key_file), later, args.max_bytes)
     df = read_table(args.data)
     y = None
     if args.target is not None:
@@ -102,6 +111,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--target", default=None, help="a label column to drop and score against")
     p.add_argument("--out", default=None, metavar="PREDICTIONS.csv")
     p.add_argument("--key-file", default=None, metavar="FILE", help="verify the model's signature")
+    add_max_bytes_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
     return p

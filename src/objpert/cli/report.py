@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from objpert.cli.common import KEY_ENV, CliError, read_key
+from objpert.cli.common import KEY_ENV, CliError, add_max_bytes_arg, read_key, read_model
 
 __all__ = ["add_parser", "cmd_report"]
 
@@ -22,10 +22,9 @@ def _format(args: argparse.Namespace) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from objpert.apps.privacy_report import build_report, render
-    from objpert.persistence import read
 
     fmt = _format(args)
-    loaded = read(args.model, read_key(args.key_file))
+    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes)
     text = render(build_report(args.model, loaded), fmt)
     if args.out is None:
         sys.stdout.write(text)
@@ -62,5 +61,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     key_help = f"verify the model's signature with the key in FILE (default: ${KEY_ENV})"
     p.add_argument("--key-file", default=None, metavar="FILE", help=key_help)
+    add_max_bytes_arg(p)
     p.set_defaults(func=cmd_report)
     return p

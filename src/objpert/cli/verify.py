@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from objpert.cli.common import KEY_ENV, read_key
+from objpert.cli.common import KEY_ENV, add_max_bytes_arg, read_key, read_model
 from objpert.cli.output import console, fmt, kv_table, new_table
 
 __all__ = ["add_parser", "cmd_verify", "verify_payload"]
@@ -78,9 +78,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from objpert.persistence import read
-
-    loaded = read(args.model, read_key(args.key_file))
+    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes)
     payload = verify_payload(args.model, loaded)
     if args.json:
         print(json.dumps(payload, indent=2))
@@ -130,6 +128,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="the signing key: raw bytes of FILE (one trailing newline stripped); default: "
         f"the value of {KEY_ENV}, if set",
     )
+    add_max_bytes_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_verify)
     return p

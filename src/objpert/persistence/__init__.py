@@ -18,13 +18,16 @@ file is unsigned. ``load(path, key)`` takes its key the same way. A signed file 
 does not verify under the key is refused; an unsigned file, or a signed one loaded without
 a key, loads with an :class:`~objpert.errors.UnverifiedModelWarning`.
 
-:func:`load` refuses, with :class:`ModelFileError`, a file that is not JSON, of another
-format or version, with missing or unknown keys, whose signature or digest does not match,
-whose arrays have inconsistent shapes, or whose plans do not re-derive: every plan is
+:func:`load` refuses, with :class:`ModelFileError`, a file larger than ``max_bytes``
+(default :data:`MAX_BYTES`, 64 MiB; checked before the file is read), a file that is not
+JSON, of another format or version, with missing or unknown keys, whose signature or
+digest does not match, whose arrays have inconsistent shapes, or whose plans do not
+re-derive: every plan is
 re-derived by :func:`~objpert.certify.calibration.rederive_plan` (constants rebuilt from
 the loss registry, eta <= 1/L, the certificate recomputed) and checked against the
 estimator's parameters and the other plans (n, d, zeta, loss, mu, the per-release
-epsilon/delta split, the calibration).
+epsilon/delta split, the calibration). Its error messages quote at most a short, escaped
+prefix of a value of the file (:func:`quote_value`).
 
 What the checks mean:
 
@@ -45,12 +48,14 @@ from objpert.jsonable import canonical_json
 from objpert.persistence.fileformat import (
     FORMAT,
     KEY_ENV,
+    MAX_BYTES,
     READABLE_VERSIONS,
     SIGNATURE_ALGORITHM,
     VERSION,
     LoadedModel,
     digest,
     plan_from_dict,
+    quote_value,
     signature,
     signing_key,
 )
@@ -60,6 +65,7 @@ from objpert.persistence.save import save, to_payload
 __all__ = [
     "FORMAT",
     "KEY_ENV",
+    "MAX_BYTES",
     "READABLE_VERSIONS",
     "SIGNATURE_ALGORITHM",
     "VERSION",
@@ -70,6 +76,7 @@ __all__ = [
     "from_payload",
     "load",
     "plan_from_dict",
+    "quote_value",
     "read",
     "save",
     "signature",

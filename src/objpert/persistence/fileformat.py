@@ -8,6 +8,7 @@ import hmac
 import json
 import math
 import os
+import reprlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from objpert.jsonable import canonical_json, to_json_value
 __all__ = [
     "FORMAT",
     "KEY_ENV",
+    "MAX_BYTES",
     "READABLE_VERSIONS",
     "SIGNATURE_ALGORITHM",
     "VERSION",
@@ -30,6 +32,7 @@ __all__ = [
     "check_tree",
     "digest",
     "plan_from_dict",
+    "quote_value",
     "signature",
     "signing_key",
 ]
@@ -41,6 +44,43 @@ READABLE_VERSIONS = (1, 2)
 KEY_ENV = "OBJPERT_MODEL_KEY"
 SIGNATURE_ALGORITHM = "hmac-sha256"
 _RTOL = 1e-9  # recomputed certificates may differ from stored ones by rounding only
+
+#: The largest model file :func:`~objpert.persistence.load` reads (64 MiB; ``max_bytes=``
+#: changes it). A saved model takes about 25 bytes per weight plus a few KB: 54 KB for 10
+#: classes of 100 features, 280 KB for 10 classes of 1,000, so 64 MiB holds about 2.5
+#: million weights. The size is checked before the file is read.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def quote_value(value: Any, limit: int = 60, *, quote: bool = True) -> str:
+    """A value read from a file as error messages show it: its repr (control and other
+    non-printable characters escaped), at most ``limit`` characters of it, followed by
+    "... (N characters)" when a string is cut, or "(N items)" for a list or dict.
+    ``quote=False``: a string as it is (an error's own message), only its non-printable
+    characters escaped. The cost is bounded whatever the value's size (a string is cut
+    before it is escaped, a list or dict summarised with :mod:`reprlib`)."""
+    if isinstance(value, str):
+        head = value[: limit + 1]
+        if quote:
+            body = repr(head)
+        else:
+            body = "".join(c if c.isprintable() else repr(c)[1:-1] for c in head)
+        if len(value) <= limit and len(body) <= limit + (2 if quote else 0):
+            return body
+        return f"{body[:limit]}... ({len(value)} characters)"
+    if isinstance(value, bool | int | float) or value is None:
+        text = repr(value)
+        return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    brief = reprlib.Repr()
+    brief.maxstring = brief.maxother = max(limit // 2, 12)
+    brief.maxlist = brief.maxdict = brief.maxtuple = brief.maxset = 4
+    text = brief.repr(value)
+    if len(text) > limit:
+        text = f"{text[:limit]}..."
+    if isinstance(value, list | dict | tuple | set):
+        text = f"{text} ({len(value)} items)"
+    return text
+
 
 _ESTIMATORS = {
     "PrivateLogisticRegression": PrivateLogisticRegression,
@@ -163,7 +203,7 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
         raise ModelFileError(f"plan is missing keys {missing}")
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ModelFileError(f"plan has unknown keys {unknown}")
+        raise ModelFileError(f"plan has unknown keys {quote_value(unknown)}")
     kwargs = dict(data)
     kwargs["certificate"] = certificate_from_dict(data["certificate"])
     return Plan(**kwargs)
@@ -173,9 +213,9 @@ def _close(a: Any, b: Any, path: str = "") -> str | None:
     """Where two JSON values differ beyond rounding (a path), or None when they agree."""
     if isinstance(a, dict) and isinstance(b, dict):
         if set(a) != set(b):
-            return f"{path or '.'} keys {sorted(set(a) ^ set(b))}"
+            return f"{path or '.'} keys {quote_value(sorted(set(a) ^ set(b)))}"
         for k in sorted(a):
-            where = _close(a[k], b[k], f"{path}.{k}")
+            where = _close(a[k], b[k], f"{path}.{quote_value(k, quote=False)}")
             if where:
                 return where
         return None
@@ -207,20 +247,56 @@ def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
     """The ``not_public`` items stored in a certificate's dict (none in version 1 files)."""
     items = data.get("not_public", [])
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-        raise ModelFileError(f"{where}: not_public must be a list of strings; got {items!r:.80}")
+        raise ModelFileError(
+            f"{where}: not_public must be a list of strings; got {quote_value(items)}"
+        )
     if len(set(items)) != len(items):
-        raise ModelFileError(f"{where}: not_public lists an item twice: {items!r:.80}")
+        raise ModelFileError(f"{where}: not_public lists an item twice: {quote_value(items)}")
     return tuple(items)
 
 
 # ---------------------------------------------------------------- load
 
 
-def _read(path: str | Path) -> dict[str, Any]:
+def check_max_bytes(max_bytes: Any) -> int:
+    """``max_bytes`` of :func:`~objpert.persistence.load`: a positive integer."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ModelFileError(
+            f"max_bytes must be a positive integer (bytes); got {quote_value(max_bytes)}"
+        )
+    return max_bytes
+
+
+def _too_large(path: str | Path, size: int | str, max_bytes: int) -> ModelFileError:
+    return ModelFileError(
+        f"{path}: {size} bytes is more than a model file may have ({max_bytes} bytes; a "
+        f"saved model takes about 25 bytes per weight: 54 KB for 10 classes of 100 "
+        f"features); refused unread (to read it, raise the limit: max_bytes= of load, or "
+        "--max-bytes of the command line)"
+    )
+
+
+def _read_bytes(path: str | Path, max_bytes: int) -> bytes:
+    """The file's bytes, refusing one of more than ``max_bytes`` bytes: its size is
+    checked first (``os.fstat``), and at most ``max_bytes + 1`` bytes are ever read (a
+    file that grows, a pipe)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _too_large(path, size, max_bytes)
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _too_large(path, f"more than {max_bytes}", max_bytes)
+    return data
+
+
+def _read(path: str | Path, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    data = _read_bytes(path, check_max_bytes(max_bytes))
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ModelFileError(f"{path}: not a JSON model file (not UTF-8 text)") from None
+    del data
     try:
         payload = json.loads(
             text, parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int
@@ -228,7 +304,7 @@ def _read(path: str | Path) -> dict[str, Any]:
     except (json.JSONDecodeError, ModelFileError) as exc:
         raise ModelFileError(f"{path}: not a JSON model file ({exc})") from None
     except (RecursionError, ValueError) as exc:  # nesting, Python's integer-digits limit
-        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        what = "nested too deeply" if isinstance(exc, RecursionError) else f"{exc}"[:200]
         raise ModelFileError(f"{path}: not a JSON model file ({what})") from None
     if not isinstance(payload, dict):
         raise ModelFileError(f"{path}: not a model file (a JSON {type(payload).__name__})")
@@ -298,12 +374,13 @@ def check_tree(payload: Any) -> None:
 def _check_header(payload: dict[str, Any]) -> int:
     if payload.get("format") != FORMAT:
         raise ModelFileError(
-            f"wrong format {payload.get('format')!r}: expected {FORMAT!r} (an objpert model file)"
+            f"wrong format {quote_value(payload.get('format'))}: expected {FORMAT!r} (an "
+            "objpert model file)"
         )
     version = payload.get("version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ModelFileError(
-            f"unsupported format version {version!r}: this objpert reads versions "
+            f"unsupported format version {quote_value(version)}: this objpert reads versions "
             f"{', '.join(map(str, READABLE_VERSIONS))}"
         )
     missing = [k for k in _REQUIRED[version] if k not in payload]
@@ -311,7 +388,7 @@ def _check_header(payload: dict[str, Any]) -> int:
         raise ModelFileError(f"model file is missing keys {missing}")
     unknown = sorted(set(payload) - set(_REQUIRED[version]) - set(_OPTIONAL))
     if unknown:
-        raise ModelFileError(f"model file has unknown keys {unknown}")
+        raise ModelFileError(f"model file has unknown keys {quote_value(unknown)}")
     return version
 
 
@@ -328,7 +405,8 @@ def _check_signature(payload: dict[str, Any], version: int, key: bytes | None) -
         raise ModelFileError("signature must be null or an object with 'algorithm' and 'value'")
     if sig["algorithm"] != SIGNATURE_ALGORITHM:
         raise ModelFileError(
-            f"unknown signature algorithm {sig['algorithm']!r}: expected {SIGNATURE_ALGORITHM!r}"
+            f"unknown signature algorithm {quote_value(sig['algorithm'])}: expected "
+            f"{SIGNATURE_ALGORITHM!r}"
         )
     if key is None:
         return "no key"

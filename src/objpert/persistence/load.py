@@ -26,6 +26,7 @@ from objpert.persistence.fileformat import (
     _CLASS_KINDS,
     _ESTIMATORS,
     _RTOL,
+    MAX_BYTES,
     LoadedModel,
     _check_digest,
     _check_header,
@@ -36,6 +37,7 @@ from objpert.persistence.fileformat import (
     _read,
     check_tree,
     plan_from_dict,
+    quote_value,
     signing_key,
 )
 
@@ -46,19 +48,25 @@ __all__ = [
 ]
 
 
+def _brief(exc: BaseException) -> str:
+    """An error's message on one line, cut to a short escaped prefix (it may quote a value
+    of the file)."""
+    return quote_value(" ".join(str(exc)[:400].split()), 200, quote=False)
+
+
 def _decode_classes(data: Any) -> np.ndarray:
     if not isinstance(data, dict) or set(data) != {"values", "dtype"}:
         raise ModelFileError("classes must be an object with keys 'values' and 'dtype'")
     try:
         dtype = np.dtype(data["dtype"])
     except TypeError:
-        raise ModelFileError(f"classes has an unknown dtype {data['dtype']!r}") from None
+        raise ModelFileError(f"classes has an unknown dtype {quote_value(data['dtype'])}") from None
     if dtype.kind not in _CLASS_KINDS or not isinstance(data["values"], list):
         raise ModelFileError(f"classes cannot have dtype {dtype}")
     try:
         classes = np.array(data["values"], dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise ModelFileError(f"classes do not fit dtype {dtype}: {exc}") from None
+        raise ModelFileError(f"classes do not fit dtype {dtype}: {_brief(exc)}") from None
     if classes.ndim != 1:
         raise ModelFileError(f"classes must be a list; got shape {classes.shape}")
     return classes
@@ -68,7 +76,7 @@ def _array(name: str, value: Any) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ModelFileError(f"{name} must be numbers; got {value!r:.80}") from None
+        raise ModelFileError(f"{name} must be numbers; got {quote_value(value)}") from None
     if not np.all(np.isfinite(arr)):
         raise ModelFileError(f"{name} has non-finite values")
     return arr
@@ -78,7 +86,9 @@ def _check_shapes(payload, cls) -> tuple[np.ndarray, Any, np.ndarray | None, int
     """coef, intercept, classes, number of releases, after checking they agree."""
     n_features = payload["n_features_in"]
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
-        raise ModelFileError(f"n_features_in must be a positive integer; got {n_features!r}")
+        raise ModelFileError(
+            f"n_features_in must be a positive integer; got {quote_value(n_features)}"
+        )
     names = payload["feature_names_in"]
     if names is not None and (
         not isinstance(names, list)
@@ -97,13 +107,14 @@ def _check_shapes(payload, cls) -> tuple[np.ndarray, Any, np.ndarray | None, int
             )
         intercept = payload["intercept"]
         if isinstance(intercept, bool) or not isinstance(intercept, int | float):
-            raise ModelFileError(f"intercept must be a number; got {intercept!r:.80}")
+            raise ModelFileError(f"intercept must be a number; got {quote_value(intercept)}")
         return coef, float(intercept), None, 1
     classes = _decode_classes(payload["classes"])
     k = len(classes)
     if k < 2 or len(np.unique(classes)) != k:
         raise ModelFileError(
-            f"inconsistent classes: need at least two distinct labels; got {classes.tolist()!r}"
+            "inconsistent classes: need at least two distinct labels; got "
+            f"{quote_value(classes.tolist())}"
         )
     rows = 1 if k == 2 else k
     if coef.shape != (rows, n_features):
@@ -128,7 +139,7 @@ def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
     except ModelFileError as exc:
         raise ModelFileError(f"plan {i}: {exc}") from None
     except Exception as exc:  # PrivacyError or any garbage in the numbers: refuse, naming it
-        raise ModelFileError(f"plan {i} is refused: {' '.join(str(exc).split())}") from None
+        raise ModelFileError(f"plan {i} is refused: {_brief(exc)}") from None
     if not cert.certified:
         raise ModelFileError(
             f"plan {i} does not certify when recomputed: {'; '.join(cert.reasons)}"
@@ -143,7 +154,8 @@ def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
     where = _close(_normal(cert.to_dict()), _with_not_public(stored))
     if where:
         raise ModelFileError(
-            f"plan {i}: the recomputed certificate differs from the stored one at {where}"
+            f"plan {i}: the recomputed certificate differs from the stored one at "
+            f"{quote_value(where, 200, quote=False)}"
         )
     return dataclasses.replace(plan, certificate=cert), cert
 
@@ -166,14 +178,14 @@ def _recertify(
     if not isinstance(plans_data, list) or len(plans_data) != releases:
         raise ModelFileError(
             f"inconsistent shapes: expected {releases} plan(s), one per release; got "
-            f"{len(plans_data) if isinstance(plans_data, list) else plans_data!r}"
+            f"{len(plans_data) if isinstance(plans_data, list) else quote_value(plans_data)}"
         )
     d = model.n_features_in_ + (1 if p.fit_intercept else 0)
     zeta = public_zeta(p, model.n_features_in_)  # None: read from the data (not public)
     try:
         split = split_budget(p.epsilon, p.delta, releases)
     except ObjpertError as exc:
-        raise ModelFileError(f"invalid params: {exc}") from None
+        raise ModelFileError(f"invalid params: {_brief(exc)}") from None
     plans, certs = [], []
     for i, data in enumerate(plans_data):
         plan, cert = _rederive(i, data)
@@ -195,7 +207,8 @@ def _recertify(
         for key, want in expected.items():
             if found[key] != want:
                 raise ModelFileError(
-                    f"plan {i} does not match the model: {key} = {found[key]!r}, expected {want!r}"
+                    f"plan {i} does not match the model: {key} = {quote_value(found[key])}, "
+                    f"expected {quote_value(want)}"
                 )
         checks = [
             ("zeta", pc.zeta, pc.zeta if zeta is None else zeta),
@@ -234,7 +247,8 @@ def _recertify(
         where = _close(_normal(plan.to_dict()), first)
         if where:
             raise ModelFileError(
-                f"plan {i} differs from plan 0 at {where}: the releases of one fit share a plan"
+                f"plan {i} differs from plan 0 at {quote_value(where, 200, quote=False)}: the "
+                "releases of one fit share a plan"
             )
     return plans, certs
 
@@ -266,7 +280,8 @@ def _certificate(
             cert = _pld_certificate(data, parts, p, not_public)
         elif data.get("method") != split.method:
             raise ModelFileError(
-                f"the certificate composes by {data.get('method')!r}, but the model's budget "
+                f"the certificate composes by {quote_value(data.get('method'))}, but the "
+                f"model's budget "
                 f"is split by {split.method!r}"
             )
         else:
@@ -276,11 +291,12 @@ def _certificate(
                     not_public=not_public,
                 )  # fmt: skip
             except ObjpertError as exc:
-                raise ModelFileError(f"the certificates do not compose: {exc}") from None
+                raise ModelFileError(f"the certificates do not compose: {_brief(exc)}") from None
     where = _close(_normal(cert.to_dict()), _with_not_public(data))
     if where:
         raise ModelFileError(
-            f"the stored certificate differs from the one recomputed from the plans at {where}"
+            "the stored certificate differs from the one recomputed from the plans at "
+            f"{quote_value(where, 200, quote=False)}"
         )
     if cert.epsilon > p.epsilon * (1 + _RTOL) or cert.delta > p.delta:
         raise ModelFileError(
@@ -305,7 +321,7 @@ def _pld_certificate(
         step = check_discretization(data.get("discretization"))
         return compose_certificates(parts, p.epsilon, discretization=step, not_public=not_public)
     except ObjpertError as exc:
-        raise ModelFileError(f"the certificates do not compose by PLD: {exc}") from None
+        raise ModelFileError(f"the certificates do not compose by PLD: {_brief(exc)}") from None
 
 
 def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str, ...]) -> None:
@@ -329,7 +345,8 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
         same = False
     if not same:
         raise ModelFileError(
-            f"classes_ {classes.tolist()!r} are not the declared classes {declared!r}"
+            f"classes_ {quote_value(classes.tolist())} are not the declared classes "
+            f"{quote_value(declared)}"
         )
 
 
@@ -346,7 +363,7 @@ def _releases(data: Any, plans: list[Plan], p: FitSettings, params: dict) -> lis
         it = rec["iterations"]
         if isinstance(it, bool) or not isinstance(it, int) or it != plan.iterations:
             raise ModelFileError(
-                f"release {i} ran {it!r} iterations, not its plan's {plan.iterations}"
+                f"release {i} ran {quote_value(it)} iterations, not its plan's {plan.iterations}"
             )
         seeded.append(rec["seeded"])
     if params.get("random_state") is not None and not all(seeded):
@@ -361,15 +378,15 @@ def _rebuild(payload: dict[str, Any], version: int) -> Any:
     except ModelFileError:
         raise
     except Exception as exc:  # malformed content we did not foresee: refuse, never crash
-        msg = " ".join(str(exc).split())
-        raise ModelFileError(f"malformed model file: {type(exc).__name__}: {msg}") from None
+        raise ModelFileError(f"malformed model file: {type(exc).__name__}: {_brief(exc)}") from None
 
 
 def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     cls = _ESTIMATORS.get(payload["estimator"])
     if cls is None:
         raise ModelFileError(
-            f"unknown estimator {payload['estimator']!r}: expected one of {sorted(_ESTIMATORS)}"
+            f"unknown estimator {quote_value(payload['estimator'])}: expected one of "
+            f"{sorted(_ESTIMATORS)}"
         )
     params = payload["params"]
     if not isinstance(params, dict):
@@ -380,9 +397,9 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
         model = cls(**params)
         p = model._public_constants()
     except TypeError as exc:
-        raise ModelFileError(f"params do not fit {cls.__name__}: {exc}") from None
+        raise ModelFileError(f"params do not fit {cls.__name__}: {_brief(exc)}") from None
     except ObjpertError as exc:
-        raise ModelFileError(f"invalid params: {exc}") from None
+        raise ModelFileError(f"invalid params: {_brief(exc)}") from None
     coef, intercept, classes, releases = _check_shapes(payload, cls)
     model.n_features_in_ = payload["n_features_in"]
     stored = payload["certificate"]
@@ -401,7 +418,9 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     if n_iter.shape != (releases,) or any(
         int(k) != pl.iterations for k, pl in zip(n_iter, plans, strict=True)
     ):
-        raise ModelFileError(f"n_iter {n_iter.tolist()} does not match the plans' iteration counts")
+        raise ModelFileError(
+            f"n_iter {quote_value(n_iter.tolist())} does not match the plans' iteration counts"
+        )
     if version >= 2:
         seeded = _releases(payload["releases"], plans, p, params)
     else:  # version 1 did not record it: an int seed is in params (a Generator was not)
@@ -433,20 +452,27 @@ def from_payload(payload: dict[str, Any], key: bytes | str | None = None) -> Loa
     return LoadedModel(_rebuild(payload, version), version, status)
 
 
-def read(path: str | Path, key: bytes | str | None = None) -> LoadedModel:
+def read(
+    path: str | Path, key: bytes | str | None = None, *, max_bytes: int = MAX_BYTES
+) -> LoadedModel:
     """Read and check a model file like :func:`load`, without warning: the model with
     whether its signature was verified (:class:`LoadedModel`)."""
-    return from_payload(_read(path), key)
+    return from_payload(_read(path, max_bytes), key)
 
 
-def load(path: str | Path, key: bytes | str | None = None) -> Any:
+def load(path: str | Path, key: bytes | str | None = None, *, max_bytes: int = MAX_BYTES) -> Any:
     """Read a model written by :func:`save`, refusing (:class:`ModelFileError`) any file
     that is not JSON, has another format or version, misses keys, fails its signature or
     digest, has inconsistent shapes, or whose plans do not re-derive and match the model.
 
     ``key`` (bytes or str; None: ``OBJPERT_MODEL_KEY``) verifies the signature. An unsigned
-    file, or a signed one without a key, loads with an :class:`UnverifiedModelWarning`."""
-    loaded = read(path, key)
+    file, or a signed one without a key, loads with an :class:`UnverifiedModelWarning`.
+
+    ``max_bytes`` (default :data:`~objpert.persistence.MAX_BYTES`, 64 MiB): a larger file
+    is refused before it is read (its size from ``os.stat``; a saved model takes about 25
+    bytes per weight, 54 KB for 10 classes of 100 features). Error messages quote at most
+    a short, escaped prefix of any value of the file."""
+    loaded = read(path, key, max_bytes=max_bytes)
     if not loaded.verified:
         warnings.warn(f"{path}: {loaded.warning}", UnverifiedModelWarning, stacklevel=2)
     return loaded.model

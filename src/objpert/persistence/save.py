@@ -21,6 +21,7 @@ from objpert.persistence.fileformat import (
     _normal,
     check_tree,
     digest,
+    quote_value,
     signature,
     signing_key,
 )
@@ -44,7 +45,9 @@ def _encode_classes(classes: np.ndarray) -> dict[str, Any]:
     values = [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
     for v in values:
         if not isinstance(v, bool | int | float | str):
-            raise ModelFileError(f"cannot save a class label of type {type(v).__name__}: {v!r}")
+            raise ModelFileError(
+                f"cannot save a class label of type {type(v).__name__}: {quote_value(v)}"
+            )
     return {"values": values, "dtype": arr.dtype.str if arr.dtype.kind != "O" else "object"}
 
 
