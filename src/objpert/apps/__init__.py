@@ -3,7 +3,7 @@
 * :mod:`~objpert.apps.demo`: private logistic regression on real data against non-private;
 * :mod:`~objpert.apps.compare`: every registered mechanism side by side on real data;
 * :mod:`~objpert.apps.reproduce`, :mod:`~objpert.apps.reproduce_qop`: the papers' numbers
-  and figures, recomputed; :mod:`~objpert.apps.report`: their calibration tables;
+  and figures, recomputed; :mod:`~objpert.apps.calibration_tables`: their calibration tables;
 * :mod:`~objpert.apps.plots`: privacy-profile figures;
 * :mod:`~objpert.apps.datasets`: the bundled public datasets and their preprocessing;
 * :mod:`~objpert.apps.external`: external peers (diffprivlib) in environments of their own;

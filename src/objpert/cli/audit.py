@@ -9,7 +9,7 @@ release, measure the exact pairwise privacy profile, against the certificate.
 ``lop-clip``, ``output``, ``noisy-gd``) is translated with a deprecation warning. The attack
 (Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the certified
 delta with Clopper-Pearson (1934) intervals; see :mod:`objpert.audit.attacks` and
-:mod:`objpert.audit.report`. Errors are one line on stderr with exit code 2 (the caller,
+:mod:`objpert.audit.tables`. Errors are one line on stderr with exit code 2 (the caller,
 :func:`objpert.cli.main`, prints :class:`~objpert.errors.ObjpertError`).
 """
 
@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from objpert.audit.attacks import parse_pair
-from objpert.audit.report import (
+from objpert.audit.tables import (
     DEFAULT_DELTA,
     DEFAULT_DRAWS,
     DEFAULT_EPSILON,

@@ -50,7 +50,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_tables(args: argparse.Namespace) -> int:
     from objpert.apps import reproduce
-    from objpert.apps.report import calibration_markdown, calibration_table
+    from objpert.apps.calibration_tables import calibration_markdown, calibration_table
 
     pc = reproduce.example_constants()
     sigma = reproduce.SIGMA_OVER_G * pc.G

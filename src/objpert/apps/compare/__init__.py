@@ -35,7 +35,7 @@ from objpert.apps.compare.methods import (
     register,
     rules,
 )
-from objpert.apps.compare.report import markdown, plot, report
+from objpert.apps.compare.render import markdown, plot, report
 from objpert.apps.compare.stats import mean_se, paired_difference, time_summary
 
 __all__ = [
