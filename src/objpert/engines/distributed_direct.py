@@ -26,6 +26,7 @@ lost partitions, and places the partitions again before the next step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import math
 import pickle
@@ -49,6 +50,7 @@ __all__ = [
     "HANDLER",
     "IDLE_SECONDS",
     "INLINE_ENTRIES",
+    "PENDING_CONNECTIONS",
     "Channels",
     "DirectTimeout",
     "Pins",
@@ -283,26 +285,103 @@ def _serve(
     return host, int(server.getsockname()[1])
 
 
+#: The most connections a worker's socket holds at once while it waits for the token (a
+#: connection beyond it closes the one that has waited longest).
+PENDING_CONNECTIONS = 64
+
+
 def _accept(server: socket.socket, token: bytes, wait: float) -> socket.socket | None:
-    """The first connection within ``wait`` seconds that gives ``token`` (others are
-    closed); None when none does."""
+    """The first connection within ``wait`` seconds that gives ``token``; None when none
+    does. Every pending connection is accepted at once and their tokens are read side by
+    side (:mod:`selectors`), so a silent or slow peer never holds up the engine's
+    connection: each has :data:`CONNECT_SECONDS` to give its token, a wrong token or an
+    early close ends it at once, and the others are closed when the token arrives."""
     deadline = time.monotonic() + wait
-    while (left := deadline - time.monotonic()) > 0:
-        server.settimeout(left)
+    server.setblocking(False)
+    pending: dict[socket.socket, tuple[bytearray, float]] = {}  # -> (bytes read, give up at)
+    with selectors.DefaultSelector() as sel:
+        sel.register(server, selectors.EVENT_READ)
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                now = time.monotonic()
+                for conn, (_, end) in list(pending.items()):
+                    if end <= now:  # silent too long
+                        _drop(sel, pending, conn)
+                soonest = min((end for _, end in pending.values()), default=deadline)
+                for key, _ in sel.select(max(0.0, min(left, soonest - now))):
+                    if key.fileobj is server:
+                        _accept_pending(server, sel, pending)
+                        continue
+                    conn = key.fileobj
+                    assert isinstance(conn, socket.socket)
+                    buf = pending[conn][0]
+                    try:
+                        complete = _read_token(conn, buf, len(token))
+                    except OSError:  # closed or failed before its token
+                        _drop(sel, pending, conn)
+                        continue
+                    if not complete:
+                        continue
+                    if not hmac.compare_digest(bytes(buf), token):
+                        _drop(sel, pending, conn)  # a wrong token
+                        continue
+                    sel.unregister(conn)
+                    del pending[conn]
+                    conn.setblocking(True)
+                    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    return conn
+            return None
+        except OSError:  # the listening socket itself failed
+            return None
+        finally:
+            for conn in list(pending):
+                _drop(sel, pending, conn)
+
+
+def _accept_pending(
+    server: socket.socket,
+    sel: selectors.BaseSelector,
+    pending: dict[socket.socket, tuple[bytearray, float]],
+) -> None:
+    """Accept every connection waiting on ``server`` (non-blocking), each given
+    :data:`CONNECT_SECONDS` to send its token; past :data:`PENDING_CONNECTIONS` the
+    connection that has waited longest is closed."""
+    while True:
         try:
             conn, _ = server.accept()
-        except OSError:
-            return None
-        conn.settimeout(CONNECT_SECONDS)
-        try:
-            given = _recv_exact(conn, len(token))
-        except OSError:
-            given = None
-        if given is not None and hmac.compare_digest(bytes(given), token):
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return conn
-        conn.close()
-    return None
+        except (BlockingIOError, InterruptedError):
+            return
+        conn.setblocking(False)
+        if len(pending) >= PENDING_CONNECTIONS:
+            oldest = min(pending, key=lambda c: pending[c][1])
+            _drop(sel, pending, oldest)
+        pending[conn] = (bytearray(), time.monotonic() + CONNECT_SECONDS)
+        sel.register(conn, selectors.EVENT_READ)
+
+
+def _read_token(conn: socket.socket, buf: bytearray, size: int) -> bool:
+    """Read what ``conn`` has sent of its token into ``buf``; True once ``size`` bytes are
+    there. A peer that closed first raises ConnectionResetError (and one that failed, its
+    OSError)."""
+    try:
+        chunk = conn.recv(size - len(buf))
+    except (BlockingIOError, InterruptedError):
+        return False
+    if not chunk:
+        raise ConnectionResetError("closed before its token")
+    buf += chunk
+    return len(buf) >= size
+
+
+def _drop(
+    sel: selectors.BaseSelector,
+    pending: dict[socket.socket, tuple[bytearray, float]],
+    conn: socket.socket,
+) -> None:
+    pending.pop(conn, None)
+    with contextlib.suppress(KeyError, ValueError):
+        sel.unregister(conn)
+    conn.close()
 
 
 def _serve_steps(
