@@ -491,7 +491,7 @@ def test_noise_is_drawn_once_per_vector(method, normal, discrete, monkeypatch):
         shapes.append(shape)
         return discrete_gaussian_array(generator, scale, shape)
 
-    monkeypatch.setattr(mpeers, "discrete_gaussian_array", recording)
+    monkeypatch.setattr(mpeers.noise, "discrete_gaussian_array", recording)
     release = seeded(method, X, y, plan_for(method), gen)
     assert release.seeded
     normals = [kw for name, _, kw in gen.calls if name == "normal"]
