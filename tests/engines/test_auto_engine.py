@@ -12,7 +12,7 @@ from scipy import sparse
 
 from objpert import persistence
 from objpert.accounting import PrivacyAccountant
-from objpert.engines import shaped
+from objpert.engines import factory, shaped
 from objpert.engines.compiled import csr_rows_kernel, kernel_set
 from objpert.engines.sparse import SparseEngine
 from objpert.engines.xp import gpu_namespace
@@ -108,7 +108,7 @@ def test_auto_shapes_long_descents_and_changes_rounding_only(monkeypatch):
     base = fit(binary_model(engine="default"), X, y)
     assert not calls
     auto = fit(binary_model(), X, y)  # engine="auto" is the default
-    assert calls and auto.n_iter_[0] >= shaped.AUTO_MIN_STEPS
+    assert calls and auto.n_iter_[0] >= factory.AUTO_MIN_STEPS
     assert rel(auto.coef_, base.coef_) < 1e-12
     assert abs(auto.intercept_[0] - base.intercept_[0]) <= 1e-12 * np.abs(base.coef_).max()
     assert auto.certificate_ == base.certificate_
@@ -146,7 +146,7 @@ def test_robust_regression_auto():
     rkw = dict(epsilon=2.0, data_norm=1.0, random_state=8, max_iter=600)
     rbase = fit(PrivateRobustRegression(engine="default", **rkw), X, t)
     rauto = fit(PrivateRobustRegression(**rkw), X, t)
-    assert rauto.n_iter_[0] >= shaped.AUTO_MIN_STEPS
+    assert rauto.n_iter_[0] >= factory.AUTO_MIN_STEPS
     assert rel(rauto.coef_, rbase.coef_) < 1e-12 and rauto.certificate_ == rbase.certificate_
 
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.engines import shaped, timing
+from objpert.engines import factory, shaped, timing
 from objpert.engines.compiled import keyed_kernels
 from objpert.engines.keyed import KeyedEngine, key_rows
 from objpert.estimators import PrivateLogisticRegression
@@ -297,7 +297,7 @@ def test_an_estimator_on_keyed_rows_repeats_and_equals_the_default_engine():
 
     assert shaped.shape_engine(X, y)[2].layout == "keyed" or not shaped.compiled_available()
     a, b, ref = fit("auto"), fit("auto"), fit("default")
-    assert a.n_iter_[0] >= shaped.AUTO_MIN_STEPS  # long enough to be shaped
+    assert a.n_iter_[0] >= factory.AUTO_MIN_STEPS  # long enough to be shaped
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert rel(a.coef_, ref.coef_) < 1e-12 and rel(a.intercept_, ref.intercept_) < 1e-12

@@ -12,13 +12,13 @@ from scipy import sparse
 
 from objpert.certify import calibration
 from objpert.engines import GLMObjective
+from objpert.engines.factory import build_engine
 from objpert.engines.shaped import (
     CSR_ENTRY_COST,
     DENSE_TWO_PASS_COST,
     LAYOUTS,
     SplitEngine,
     WeightedEngine,
-    build_engine,
     choose_layout,
     indicator_columns,
     merge_rows,

@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from objpert.engines import timing
+from objpert.engines.factory import ENGINES
 from objpert.engines.keyed import KeyedEngine, key_rows
-from objpert.engines.shaped import ENGINES, indicator_columns
+from objpert.engines.shaped import indicator_columns
 from objpert.errors import MAX_INT
 from objpert.losses import get_loss
 

@@ -1,5 +1,5 @@
 """Fuzz: the engines shaped by the data (:func:`objpert.engines.shaped.shape_engine`,
-:func:`~objpert.engines.shaped.build_engine`), the array-API engine and the ``engine`` /
+:func:`~objpert.engines.factory.build_engine`), the array-API engine and the ``engine`` /
 ``dtype`` options of a release: a one-line objpert error, or the plain engine's result."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from objpert.certify import calibration
 from objpert.engines import GLMObjective
-from objpert.engines.shaped import LAYOUTS, build_engine, shape_engine
+from objpert.engines.factory import build_engine
+from objpert.engines.shaped import LAYOUTS, shape_engine
 from objpert.engines.xp import XPEngine
 from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent
 

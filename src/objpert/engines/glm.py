@@ -7,7 +7,7 @@ of B points evaluated in one sweep over X; with labels y of shape (n, B) column 
 objective of the labels y[:, b] (one-vs-rest releases run together). ``threads``,
 ``block_rows`` and ``n_jobs`` go to :func:`~objpert.engines.array.make_engine`.
 ``engine`` and ``dtype`` pick an engine shaped by the data, the array-API engine or a GPU
-(:func:`~objpert.engines.shaped.build_engine`).
+(:func:`~objpert.engines.factory.build_engine`).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ class GLMObjective:
         engine: str = "default",
         dtype: str = "float64",
     ):
-        if engine != "default" or dtype != "float64":  # objpert.engines.shaped.ENGINES
-            from objpert.engines.shaped import build_engine
+        if engine != "default" or dtype != "float64":  # objpert.engines.factory.ENGINES
+            from objpert.engines.factory import build_engine
 
             X, y = build_engine(X, y, engine=engine, dtype=dtype, n_jobs=n_jobs)
         self.engine: Engine = make_engine(X, threads=threads, block_rows=block_rows, n_jobs=n_jobs)

@@ -42,10 +42,8 @@ from objpert.exceptions import ParameterError
 from objpert.losses import Loss
 
 __all__ = [
-    "AUTO_MIN_STEPS",
     "CSR_ENTRY_COST",
     "DENSE_TWO_PASS_COST",
-    "ENGINES",
     "FUSED_CSR_ENTRY_COST",
     "KEYED_DENSE_COST",
     "KEYED_KEY_COST",
@@ -55,8 +53,6 @@ __all__ = [
     "DataShape",
     "SplitEngine",
     "WeightedEngine",
-    "build_engine",
-    "check_engine",
     "choose_layout",
     "group_features",
     "indicator_columns",
@@ -86,13 +82,6 @@ KEYED_DENSE_COST = 1.0
 KEYED_KEY_COST = 0.5
 #: Shaping is taken only when its cost per step is at most this fraction of the dense one.
 SHAPING_PAYS = 0.8
-#: The engines :func:`build_engine` builds: make_engine's (``"default"``), shaped by the
-#: data (``"shaped"``), the shaped engine only when it pays and the default otherwise
-#: (``"auto"``), the array-API engine on the CPU (``"xp"``) or on a CUDA GPU (``"gpu"``).
-ENGINES: tuple[str, ...] = ("default", "auto", "shaped", "xp", "gpu")
-#: ``engine="auto"`` shapes a descent of at least this many steps only: shaping costs
-#: about as much as 100-300 dense steps (hashing and sorting the rows).
-AUTO_MIN_STEPS = 500
 #: The layouts :func:`choose_layout` picks from.
 LAYOUTS: tuple[str, ...] = ("dense", "csr", "split", "keyed")
 
@@ -412,59 +401,3 @@ def shape_engine(
     Xu, yu, counts, inverse, same = group_features(*merged_rows)
     inner = _layout_engine(Xu, chosen, mask, n_jobs, counts, same if yu.ndim == 1 else None)
     return WeightedEngine(inner, yu, counts, inverse), None, shape
-
-
-def _shaping_may_pay(X: Any, dtype: str) -> bool:
-    """Whether ``engine="auto"`` asks :func:`shape_engine`: dense float64 X in memory with
-    an indicator column that is at least half zeros (one pass over X; a constant column,
-    an intercept, does not count; merging rows alone, without such a column, needs fewer
-    than half the rows unique to pay, and is not tried)."""
-    if dtype != "float64" or not isinstance(X, np.ndarray) or X.ndim != 2 or not X.size:
-        return False
-    mask, nnz = indicator_columns(X)
-    return bool(np.any(mask & (2 * nnz <= X.shape[0])))
-
-
-def check_engine(engine: str, dtype: str, device: bool = True) -> tuple[str, str]:
-    """(engine, dtype) checked before any data is read or noise drawn: a kind of
-    :data:`ENGINES`, a dtype of :data:`~objpert.engines.xp.DTYPES`, float64 for the shaped
-    engines, and (when ``device``) a CUDA GPU present for ``"gpu"``."""
-    from objpert.engines.xp import DTYPES, gpu_namespace
-
-    engine = check_choice("engine", engine, ENGINES)
-    dtype = check_choice("dtype", dtype, DTYPES)
-    if engine == "shaped" and dtype != "float64":  # "auto" in float32: the default engine
-        raise ParameterError("the shaped engines compute in float64 only")
-    if device and engine == "gpu" and gpu_namespace() is None:
-        raise ParameterError("engine='gpu' needs a CUDA GPU with CuPy or PyTorch; none found")
-    return engine, dtype
-
-
-def build_engine(
-    X: Any,
-    y: Any,
-    *,
-    engine: str = "default",
-    dtype: str = "float64",
-    n_jobs: int | None = None,
-) -> tuple[Engine, np.ndarray | None]:
-    """(engine, labels for :class:`~objpert.engines.glm.GLMObjective`) of the kind
-    ``engine`` (one of :data:`ENGINES`; ``"auto"``: :func:`shape_engine` for dense float64
-    X with an indicator column, the default engine otherwise) computing in ``dtype``.
-    ``dtype="float32"`` runs
-    the array-API engine (``"default"`` and ``"xp"``: numpy's float32 kernels on the CPU;
-    ``"gpu"``: on the GPU); the shaped engines compute in float64 only. Labels None: the
-    engine holds them."""
-    from objpert.engines.xp import XPEngine
-
-    engine, dtype = check_engine(engine, dtype)
-    if engine == "auto":
-        engine = "shaped" if _shaping_may_pay(X, dtype) else "default"
-    if engine == "shaped":
-        built, labels, _ = shape_engine(X, y, n_jobs=n_jobs)
-        return built, labels
-    if engine == "default" and dtype == "float64":
-        return make_engine(X, n_jobs=n_jobs), y
-    if sparse.issparse(X):
-        raise ParameterError(f"the {engine!r} engine takes dense X; got a sparse matrix")
-    return XPEngine(X, y, xp="gpu" if engine == "gpu" else None, dtype=dtype), None

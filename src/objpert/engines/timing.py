@@ -27,8 +27,8 @@ import time
 import numpy as np
 
 from objpert.engines.blocked import single_threaded_blas
+from objpert.engines.factory import check_engine
 from objpert.engines.glm import GLMObjective
-from objpert.engines.shaped import check_engine
 from objpert.engines.threads import choose_threads
 from objpert.errors import ParameterError, check_int, check_positive
 from objpert.losses import Loss, get_loss

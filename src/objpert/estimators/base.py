@@ -58,7 +58,7 @@ from objpert.data import (
 )
 from objpert.data.labels import check_labels
 from objpert.engines.distributed import step_timeout as check_step_timeout
-from objpert.engines.shaped import ENGINES, check_engine
+from objpert.engines.factory import ENGINES, check_engine
 from objpert.engines.threads import check_n_jobs
 from objpert.engines.xp import DTYPES
 from objpert.errors import (
@@ -306,7 +306,7 @@ class FitSettings:
     n_jobs: int | None = None  # the engine's threads: None automatic, -1 every core
     max_seconds: float | None = None  # a time budget, turned into max_iterations at fit
     composition: str = "split"  # how the releases of one fit compose (COMPOSITIONS)
-    engine: str = "auto"  # where the steps run (engines.shaped.ENGINES): rounding only
+    engine: str = "auto"  # where the steps run (engines.factory.ENGINES): rounding only
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
 
 

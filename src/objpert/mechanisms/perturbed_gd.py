@@ -28,8 +28,8 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.plan import Plan, rederive_plan
 from objpert.data import as_targets, encode_binary, for_plan
 from objpert.engines.blocked import single_threaded_blas
+from objpert.engines.factory import AUTO_MIN_STEPS, check_engine
 from objpert.engines.glm import GLMObjective
-from objpert.engines.shaped import AUTO_MIN_STEPS, check_engine
 from objpert.engines.span import FeatureSpan, span_reduction_pays
 from objpert.errors import check_int
 from objpert.exceptions import DataError, ParameterError, PrivacyError
@@ -233,7 +233,7 @@ def _descend(
     """w_N for noise z of shape (d,) or (d, B) (labels y of shape (n,), or (n, B): one
     column per release), in the feature span when ``span_reduction`` (None: when
     :func:`~objpert.engines.span.span_reduction_pays`), on ``n_jobs`` threads, on the
-    ``engine`` computing in ``dtype`` (:func:`~objpert.engines.shaped.build_engine`)."""
+    ``engine`` computing in ``dtype`` (:func:`~objpert.engines.factory.build_engine`)."""
     N, mu, eta = plan.iterations, plan.constants.mu, plan.constants.eta
     if engine == "auto" and N < AUTO_MIN_STEPS:  # shaping would cost more than it saves
         engine = "default"
@@ -275,7 +275,7 @@ def perturbed_gradient_descent(
     ``span_reduction``: run in the span of the features (Lemma B.6; the same w_N up to
     rounding); None does so when d > n and it is cheaper, False never. ``engine``
     ("default", "auto", "shaped", "xp", "gpu") and ``dtype`` ("float64", "float32"): where
-    and in which precision the N steps run (:func:`~objpert.engines.shaped.build_engine`;
+    and in which precision the N steps run (:func:`~objpert.engines.factory.build_engine`;
     "auto" shapes a descent of at least ``AUTO_MIN_STEPS`` steps when the cost model says it
     pays); they change the speed and the rounding only, not the certificate (the noise is
     drawn in float64 either way).
