@@ -43,12 +43,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from threadpoolctl import threadpool_limits
 
-from objpert.accounting import pipeline_certificate as pld_certificate
+from objpert.accounting import pipeline_certificate
 from objpert.apps.bench.threads import competing_load
 from objpert.apps.pipeline_datasets import coarse_ranges, load_pipeline_dataset, public_preprocessor
 from objpert.estimators import PrivateLogisticRegression
 from objpert.model_selection import PrivateGridSearch
-from objpert.preprocessing import PrivateFeatureBounds, pipeline_certificate, private_pipeline
+from objpert.preprocessing import PrivateFeatureBounds, private_pipeline
 
 DELTA = 1e-6
 GRID = {"comparator_norm": [1.0, 3.0, 10.0]}
@@ -132,7 +132,7 @@ def _private_bounds(data, bounds_epsilon: float, epsilon: float):
         )
         m.fit(Xtr, ytr)
         c = pipeline_certificate(m)  # basic: bounds + model
-        pld = pld_certificate(m, delta=DELTA)
+        pld = pipeline_certificate(m, composition="pld", delta=DELTA)
         return float(m.score(Xte, yte)), (c.epsilon, c.delta), {"pld_epsilon": pld.epsilon}
 
     return make

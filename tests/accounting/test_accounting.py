@@ -244,7 +244,7 @@ def test_pipeline_certificate(three_class):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe.fit(X, (y == 1).astype(int))
-    cert = pipeline_certificate(pipe, delta=1e-6)
+    cert = pipeline_certificate(pipe, composition="pld", delta=1e-6)
     assert [s.name for s in cert.steps] == ["0: c13"]
     assert 0.0 < cert.epsilon <= 1.0 + 2 * STEP  # the release's own PLD at its delta
 

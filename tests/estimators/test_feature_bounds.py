@@ -12,6 +12,7 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from objpert import PrivacyLeakWarning
+from objpert.accounting import pipeline_certificate
 from objpert.data import DataError
 from objpert.estimators import (
     PrivateLogisticRegression,
@@ -20,7 +21,7 @@ from objpert.estimators import (
 )
 from objpert.exceptions import ClippingNotice, ModelFileError
 from objpert.persistence import load, save
-from objpert.preprocessing import BoundedScaler, pipeline_certificate, private_pipeline
+from objpert.preprocessing import BoundedScaler, private_pipeline
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::objpert.randomness.TestingSeedWarning",

@@ -9,7 +9,7 @@
 - :mod:`~objpert.accounting.multiclass`: K releases calibrated jointly at the PLD
   composition;
 - :func:`pipeline_certificate`: one certificate for the private steps of a fitted
-  pipeline.
+  pipeline (basic composition, or their PLDs composed).
 
 Needs the optional package dp-accounting (``pip install 'objpert[accounting]'``).
 """

@@ -1,5 +1,4 @@
-"""One certificate for all the private steps of a fitted scikit-learn pipeline, composed
-by their privacy-loss distributions."""
+"""One certificate for all the private steps of a fitted scikit-learn pipeline."""
 
 from __future__ import annotations
 
@@ -7,26 +6,69 @@ from typing import Any
 
 from objpert.accounting import pld as pldlib
 from objpert.accounting.accountant import AccountedCertificate, Step, _merged, as_losses
-from objpert.errors import ParameterError, check_open_unit
+from objpert.certify.composition import ComposedCertificate, compose
+from objpert.errors import ParameterError, check_choice, check_open_unit
 
-__all__ = ["pipeline_certificate"]
+__all__ = ["COMPOSITIONS", "pipeline_certificate", "released_certificates"]
+
+#: How :func:`pipeline_certificate` composes the releases.
+COMPOSITIONS = ("basic", "pld")
+
+
+def released_certificates(step: Any) -> list[Any]:
+    """The certificates of the fitted releases inside ``step`` (a pipeline, a column
+    transformer, a feature union, nested as deep as they go, or one fitted step), in
+    pipeline order."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(step, Pipeline):
+        return [c for _, s in step.steps for c in released_certificates(s)]
+    if isinstance(step, ColumnTransformer):
+        parts = getattr(step, "transformers_", None)
+        if parts is None:
+            raise ParameterError("the ColumnTransformer is not fitted: fit the pipeline first")
+        return [c for _, t, _ in parts for c in released_certificates(t)]
+    if isinstance(step, FeatureUnion):
+        return [c for _, t in step.transformer_list for c in released_certificates(t)]
+    cert = getattr(step, "certificate_", None)
+    return [] if cert is None else [cert]
 
 
 def pipeline_certificate(
-    pipeline: Any, *, delta: float, discretization: float = pldlib.DEFAULT_DISCRETIZATION
-) -> AccountedCertificate:
-    """The PLD composition of every fitted private release in ``pipeline`` (private
-    bounds, the model; nested pipelines, column transformers and feature unions
-    included), queried at ``delta``: one certificate listing each release in pipeline
-    order and the union of their ``not_public``. Tighter than the basic composition of
-    :func:`objpert.preprocessing.pipeline_certificate`."""
-    from objpert.preprocessing.pipeline import _released  # the releases, in pipeline order
+    pipeline: Any,
+    *,
+    composition: str = "basic",
+    delta: float | None = None,
+    discretization: float = pldlib.DEFAULT_DISCRETIZATION,
+) -> Any:
+    """The guarantee of everything a fitted pipeline released on the same data (private
+    bounds, the model; nested pipelines, column transformers and feature unions included),
+    with the ``not_public`` items of every release joined.
 
-    delta = check_open_unit("delta", delta)
-    discretization = pldlib.check_discretization(discretization)
-    certs = _released(pipeline)
+    ``composition="basic"``: the basic composition (Dwork & Roth 2014, Theorem 3.16) of
+    the releases' certificates (one release: its certificate as it is). ``"pld"``: the
+    composition of their privacy-loss distributions queried at ``delta`` (needs
+    dp-accounting), an :class:`~objpert.accounting.accountant.AccountedCertificate` listing
+    each release in pipeline order; tighter than the basic composition.
+    """
+    composition = check_choice("composition", composition, COMPOSITIONS)
+    if composition == "pld":
+        if delta is None:
+            raise ParameterError("composition='pld' needs the delta to query: delta=...")
+        delta = check_open_unit("delta", delta)
+        discretization = pldlib.check_discretization(discretization)
+    elif delta is not None:
+        raise ParameterError("delta is for composition='pld' (the basic composition adds deltas)")
+    certs = released_certificates(pipeline)
     if not certs:
         raise ParameterError("the pipeline holds no fitted private release (certificate_)")
+    if composition == "basic":
+        if len(certs) == 1:
+            return certs[0]
+        not_public = tuple(dict.fromkeys(item for c in certs for item in c.not_public))
+        composed: ComposedCertificate = compose(certs, "basic", not_public=not_public)
+        return composed
     steps = tuple(
         Step(
             f"{i}: {getattr(c, 'method', None) or getattr(c, 'form', 'release')}",

@@ -9,9 +9,8 @@ scikit-learn transformers give that bound from their parameters, never from the 
 - :class:`PrivateFeatureBounds`: bounds from differentially private quantiles (its own
   certificate), then scaling as :class:`BoundedScaler`;
 - :func:`row_norm_bound`: the bound of any of them, or of a ``ColumnTransformer`` of
-  them; :func:`private_pipeline` sets the estimator's ``data_norm`` from it;
-- :func:`pipeline_certificate`: the one certificate of a fitted pipeline (the
-  composition of its releases).
+  them; :func:`private_pipeline` sets the estimator's ``data_norm`` from it (the one
+  certificate of a fitted pipeline: :func:`objpert.accounting.pipeline_certificate`).
 
 See docs/pipeline.md.
 """
@@ -23,7 +22,7 @@ from objpert.preprocessing.bounded import (
     check_bounds,
     row_norm_bound,
 )
-from objpert.preprocessing.pipeline import pipeline_certificate, private_pipeline
+from objpert.preprocessing.pipeline import private_pipeline
 from objpert.preprocessing.quantiles import PrivateFeatureBounds
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "BoundedScaler",
     "PrivateFeatureBounds",
     "check_bounds",
-    "pipeline_certificate",
     "private_pipeline",
     "row_norm_bound",
 ]

@@ -137,7 +137,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         Only when X has string feature names (pandas).
 
     The bounds are a release: their certificate composes with the model's
-    (:func:`objpert.preprocessing.pipeline_certificate`). n is treated as public, as in
+    (:func:`objpert.accounting.pipeline_certificate`). n is treated as public, as in
     Watkins & Arora (2026). The mechanism draws floating-point numbers; like every
     floating-point implementation of a continuous mechanism, its privacy holds for the
     ideal real-valued draw.
