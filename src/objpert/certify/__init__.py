@@ -3,17 +3,20 @@
 Pure mathematics: no data, no randomness. See the submodules for each theorem:
 :mod:`.theorem41` (Theorem 4.1), :mod:`.theorem_c13` (Theorem C.13 and its limit),
 :mod:`.calibration`, :mod:`.utility`, :mod:`.peers` (the peer mechanisms) and :mod:`.qop`
-(QOP's Wishart calibration).
+(QOP's Wishart calibration). :mod:`.neighbours` declares the neighbouring relation every
+certificate is about (replace-one, n public) and the sensitivity it gives a per-row bound.
 """
 
-from objpert.certify import gaussian, theorem41, theorem_c13, utility
+from objpert.certify import gaussian, neighbours, theorem41, theorem_c13, utility
 from objpert.certify.calibration import Plan, calibrate, corollary_413, rederive_plan, tight
 from objpert.certify.certificate import FORMS, Certificate
 from objpert.certify.constants import ProblemConstants, problem
+from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity
 from objpert.certify.search import min_iterations
 
 __all__ = [
     "FORMS",
+    "REPLACE_ONE",
     "Certificate",
     "Plan",
     "ProblemConstants",
@@ -21,8 +24,10 @@ __all__ = [
     "corollary_413",
     "gaussian",
     "min_iterations",
+    "neighbours",
     "problem",
     "rederive_plan",
+    "replace_one_sensitivity",
     "theorem41",
     "theorem_c13",
     "tight",
