@@ -11,13 +11,10 @@ from objpert.mechanisms import registry
 COMMON = dict(n=2000, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300)
 
 
-def test_radius_is_the_former_name_of_comparator_norm():
-    new = tight("logistic", comparator_norm=2.0, **COMMON)
-    with pytest.warns(DeprecationWarning, match="comparator_norm"):
-        old = tight("logistic", radius=2.0, **COMMON)
-    assert old == new and new.comparator_radius == 2.0
-    with pytest.raises(ParameterError, match="comparator_norm only"):
-        tight("logistic", radius=2.0, comparator_norm=2.0, **COMMON)
+def test_radius_is_no_longer_a_name_of_comparator_norm():
+    with pytest.raises(TypeError, match="radius"):
+        tight("logistic", radius=2.0, **COMMON)
+    assert tight("logistic", comparator_norm=2.0, **COMMON).comparator_radius == 2.0
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,6 @@ import inspect
 import math
 import numbers
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -61,7 +60,6 @@ __all__ = [
     "check_positive_array",
     "check_unit",
     "numeric_guard",
-    "renamed_keyword",
 ]
 
 
@@ -358,26 +356,3 @@ def numeric_guard(fn: Callable[..., Any]) -> Callable[..., Any]:
             ) from None
 
     return wrapper
-
-
-def renamed_keyword(old: str, new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Accept the former keyword ``old`` of ``new`` for one release, with a
-    DeprecationWarning (giving both is an error)."""
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if old in kwargs:
-                if new in kwargs:
-                    raise ParameterError(f"give {new} only ({old} is its former name)")
-                warnings.warn(
-                    f"{fn.__name__}({old}=...) is deprecated: use {new}=",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                kwargs[new] = kwargs.pop(old)
-            return fn(*args, **kwargs)
-
-        return wrapper
-
-    return decorate

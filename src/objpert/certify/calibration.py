@@ -40,7 +40,6 @@ from objpert.errors import (
     check_int,
     check_positive,
     numeric_guard,
-    renamed_keyword,
 )
 from objpert.losses import get_loss, require_bounded_gradient
 from objpert.special import chi_radius, log_over, q1, square
@@ -66,7 +65,6 @@ def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
 
 
 @numeric_guard
-@renamed_keyword("radius", "comparator_norm")
 def corollary_413(
     loss: str,
     *,
@@ -234,7 +232,6 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
 
 
 @numeric_guard
-@renamed_keyword("radius", "comparator_norm")
 def tight(
     loss: str,
     *,

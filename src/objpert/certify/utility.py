@@ -20,7 +20,6 @@ from objpert.errors import (
     check_nonnegative,
     check_open_unit,
     check_positive,
-    renamed_keyword,
 )
 from objpert.special import log_over, square
 
@@ -84,7 +83,6 @@ def theorem_49(
     return 2.0 * theorem_410(pc, sigma, N) + sample_term(pc, delta_sample)
 
 
-@renamed_keyword("radius", "comparator_norm")
 def theorem_47(
     pc: ProblemConstants,
     sigma: float,
@@ -112,7 +110,6 @@ class SingleReleaseBound:
         return asdict(self)
 
 
-@renamed_keyword("radius", "comparator_norm")
 def corollary_411(
     pc: ProblemConstants,
     sigma: float,
