@@ -12,7 +12,7 @@ COMMON = dict(n=2000, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300
 
 
 def test_radius_is_no_longer_a_name_of_comparator_norm():
-    with pytest.raises(TypeError, match="radius"):
+    with pytest.raises(ParameterError, match="radius"):  # not a keyword: a loss parameter
         tight("logistic", radius=2.0, **COMMON)
     assert tight("logistic", comparator_norm=2.0, **COMMON).comparator_radius == 2.0
 
