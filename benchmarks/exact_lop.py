@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 from objpert.apps.compare.methods import mechanism_plan
 from objpert.apps.datasets import load
 from objpert.apps.demo import split
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.data import prepare
 from objpert.mechanisms import registry
 from objpert.randomness import TestingSeedWarning
@@ -94,7 +95,7 @@ def main() -> None:
     Xtr, Xte, ytr, yte = split(ds)
     P = prepare(Xtr, ytr, data_norm=ds.data_norm)
     Pte = prepare(Xte, yte, data_norm=ds.data_norm)
-    G = 2.0 * 1.0 * P.zeta / P.n  # logistic L1 = 1: replace-one gradient sensitivity
+    G = replace_one_sensitivity(1.0 * P.zeta) / P.n  # logistic L1 = 1, mean form
     rows = []
     for eps in EPSILONS:
         the_plans = plans(P.n, P.d, P.zeta, eps)
