@@ -29,7 +29,7 @@ from objpert.audit.tables import (
     plot_audit,
     run_audit,
 )
-from objpert.cli.common import translate
+from objpert.cli.common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count, translate
 from objpert.cli.output import console, emit, new_table
 from objpert.errors import ParameterError
 from objpert.mechanisms import registry
@@ -95,13 +95,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON, help="target epsilon")
     p.add_argument("--delta", type=float, default=DEFAULT_DELTA, help="target delta")
     p.add_argument(
-        "--draws", type=int, default=DEFAULT_DRAWS, help="releases per dataset for the attack"
+        "--draws",
+        type=count("--draws", MAX_DRAWS, DRAWS_COST),
+        default=DEFAULT_DRAWS,
+        help=f"releases per dataset for the attack (default: %(default)s; at most {MAX_DRAWS:,})",
     )
     p.add_argument(
         "--samples",
-        type=int,
+        type=count("--samples", MAX_SAMPLES, SAMPLES_COST),
         default=DEFAULT_SAMPLES,
-        help="noise samples per direction for the exact W&A profile",
+        help="noise samples per direction for the exact W&A profile (default: %(default)s; at "
+        f"most {MAX_SAMPLES:,})",
     )
     p.add_argument("--seed", type=int, default=None, help="seed everything (default: OS entropy)")
     p.add_argument("--plot", default=None, metavar="FILE.png")

@@ -21,6 +21,7 @@ from objpert.apps.bench.runner import (
     table,
     write_results,
 )
+from objpert.cli.common import MAX_THREADS, THREADS_COST, count
 from objpert.cli.output import console, status, table_type
 
 __all__ = ["add_parser", "cmd_bench"]
@@ -64,7 +65,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--only", default=None, help=f"comma-separated: {','.join(BENCHMARKS)}")
     p.add_argument("--quick", action="store_true", help="small sizes (CI and tests)")
     p.add_argument(
-        "--threads", type=int, default=None, help="cores per side (default: all available)"
+        "--threads",
+        type=count("--threads", MAX_THREADS, THREADS_COST),
+        default=None,
+        help=f"cores per side (default: all available; at most {MAX_THREADS:,})",
     )
     p.add_argument("--json", default=None, metavar="FILE", help="also write the results here")
     p.add_argument("--markdown", action="store_true", help="print a markdown table")

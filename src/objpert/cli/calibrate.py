@@ -15,8 +15,13 @@ from typing import Any
 from objpert.accounting.multiclass import COMPOSITIONS
 from objpert.certify.calibration import METHODS, OBJECTIVES, calibrate
 from objpert.cli.common import (
+    MAX_PLAN_ITERATIONS,
+    MAX_RELEASES,
+    PLAN_ITERATIONS_COST,
+    RELEASES_COST,
     CliError,
     add_problem_args,
+    count,
     loss_params,
     plan_payload,
     positive_count,
@@ -140,13 +145,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-iterations",
-        type=int,
+        type=count("--max-iterations", MAX_PLAN_ITERATIONS, PLAN_ITERATIONS_COST),
         default=DEFAULT_MAX_ITERATIONS,
         help=f"the most gradient steps the plan may take (default: {DEFAULT_MAX_ITERATIONS})",
     )
     p.add_argument(
         "--releases",
-        type=int,
+        type=count("--releases", MAX_RELEASES, RELEASES_COST),
         default=1,
         help="K releases sharing the budget (a K-class model): the plan of each of them, "
         "as the estimators calibrate it (default: 1)",

@@ -15,10 +15,15 @@ from objpert.certify.constants import problem
 from objpert.certify.search import MAX_ITERATIONS, min_iterations
 from objpert.certify.truncation import TRUNCATIONS
 from objpert.cli.common import (
+    CERTIFY_ITERATIONS_COST,
+    MAX_CERTIFY_ITERATIONS,
+    MAX_SEARCH_ITERATIONS,
+    SEARCH_ITERATIONS_COST,
     CliError,
     add_max_bytes_arg,
     add_problem_args,
     certificate_payload,
+    count,
     loss_params,
     read_key,
 )
@@ -221,7 +226,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--u", type=float, default=6.0, help="truncation parameter u >= 0 (default: 6.0)"
     )
-    p.add_argument("--iterations", type=int, default=None, help="number of GD steps N")
+    p.add_argument(
+        "--iterations",
+        type=count("--iterations", MAX_CERTIFY_ITERATIONS, CERTIFY_ITERATIONS_COST),
+        default=None,
+        help="number of GD steps N (at most 2^53)",
+    )
     p.add_argument(
         "--epsilon", type=float, default=None, help="epsilon to certify (or give --target-delta)"
     )
@@ -252,7 +262,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-iterations",
-        type=int,
+        type=count("--max-iterations", MAX_SEARCH_ITERATIONS, SEARCH_ITERATIONS_COST),
         default=MAX_ITERATIONS,
         help=f"the largest N --min-iterations tries (default: {MAX_ITERATIONS})",
     )

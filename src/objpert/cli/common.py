@@ -18,10 +18,34 @@ from objpert.exceptions import CliError
 from objpert.losses import LOSSES
 
 __all__ = [
+    "CERTIFY_ITERATIONS_COST",
+    "DRAWS_COST",
     "KEY_ENV",
     "LARGE_EPSILON",
+    "MAX_CERTIFY_ITERATIONS",
+    "MAX_DRAWS",
+    "MAX_PLAN_ITERATIONS",
+    "MAX_POINTS",
+    "MAX_RELEASES",
+    "MAX_RUNS",
+    "MAX_SAMPLES",
+    "MAX_SEARCH_ITERATIONS",
+    "MAX_SEEDS",
+    "MAX_THREADS",
+    "MAX_TRAIN_ITERATIONS",
+    "MAX_WORKERS",
     "MODEL_MAX_BYTES",
+    "PLAN_ITERATIONS_COST",
+    "POINTS_COST",
+    "RELEASES_COST",
+    "RUNS_COST",
+    "SAMPLES_COST",
+    "SEARCH_ITERATIONS_COST",
+    "SEEDS_COST",
+    "THREADS_COST",
     "THREADS_HELP",
+    "TRAIN_ITERATIONS_COST",
+    "WORKERS_COST",
     "CliError",
     "Parser",
     "add_max_bytes_arg",
@@ -30,6 +54,8 @@ __all__ = [
     "budget_warnings",
     "byte_count",
     "certificate_payload",
+    "check_at_most",
+    "count",
     "floats",
     "loss_params",
     "names",
@@ -85,9 +111,17 @@ def add_sweep_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--delta", type=float, default=1e-6, help="(default: %(default)s)")
     p.add_argument(
-        "--seeds", type=int, default=10, help="releases per epsilon (default: %(default)s)"
+        "--seeds",
+        type=count("--seeds", MAX_SEEDS, SEEDS_COST),
+        default=10,
+        help=f"releases per epsilon (default: %(default)s; at most {MAX_SEEDS:,})",
     )
-    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
+    p.add_argument(
+        "--threads",
+        type=count("--threads", MAX_THREADS, THREADS_COST),
+        default=None,
+        help=THREADS_HELP,
+    )
 
 
 def loss_params(args: argparse.Namespace) -> dict:
@@ -126,6 +160,95 @@ def names(text: str, flag: str) -> list[str]:
     if not out:
         raise CliError(f"{flag} lists no name; got {text!r}")
     return out
+
+
+# ---------------------------------------------------------------- upper bounds of counts
+# Each count flag is refused above its limit before any work, in one line saying what the
+# count costs (measured on this project's 2-core machine; docs/command-line.md lists them).
+
+#: ``audit --draws``: releases per dataset of the attack.
+MAX_DRAWS = 1_000_000
+DRAWS_COST = (
+    "about 0.3 ms and 3 KB per draw for watkins_arora, the slowest mechanism: 5 minutes and "
+    "3 GB per million draws on 2 cores"
+)
+#: ``audit --samples``: noise samples per direction of the exact W&A profile.
+MAX_SAMPLES = 100_000
+SAMPLES_COST = "about 2 ms and 5 KB per sample: 3.5 minutes and 0.5 GB per 100,000 on 2 cores"
+#: ``demo --seeds``, ``compare --seeds``: releases per epsilon (of each dataset and method).
+MAX_SEEDS = 1_000
+SEEDS_COST = (
+    "about 20 s per seed for demo's default datasets and epsilons and 30 s for compare's, "
+    "on 2 cores: 1,000 seeds take 6 to 8 hours"
+)
+#: ``reproduce qop --runs``: runs per box radius.
+MAX_RUNS = 1_000
+RUNS_COST = "about 0.7 s per run on 2 cores: 1,000 runs take 12 minutes"
+#: ``reproduce qop --points``: values of delta per curve of Figure 1.
+MAX_POINTS = 1_000
+POINTS_COST = "about 0.5 s per point on 2 cores: 1,000 points take 8 minutes"
+#: ``--threads`` (train, demo, compare, bench).
+MAX_THREADS = 1_024
+THREADS_COST = "a thread each: threads beyond the cores only compete for them"
+#: ``compare --workers``: worker processes.
+MAX_WORKERS = 256
+WORKERS_COST = "a process each, about 200 MB of memory each"
+#: ``certify --iterations``: N of the certificate.
+MAX_CERTIFY_ITERATIONS = 2**53
+CERTIFY_ITERATIONS_COST = (
+    "the certificate costs the same at any N (2 s at N = 1,500 and at 10^12); beyond 2^53 "
+    "N is not exact in floating point"
+)
+#: ``certify --max-iterations``: the largest N of the search for the least N.
+MAX_SEARCH_ITERATIONS = 10**9
+SEARCH_ITERATIONS_COST = "the search takes about 3 s up to it (a bisection over N)"
+#: ``calibrate --max-iterations``: the most gradient steps a plan may take.
+MAX_PLAN_ITERATIONS = 10**9
+PLAN_ITERATIONS_COST = (
+    "calibrating takes about 3 s at any value; a fit then runs the plan's N steps, one pass "
+    "over the data each"
+)
+#: ``calibrate --releases``: K releases sharing the budget.
+MAX_RELEASES = 100_000
+RELEASES_COST = "calibrating takes about 2 s at K = 10,000; a model of K classes is K fits"
+#: ``train --max-iter``: the most gradient steps of each release.
+MAX_TRAIN_ITERATIONS = 1_000_000
+TRAIN_ITERATIONS_COST = (
+    "each step is one pass over the data, about 1 ns per row x feature on 2 cores: 9 ms a "
+    "step at 100,000 rows x 100 features, where a million steps take 2.5 hours"
+)
+
+
+def check_at_most(value: int, flag: str, limit: int, cost: str) -> int:
+    """``value`` of the count ``flag``, refused (CliError, one line) above ``limit``, with
+    what the count costs."""
+    if value > limit:
+        raise CliError(f"{flag} {value} is above the limit {limit:,} ({cost})")
+    return value
+
+
+def count(flag: str, limit: int, cost: str) -> Callable[[str], int]:
+    """The argparse ``type`` of the count ``flag``: an integer, refused above ``limit`` (a
+    usage error naming ``cost``) while the arguments are read, before any work. Lower
+    bounds are the subcommand's."""
+
+    def read(text: str) -> int:
+        digits = text.strip().lstrip("+")
+        if len(digits) > 40:  # never echoed whole, never parsed (Python's digit limit)
+            shown = f"{digits[:20]!r}... ({len(text)} characters)"
+            if digits.isdigit():
+                raise argparse.ArgumentTypeError(
+                    f"{flag} {shown} is above the limit {limit:,} ({cost})"
+                )
+            raise argparse.ArgumentTypeError(f"invalid int value: {shown}")
+        value = int(text)  # ValueError: argparse's "invalid int value: 'x'"
+        try:
+            return check_at_most(value, flag, limit, cost)
+        except CliError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    read.__name__ = "int"
+    return read
 
 
 def positive_count(value: int, flag: str) -> int:
@@ -199,7 +322,7 @@ def split_target(df, target: str, path: str):
 
 THREADS_HELP = (
     "at most this many BLAS, OpenMP and Numba threads (default: the library's choice; "
-    "see docs/guide.md on busy machines)"
+    f"see docs/guide.md on busy machines; at most {MAX_THREADS:,})"
 )
 
 #: Epsilon above which a guarantee says little (e^20 ~ 5e8): legal, but warned.

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from objpert.cli.common import (
+    MAX_WORKERS,
+    WORKERS_COST,
     CliError,
     add_sweep_args,
+    count,
     floats,
     names,
     positive_count,
@@ -105,7 +108,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=count("--workers", MAX_WORKERS, WORKERS_COST),
         default=None,
         help="worker processes for the cells (default: one per core it may use; 1: this process "
         "only); the results do not depend on it",

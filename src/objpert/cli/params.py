@@ -19,9 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from objpert.cli.common import (
+    MAX_THREADS,
+    MAX_TRAIN_ITERATIONS,
+    THREADS_COST,
+    TRAIN_ITERATIONS_COST,
+    check_at_most,
+)
 from objpert.exceptions import CliError
 
 __all__ = [
+    "COUNT_LIMITS",
     "ParamDoc",
     "add_estimator_args",
     "estimator_kwargs",
@@ -205,6 +213,31 @@ SPECIAL: dict[str, tuple[tuple[str, ...], Callable[[str], Any] | None, str | Non
 }
 
 
+#: Count parameters refused above a limit while the arguments are read (before any work):
+#: name -> (limit, what the count costs).
+COUNT_LIMITS: dict[str, tuple[int, str]] = {
+    "max_iter": (MAX_TRAIN_ITERATIONS, TRAIN_ITERATIONS_COST),
+    "n_jobs": (MAX_THREADS, THREADS_COST),
+}
+
+
+def _bounded(read: Callable[[str], Any], flag: str, limit: int, cost: str) -> Callable[[str], Any]:
+    """``read``, its integer results above ``limit`` refused (a usage error naming
+    ``cost``)."""
+
+    def bounded(text: str) -> Any:
+        value = read(text)
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                check_at_most(value, flag, limit, cost)
+            except CliError as err:
+                raise argparse.ArgumentTypeError(str(err)) from None
+        return value
+
+    bounded.__name__ = getattr(read, "__name__", "value")
+    return bounded
+
+
 def _as_argument_reader(fn: Callable[[str], Any]) -> Callable[[str], Any]:
     """``fn`` whose one-line errors argparse prints as they are (not "invalid value")."""
 
@@ -273,6 +306,9 @@ def add_estimator_args(
             kwargs["choices"] = choices
         else:
             kwargs["type"] = reader or value_reader(name, default, doc.type)
+        if name in COUNT_LIMITS and "type" in kwargs:
+            kwargs["type"] = _bounded(kwargs["type"], flags[0], *COUNT_LIMITS[name])
+            help_text += f" (at most {COUNT_LIMITS[name][0]:,})"
         if "action" not in kwargs:
             kwargs["metavar"] = "INT" if name == "random_state" else _metavar(doc.type, choices)
         p.add_argument(*flags, help=help_text, **kwargs)

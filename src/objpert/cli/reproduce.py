@@ -10,7 +10,16 @@ from typing import Any
 
 from objpert.certify import theorem41, theorem_c13
 from objpert.certify.search import min_iterations
-from objpert.cli.common import CliError, certificate_payload, plan_payload
+from objpert.cli.common import (
+    MAX_POINTS,
+    MAX_RUNS,
+    POINTS_COST,
+    RUNS_COST,
+    CliError,
+    certificate_payload,
+    count,
+    plan_payload,
+)
 from objpert.cli.output import console, emit, fmt, new_table, status, table_type
 
 __all__ = ["add_parser", "cmd_reproduce", "cmd_tables"]
@@ -146,12 +155,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="DIR",
         help="where `reproduce qop` writes its PNG and CSV files",
     )
-    p.add_argument("--runs", type=int, default=10, help="runs per box radius (qop)")
+    p.add_argument(
+        "--runs",
+        type=count("--runs", MAX_RUNS, RUNS_COST),
+        default=10,
+        help=f"runs per box radius (qop; at most {MAX_RUNS:,})",
+    )
     p.add_argument(
         "--points",
-        type=int,
+        type=count("--points", MAX_POINTS, POINTS_COST),
         default=25,
-        help="values of delta per curve of Figure 1, log-spaced in [1e-5, 1e-2] (qop)",
+        help="values of delta per curve of Figure 1, log-spaced in [1e-5, 1e-2] (qop; at most "
+        f"{MAX_POINTS:,})",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
