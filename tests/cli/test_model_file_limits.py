@@ -101,3 +101,13 @@ def test_one_line():
     assert one_line("\x1b[2J x") == "\\x1b[2J x"
     long = one_line("y" * 100_000, 50)
     assert long == "y" * 50 + "... (100000 characters)"
+
+
+def test_predict_quotes_hostile_labels_of_a_data_file_short(model_file, tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    label = "\x1b[31m" + "L" * 1_000_000
+    data.write_text("a,b,c,y\n0.1,0.2,0.3,0\n0.1,0.1,0.1," + label + "\n")
+    assert main(["predict", "--model", str(model_file), "--data", str(data), "--target", "y"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 600, len(err)
+    assert "\x1b" not in err and "holds labels" in err and "(2 in all)" in err

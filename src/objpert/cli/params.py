@@ -25,6 +25,7 @@ from objpert.cli.common import (
     THREADS_COST,
     TRAIN_ITERATIONS_COST,
     check_at_most,
+    one_line,
 )
 from objpert.exceptions import CliError
 
@@ -174,7 +175,8 @@ def parse_feature_bounds(text: str) -> list[tuple[float, float]]:
         values = _numbers(list(pair))
         if values is None or len(values) != 2 or not values[0] < values[1]:
             raise argparse.ArgumentTypeError(
-                f"--feature-bounds: each feature needs finite numbers lo < hi; got {pair!r}"
+                "--feature-bounds: each feature needs finite numbers lo < hi; got "
+                f"{one_line(repr(pair), 80)}"
             )
         out.append((values[0], values[1]))
     if not out:

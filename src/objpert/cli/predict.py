@@ -10,6 +10,7 @@ from typing import Any
 from objpert.cli.common import (
     CliError,
     add_max_bytes_arg,
+    one_line,
     read_key,
     read_model,
     read_table,
@@ -37,6 +38,13 @@ def load_model(
     return loaded.model
 
 
+def _quoted(values: list[Any], most: int) -> str:
+    """The first ``most`` of ``values`` (read from a file) for an error line: each a short,
+    escaped prefix of its repr, and how many there are in all."""
+    shown = ", ".join(one_line(repr(v), 40) for v in values[:most])
+    return f"[{shown}{', ...' if len(values) > most else ''}] ({len(values)} in all)"
+
+
 def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
     """The --target column as the model's label type (text labels of a model with text
     classes); labels that are not the model's classes are refused, naming both."""
@@ -61,9 +69,9 @@ def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
         unknown = ["?"]
     if unknown:
         raise CliError(
-            f"column {args.target!r} of {args.data} holds labels {unknown[:5]} that are not "
-            f"the model's classes {classes.tolist()[:10]}: encode them as the model was "
-            "trained (or drop --target to predict only)"
+            f"column {args.target!r} of {args.data} holds labels {_quoted(unknown, 5)} that "
+            f"are not the model's classes {_quoted(classes.tolist(), 10)}: encode them as the "
+            "model was trained (or drop --target to predict only)"
         )
     return np.asarray(values)
 
@@ -79,7 +87,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if names is not None:
         missing = [c for c in names if c not in df.columns]
         if missing:
-            raise CliError(f"{args.data} lacks the model's feature columns {missing[:5]}")
+            raise CliError(f"{args.data} lacks the model's feature columns {_quoted(missing, 5)}")
         df = df[list(names)]
     pred = model.predict(df)
     payload: dict[str, Any] = {"n": len(pred)}
