@@ -12,7 +12,8 @@ public numbers (no data, no randomness), one module each:
     Linear objective perturbation, exact minimiser (Chaudhuri, Monteleoni & Sarwate 2011)
     with Gaussian noise, certified by the exact-minimiser privacy profile (Redberg,
     Koskela & Wang 2023, Section 3; :mod:`.redberg`) or the closed form of Kifer, Smith &
-    Thakurta (2012, Theorem 2; :mod:`.kifer`), by default the tighter of the two.
+    Thakurta (2012, Theorem 2; :mod:`.kifer`) at the replace-one sensitivity
+    (:mod:`objpert.certify.neighbours`), by default the tighter of the two.
 :mod:`.lop_clip`
     The same with per-sample gradients clipped to norm c (Redberg, Koskela & Wang 2023).
 :mod:`.amp`

@@ -65,7 +65,8 @@ CONTINUOUS_ACCOUNTANT_ALIASES: Mapping[str, str] = {"exact": "gdp"}
 #: Accountants of the objective noise of LOP, LOP-Clip and AMP (the exact minimiser):
 #: ``profile``, its privacy profile (Redberg, Koskela & Wang 2023; :mod:`.redberg`);
 #: ``kifer``, the closed form of Kifer, Smith & Thakurta (2012), Theorem 2 (:mod:`.kifer`),
-#: with its ridge floor mu >= 2 L2 zeta^2 / (n epsilon); ``tightest``, a planner's choice
+#: at the replace-one sensitivity 2 L1 zeta, with its ridge floor
+#: mu >= 2 L2 zeta^2 / (n epsilon); ``tightest``, a planner's choice
 #: of whichever of the two needs the smaller sigma (a plan records the one it used).
 LOP_ACCOUNTANTS = ("profile", "kifer", "tightest")
 
