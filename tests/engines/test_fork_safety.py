@@ -156,3 +156,93 @@ def test_a_fork_waits_for_imports_and_frees_their_locks_in_the_child(tmp_path):
         pytest.fail(f"a child hung on an import lock: {exc.stdout}")
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split("\n")[:3] == ["slow_a 0", "slow_b 0", "settled []"]
+
+
+def test_module_locks_held_by_another_thread_are_free_in_a_child():
+    """Locks of the library that another thread holds at the fork (the engines' pool lock,
+    numba's launch lock, the model-selection guard) are fresh in the child."""
+    script = textwrap.dedent(
+        """
+        import os, threading
+        import objpert
+        from objpert.engines import blocked
+        from objpert.engines import compiled
+        from objpert.estimators import selection
+
+        locks = [blocked._POOL_LOCK, compiled._PARALLEL_LOCK, selection._lock]
+        held, done = threading.Event(), threading.Event()
+
+        def hold():
+            for lock in locks:
+                lock.acquire()
+            held.set()
+            done.wait(30)
+            for lock in locks:
+                lock.release()
+
+        thread = threading.Thread(target=hold)
+        thread.start()
+        held.wait(30)
+        pid = os.fork()
+        if pid == 0:
+            fresh = [blocked._POOL_LOCK, compiled._PARALLEL_LOCK, selection._lock]
+            os._exit(0 if all(lock.acquire(timeout=2) for lock in fresh) else 1)
+        _, status = os.waitpid(pid, 0)
+        done.set()
+        thread.join()
+        print("child", os.waitstatus_to_exitcode(status), flush=True)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "child 0" in out.stdout
+
+
+def test_the_blas_limit_of_a_sweep_in_another_thread_is_lifted_in_a_child():
+    """A sweep's process-wide one-thread BLAS limit, set by a thread that a forked child
+    does not have, is restored in the child (that thread would never restore it there),
+    and the child's own sweeps set and restore it again."""
+    script = textwrap.dedent(
+        """
+        import os, threading
+        from threadpoolctl import threadpool_info
+        import objpert
+        from objpert.engines import blocked
+
+        def blas():
+            return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+        before = blas()
+        inside, leave = threading.Event(), threading.Event()
+
+        def sweep():
+            with blocked.single_threaded_blas():
+                inside.set()
+                leave.wait(30)
+
+        thread = threading.Thread(target=sweep)
+        thread.start()
+        inside.wait(30)
+        during = blas()
+        pid = os.fork()
+        if pid == 0:
+            ok = blas() == before
+            with blocked.single_threaded_blas():
+                ok = ok and all(n == 1 for n in blas())
+            os._exit(0 if ok and blas() == before else 1)
+        _, status = os.waitpid(pid, 0)
+        leave.set()
+        thread.join()
+        print("before", before, "during", during, "after", blas(), flush=True)
+        print("child", os.waitstatus_to_exitcode(status), flush=True)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "child 0" in out.stdout, out.stdout
