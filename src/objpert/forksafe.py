@@ -72,7 +72,8 @@ RESOURCES: tuple[tuple[str, str | None, str | None, str | None], ...] = (
 #: is loaded.
 LOCKS: tuple[tuple[str, str], ...] = (("objpert.estimators.selection", "_lock"),)
 
-_RAN: list[Callable[[], None]] = []  # the after_in_parent hooks of the before hooks run
+#: Per forking thread: the after_in_parent hooks of the before hooks it ran.
+_RAN: dict[int, list[Callable[[], None]]] = {}
 
 
 def _hooks(which: int) -> list[tuple[Callable[[], None] | None, Callable[[], None] | None]]:
@@ -94,8 +95,16 @@ def _module_locks() -> list[object]:
     table = getattr(bootstrap, "_module_locks", None)
     if not table:
         return []
+    for _ in range(3):
+        try:
+            refs = list(table.values())
+            break
+        except RuntimeError:  # changed size meanwhile (a lock collected): read it again
+            continue
+    else:
+        return []
     out = []
-    for ref in list(table.values()):
+    for ref in refs:
         try:
             lock = ref()
         except TypeError:  # a table of locks rather than weak references
@@ -127,8 +136,7 @@ def _settle(deadline: float) -> bool:
 
 
 def _undo() -> None:
-    ran, _RAN[:] = _RAN[:], []
-    for undo in reversed(ran):
+    for undo in reversed(_RAN.pop(threading.get_ident(), [])):
         undo()
 
 
@@ -136,12 +144,13 @@ def _before() -> None:
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
         settled = _settle(deadline)
+        ran = _RAN.setdefault(threading.get_ident(), [])
         for before, undo in _hooks(1):
             if before is None:
                 continue
             before()
             if undo is not None:
-                _RAN.append(undo)
+                ran.append(undo)
         if not settled or not imports_in_progress() or time.monotonic() >= deadline:
             return
         _undo()  # an import started while the hooks waited: let it finish (it may need them)
