@@ -24,6 +24,7 @@ import numpy as np
 
 from objpert.certify import theorem41, theorem_c13, utility
 from objpert.certify.constants import ProblemConstants, check_scale, problem
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.plan import (
     METHODS,
     OBJECTIVES,
@@ -94,7 +95,7 @@ def corollary_413(
     zeta = check_positive("zeta", zeta)
     check_scale(loss_obj, n, zeta)
     l_ell = loss_obj.L1 * zeta
-    G = 2.0 * l_ell / n
+    G = replace_one_sensitivity(l_ell) / n
     u = math.sqrt(2.0 * log_over(2.0, delta))
     sigma = 4.0 * G * u / epsilon
     mu_priv = loss_obj.L2 * zeta**2 / (n * math.expm1(epsilon / 4.0))

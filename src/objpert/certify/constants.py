@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.errors import ParameterError, check_int, check_positive
 from objpert.losses import Loss, get_loss, require_bounded_gradient
 
@@ -63,7 +64,8 @@ class ProblemConstants:
 
     @property
     def G(self) -> float:
-        return 2.0 * self.L1 * self.zeta / self.n
+        """G = 2 L1 zeta / n: the replace-one sensitivity of the mean gradient (Lemma B.5)."""
+        return replace_one_sensitivity(self.L1 * self.zeta) / self.n
 
     @property
     def L_ell(self) -> float:
