@@ -324,7 +324,9 @@ def _lop_solve(
 
     ``clip``: LOP-Clip (Redberg et al. 2023), every per-sample gradient clipped to norm zeta
     (for a GLM this is the Huber loss of threshold zeta / ||x_i||: convex, L-smooth, with
-    gradients bounded by zeta, so LOP's guarantee applies with grad_bound = zeta)."""
+    gradients bounded by zeta, so LOP's guarantee applies with grad_bound = zeta). The noise
+    scale is Kifer et al.'s at the replace-one sensitivity 2 zeta (:func:`lop_noise`): twice
+    the authors' s = zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon."""
     n, d = X.shape
     Delta = lop_regulariser(smoothness, epsilon)
     b = rng.normal(0.0, lop_noise(zeta, epsilon, delta), size=d)
@@ -416,7 +418,8 @@ def figure2(
     Constants: smoothness L = d xi^2 as the authors (the squared loss on rows of norm xi
     is xi^2-smooth; the larger value is conservative). QOP: ``qop_plan`` with m = 2d and
     delta1 = delta3 = delta/2, released by ``qop_release``. LOP: Delta = 2L/eps and noise
-    scale from ``objpert.certify.peers.kifer`` with zeta = :func:`lop_gradient_bound`, the public
+    scale from ``objpert.certify.peers.kifer`` (at the replace-one sensitivity 2 zeta) with
+    zeta = :func:`lop_gradient_bound`, the public
     distance D = ref_noise (sqrt(d) + sqrt(2 log(1/ref_confidence))), which bounds
     ||theta_true - theta_ref|| with probability >= 1 - ref_confidence (Gaussian norm
     concentration); ``lop_bound="authors"`` uses the authors' (kappa d xi + max y) xi sqrt(d)
