@@ -126,3 +126,20 @@ def test_a_count_that_is_not_an_integer_is_still_a_usage_error(capsys):
     assert main(["audit", "--mechanism", "lop", "--samples", "x" * 5000]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400 and "invalid int value" in err
+
+
+@pytest.mark.parametrize("command", ["demo", "compare"])
+def test_too_many_epsilons_are_refused_before_any_work(command, monkeypatch, capsys):
+    from objpert.apps import compare, demo
+
+    def started(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(demo, "run", started)
+    monkeypatch.setattr(compare, "run", started)
+    many = ",".join(str(1 + k / 1000) for k in range(c.MAX_EPSILONS + 1))
+    assert main([command, "--epsilons", many, "--seeds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"--epsilons lists {c.MAX_EPSILONS + 1} values, above the limit" in err
+    assert len(c.sweep_epsilons(",".join(["1"] * c.MAX_EPSILONS))) == c.MAX_EPSILONS

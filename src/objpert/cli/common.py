@@ -20,10 +20,12 @@ from objpert.losses import LOSSES
 __all__ = [
     "CERTIFY_ITERATIONS_COST",
     "DRAWS_COST",
+    "EPSILONS_COST",
     "KEY_ENV",
     "LARGE_EPSILON",
     "MAX_CERTIFY_ITERATIONS",
     "MAX_DRAWS",
+    "MAX_EPSILONS",
     "MAX_PLAN_ITERATIONS",
     "MAX_POINTS",
     "MAX_RELEASES",
@@ -66,6 +68,7 @@ __all__ = [
     "read_model",
     "read_table",
     "split_target",
+    "sweep_epsilons",
     "thread_limit",
     "translate",
     "warn",
@@ -181,6 +184,12 @@ SEEDS_COST = (
     "about 20 s per seed for demo's default datasets and epsilons and 30 s for compare's, "
     "on 2 cores: 1,000 seeds take 6 to 8 hours"
 )
+#: ``demo --epsilons``, ``compare --epsilons``: the values of epsilon swept.
+MAX_EPSILONS = 100
+EPSILONS_COST = (
+    "each value is one release per seed, dataset and method: about 5 s per value and seed "
+    "for demo's default datasets on 2 cores"
+)
 #: ``reproduce qop --runs``: runs per box radius.
 MAX_RUNS = 1_000
 RUNS_COST = "about 0.7 s per run on 2 cores: 1,000 runs take 12 minutes"
@@ -249,6 +258,18 @@ def count(flag: str, limit: int, cost: str) -> Callable[[str], int]:
 
     read.__name__ = "int"
     return read
+
+
+def sweep_epsilons(text: str) -> list[float]:
+    """``--epsilons`` of demo and compare: positive finite numbers, at most
+    :data:`MAX_EPSILONS` of them (checked before any work)."""
+    eps = floats(text, "--epsilons")
+    if len(eps) > MAX_EPSILONS:
+        raise CliError(
+            f"--epsilons lists {len(eps):,} values, above the limit {MAX_EPSILONS} "
+            f"({EPSILONS_COST})"
+        )
+    return eps
 
 
 def positive_count(value: int, flag: str) -> int:

@@ -16,9 +16,9 @@ from objpert.cli.common import (
     CliError,
     add_sweep_args,
     count,
-    floats,
     names,
     positive_count,
+    sweep_epsilons,
     thread_limit,
     translate,
 )
@@ -53,7 +53,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.data, args.seeds = ",".join(q["datasets"]), q["seeds"]
         args.epsilons = ",".join(f"{e:g}" for e in q["epsilons"])
     datasets = names(args.data, "--data")
-    eps = floats(args.epsilons, "--epsilons")
+    eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
     methods = parse_methods(args.methods)
     workers = None if args.workers is None else positive_count(args.workers, "--workers")

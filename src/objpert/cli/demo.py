@@ -10,9 +10,9 @@ from typing import Any
 from objpert.cli.common import (
     CliError,
     add_sweep_args,
-    floats,
     names,
     positive_count,
+    sweep_epsilons,
     thread_limit,
     warn_lines,
 )
@@ -40,7 +40,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from objpert.apps import demo
 
     datasets = names(args.datasets, "--datasets")
-    eps = floats(args.epsilons, "--epsilons")
+    eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
     check_open_unit("--delta", args.delta)
     if args.seed is not None and args.seed < 0:
