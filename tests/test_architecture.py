@@ -15,33 +15,25 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 
-#: What each top-level part of the package may import (besides itself). A part not listed
-#: here (the application layer, the command line) may import anything but must not be
-#: imported by the library.
-BASE = {"exceptions", "errors", "jsonable"}
-ALLOWED: dict[str, set[str]] = {
-    "exceptions": set(),
-    "jsonable": set(),
-    "errors": {"exceptions"},
-    "special": BASE,
-    "losses": BASE,
-    "randomness": BASE,
-    "certify": BASE | {"special", "losses"},
-    "data": BASE | {"engines"},
-    "engines": BASE | {"losses"},
-    "solvers": BASE | {"losses", "engines"},
-    "mechanisms": BASE
-    | {
-        "losses",
-        "randomness",
-        "certify",
-        "data",
-        "engines",
-        "solvers",
-    },
+#: The top-level parts of the package, lowest first, in the layers of docs/architecture.md.
+#: Each part may import only the parts before it (and itself): the order inside a layer is
+#: checked too. The package root (objpert/__init__.py, the public facade) may import any
+#: library part, and no part may import it.
+LAYERS: dict[str, tuple[str, ...]] = {
+    "errors": ("exceptions", "jsonable", "errors"),
+    "foundations": ("special", "losses", "randomness", "forksafe"),
+    "certificates": ("certify",),
+    "engines": ("engines",),
+    "data": ("data",),
+    "solvers": ("solvers",),
+    "mechanisms": ("mechanisms",),
+    "accounting": ("accounting",),
+    "interfaces": ("preprocessing", "estimators", "model_selection", "persistence", "audit"),
+    "applications": ("apps", "cli", "__main__"),
 }
-LIBRARY = set(ALLOWED) | {"estimators", "persistence", "audit", "accounting", "preprocessing"}
-APPLICATIONS = {"apps", "cli", "__main__"}
+ORDER = [part for parts in LAYERS.values() for part in parts]
+APPLICATIONS = set(LAYERS["applications"])
+LIBRARY = set(ORDER) - APPLICATIONS
 
 
 def _module_name(path: Path) -> str:
@@ -140,27 +132,34 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("part", sorted(ALLOWED))
-def test_each_layer_imports_only_the_layers_below(part):
+def test_every_top_level_module_has_a_place():
+    parts = {_part(m) for m in _modules()} - {""}
+    assert sorted(parts - set(ORDER)) == []
+
+
+@pytest.mark.parametrize("part", ORDER)
+def test_each_part_imports_only_the_parts_below(part):
+    below = set(ORDER[: ORDER.index(part)])
     bad = sorted(
         f"{m} -> {dep}"
         for m, deps in _graph().items()
         if _part(m) == part
         for dep in deps
-        if _part(dep) not in ALLOWED[part] | {part} and dep != "objpert"
+        if _part(dep) not in below | {part}
     )
     assert bad == []
 
 
-def test_the_library_never_imports_the_applications():
-    bad = sorted(
-        f"{m} -> {dep}"
-        for m, deps in _graph().items()
-        if _part(m) in LIBRARY
-        for dep in deps
-        if _part(dep) in APPLICATIONS
-    )
+def test_the_root_imports_the_library_only():
+    bad = sorted(dep for dep in _graph()["objpert"] if _part(dep) in APPLICATIONS)
     assert bad == []
+
+
+def test_the_layer_check_finds_an_upward_import(monkeypatch):
+    graph = {**_graph(), "objpert.certify.fake": frozenset({"objpert.estimators.base"})}
+    monkeypatch.setattr(__import__(__name__), "_graph", lambda: graph)
+    with pytest.raises(AssertionError):
+        test_each_part_imports_only_the_parts_below("certify")
 
 
 def test_every_public_module_declares_all():

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import objpert
 from objpert.certify.plan import Plan
 from objpert.exceptions import ModelFileError
 from objpert.persistence.fileformat import (
@@ -104,7 +104,7 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
-        "objpert_version": objpert.__version__,
+        "objpert_version": version("objpert"),
         "estimator": name,
         "params": _params(model),
         "n_features_in": int(model.n_features_in_),
