@@ -30,8 +30,8 @@ from objpert.apps.datasets import load
 from objpert.apps.demo import split
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.data import prepare
+from objpert.exceptions import TestingSeedWarning
 from objpert.mechanisms import registry
-from objpert.randomness import TestingSeedWarning
 
 DELTA = 1e-6
 EPSILONS = (1.0, 0.1)

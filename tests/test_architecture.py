@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 #: checked too. The package root (objpert/__init__.py, the public facade) may import any
 #: library part, and no part may import it.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "errors": ("exceptions", "jsonable", "errors"),
+    "errors": ("exceptions", "jsonable", "validation"),
     "foundations": ("special", "losses", "randomness", "forksafe"),
     "certificates": ("certify",),
     "engines": ("engines",),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from objpert.certify.calibration import tight
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
 
 COMMON = dict(n=2000, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300)

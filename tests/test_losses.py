@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.losses import (
     LOSSES,
     LogisticLoss,

@@ -18,8 +18,8 @@ from objpert import PrivacyLeakWarning, PrivateLogisticRegression
 from objpert.certify import sequences
 from objpert.certify.calibration import rederive_plan, tight
 from objpert.certify.constants import ProblemConstants
-from objpert.data import DataError, encode_binary
-from objpert.errors import LossError, ParameterError, PrivacyError
+from objpert.data import encode_binary
+from objpert.exceptions import DataError, LossError, ParameterError, PrivacyError
 from objpert.losses import LogisticLoss, Loss, get_loss, register_loss, registered_losses
 from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, release_batch
 

@@ -3,19 +3,33 @@
 The certificate layer (:mod:`objpert.certify`) computes (epsilon, delta) and
 calibrates noise, regularisation and iteration counts from public constants,
 following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
+:func:`plan` plans a release of any registered mechanism; every error and warning class
+(:mod:`objpert.exceptions`) is exported here.
 """
 
 from objpert import forksafe as _forksafe  # noqa: F401 (installs the fork handlers)
-from objpert.certify import Certificate, Plan, calibrate, problem
-from objpert.errors import (
+from objpert.certify import Certificate, Plan, problem
+from objpert.exceptions import (
+    BudgetExceededError,
+    CliError,
+    ClippingNotice,
+    ClusterError,
+    CryptoUnavailableError,
+    DataError,
+    DataTypeError,
+    ExternalPeerError,
+    IterationBudgetWarning,
+    LossError,
+    ModelFileError,
     ObjpertError,
     ParameterError,
     PrivacyError,
     PrivacyLeakWarning,
+    TestingSeedWarning,
+    ToleranceError,
     UnreachableTargetError,
     UnverifiedModelWarning,
 )
-from objpert.exceptions import BudgetExceededError
 from objpert.losses import get_loss, register_loss
 
 __version__ = "0.1.0"
@@ -44,6 +58,16 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetExceededError",
     "Certificate",
+    "CliError",
+    "ClippingNotice",
+    "ClusterError",
+    "CryptoUnavailableError",
+    "DataError",
+    "DataTypeError",
+    "ExternalPeerError",
+    "IterationBudgetWarning",
+    "LossError",
+    "ModelFileError",
     "ObjpertError",
     "ParameterError",
     "Plan",
@@ -53,10 +77,11 @@ __all__ = [
     "PrivateLogisticRegression",
     "PrivateRobustRegression",
     "Release",
+    "TestingSeedWarning",
+    "ToleranceError",
     "UnreachableTargetError",
     "UnverifiedModelWarning",
     "__version__",
-    "calibrate",
     "get_loss",
     "load",
     "perturbed_gradient_descent",

@@ -14,6 +14,7 @@ __all__ = [
     "ClusterError",
     "CryptoUnavailableError",
     "DataError",
+    "DataTypeError",
     "ExternalPeerError",
     "IterationBudgetWarning",
     "LossError",
@@ -43,6 +44,11 @@ class UnreachableTargetError(ObjpertError):
 
 class DataError(ObjpertError):
     """The data break the contract (non-finite values, wrong shapes, labels, norms)."""
+
+
+class DataTypeError(DataError, TypeError):
+    """Data of a type that is not numbers (a dict among the features): a DataError, and a
+    TypeError as scikit-learn's conventions expect."""
 
 
 class ClusterError(ObjpertError):

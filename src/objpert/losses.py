@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from objpert.errors import ParameterError, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_positive
 
 __all__ = [
     "LOSSES",
@@ -382,11 +383,11 @@ def register_loss(cls: type[Loss], *, examples: tuple[dict[str, float], ...] = (
     ``label_kind``. For each parameter set in ``examples``, :func:`constant_violations`
     checks the derivatives on a dense grid including the tails against L1, L2, L3
     (Assumptions 2-3 of Watkins & Arora 2026) and against central differences of the
-    loss; a violated constant is refused with :class:`objpert.errors.LossError`. Usable as
+    loss; a violated constant is refused with :class:`objpert.exceptions.LossError`. Usable as
     a decorator. Plans store only the loss's name and parameters: its constants are
     re-derived from the registered class before every release and at every load.
     """
-    from objpert.errors import LossError
+    from objpert.exceptions import LossError
 
     if not (isinstance(cls, type) and issubclass(cls, Loss)):
         raise LossError(f"register_loss needs a Loss subclass; got {cls!r}")
@@ -429,9 +430,9 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     1). A :class:`Loss` instance is returned unchanged (``params`` must then be empty) if
     its class is the registered class of its name; any other instance (an unregistered
     loss, or one named like a registered loss, e.g. a subclass of a built-in claiming
-    other constants) is refused with :class:`objpert.errors.LossError`.
+    other constants) is refused with :class:`objpert.exceptions.LossError`.
     """
-    from objpert.errors import LossError
+    from objpert.exceptions import LossError
 
     choices = ", ".join(repr(n) for n in _REGISTRY)
     if isinstance(name, Loss):

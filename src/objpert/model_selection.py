@@ -30,11 +30,11 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from objpert.data import DataError, is_dask
-from objpert.errors import ParameterError, check_positive
-from objpert.exceptions import TestingSeedWarning
+from objpert.data import is_dask
+from objpert.exceptions import DataError, ParameterError, TestingSeedWarning
 from objpert.mechanisms.exponential import exponential_mechanism
 from objpert.randomness import make_rng
+from objpert.validation import check_positive
 
 __all__ = ["PrivateGridSearch", "SelectionCertificate", "split_sizes"]
 

@@ -13,7 +13,7 @@ from objpert.apps import datasets
 from objpert.apps.bench import runner
 from objpert.apps.bench.common import BenchResult
 from objpert.cli import main
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def test_a_former_method_name_still_works_and_warns(capsys):
 )
 def test_unknown_or_no_methods_are_refused(text, fragment):
     from objpert.cli.compare import parse_methods
-    from objpert.errors import ObjpertError
+    from objpert.exceptions import ObjpertError
 
     with pytest.raises(ObjpertError, match=re.escape(fragment)):
         parse_methods(text)

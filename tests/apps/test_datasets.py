@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from objpert.apps.datasets import _published_ranges, load
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 
 @pytest.mark.parametrize("name", ["tv16", "breast_cancer", "health_insurance"])

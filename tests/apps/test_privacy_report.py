@@ -24,7 +24,7 @@ from objpert.apps.privacy_report import build_report, render
 from objpert.apps.privacy_report.content import fmt_upper
 from objpert.certify import problem, theorem_c13
 from objpert.cli import main
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.persistence import read
 from objpert.special import chi_radius
 

@@ -15,7 +15,7 @@ import pytest
 
 from objpert.apps import reproduce_qop as rq
 from objpert.certify import qop
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 FAST = {"n": 60, "d": 20, "iterations": 300}
 KAPPAS = [1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3]

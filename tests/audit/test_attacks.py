@@ -24,12 +24,11 @@ from objpert.audit import attacks
 from objpert.audit.planted import PLANTED_BUGS, sample_clean
 from objpert.certify.peers import gaussian_epsilon, grid_noise
 from objpert.engines.glm import GLMObjective
-from objpert.errors import ParameterError
-from objpert.mechanisms import PrivacyError
+from objpert.exceptions import ParameterError, PrivacyError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms import peers as mpeers
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.qop import qop_release, qop_release_batch
-from objpert.randomness import TestingSeedWarning as SeedWarning
 from objpert.solvers import newton
 
 EPS, DELTA = attacks.DEFAULT_EPSILON, attacks.DEFAULT_DELTA

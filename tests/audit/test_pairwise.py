@@ -31,7 +31,7 @@ from objpert.audit.worst_pair import sphere_angles, sphere_point, worst_pair
 from objpert.certify import calibrate, theorem_c13
 from objpert.certify.gaussian import gaussian_profile
 from objpert.engines import GLMObjective
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.mechanisms.perturbed_gd import run_gradient_descent
 
 EPS = np.array([0.0, 0.1, 0.3, 0.6, 1.0])

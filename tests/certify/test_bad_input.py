@@ -19,7 +19,7 @@ from objpert.certify import (
     theorem41,
     theorem_c13,
 )
-from objpert.errors import ObjpertError, ParameterError
+from objpert.exceptions import ObjpertError, ParameterError
 
 mpf = mpmath.mpf
 

@@ -18,7 +18,7 @@ import pytest
 
 from objpert.certify import calibration, problem, theorem41, theorem_c13, utility
 from objpert.certify.calibration import Plan
-from objpert.errors import ObjpertError, ParameterError
+from objpert.exceptions import ObjpertError, ParameterError
 from objpert.losses import get_loss
 from objpert.special import chi_tail
 

@@ -19,7 +19,7 @@ from objpert.certify.composition import (
     compose,
     split_budget,
 )
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 
 def drv(eps: float, delta: float, k: int, slack: float) -> tuple[float, float]:

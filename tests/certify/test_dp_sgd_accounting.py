@@ -31,7 +31,7 @@ from objpert.certify.peers.dp_sgd import (
     plan_dp_sgd,
 )
 from objpert.certify.peers.plan import PeerInputs
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 DELTA = 1e-5
 REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE

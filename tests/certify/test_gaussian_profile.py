@@ -23,7 +23,7 @@ from objpert.certify import (
     theorem_c13,
     truncation,
 )
-from objpert.errors import ParameterError, UnreachableTargetError
+from objpert.exceptions import ParameterError, UnreachableTargetError
 
 mpf = mpmath.mpf
 

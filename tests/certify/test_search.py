@@ -21,7 +21,7 @@ from objpert.certify import (
     theorem_c13,
     truncation,
 )
-from objpert.errors import ObjpertError, UnreachableTargetError
+from objpert.exceptions import ObjpertError, UnreachableTargetError
 
 mpf = mpmath.mpf
 

@@ -24,7 +24,7 @@ from objpert.certify import (
     theorem_c13,
     truncation,
 )
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.special import chi_tail
 
 mpf = mpmath.mpf

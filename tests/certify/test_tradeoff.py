@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from objpert.certify import tradeoff
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 
 def balle_wang_profile(eps: float, sens: float, sigma: float) -> float:

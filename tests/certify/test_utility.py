@@ -20,7 +20,7 @@ from objpert.certify import (
     problem,
     utility,
 )
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.special import chi_tail
 
 mpf = mpmath.mpf

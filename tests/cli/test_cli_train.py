@@ -10,8 +10,8 @@ import pytest
 
 from objpert.cli import main
 from objpert.cli.train import parse_classes
-from objpert.errors import ObjpertError
 from objpert.estimators import PrivateLogisticRegression
+from objpert.exceptions import ObjpertError
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from objpert.estimators import PrivateLogisticRegression
 from objpert.persistence import MAX_BYTES, save
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
-    pytest.mark.filterwarnings("ignore::objpert.errors.UnverifiedModelWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.UnverifiedModelWarning"),
 ]
 
 

@@ -16,7 +16,6 @@ from scipy import sparse
 
 from objpert.data import (
     NORM_RTOL,
-    DataError,
     PreparedData,
     add_intercept,
     as_feature_matrix,
@@ -27,7 +26,7 @@ from objpert.data import (
     row_norms,
     total_norm,
 )
-from objpert.errors import ObjpertError
+from objpert.exceptions import DataError, ObjpertError
 
 
 def _rows(n: int = 40, d: int = 5, seed: int = 0, scale: float = 1.0) -> np.ndarray:
@@ -160,7 +159,7 @@ def test_sparse_input_becomes_csr_float64():
         ([3, 7, 7], [3, 7], [-1, 1, 1]),
     ],
 )
-@pytest.mark.filterwarnings("ignore::objpert.errors.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore::objpert.exceptions.PrivacyLeakWarning")
 def test_binary_labels_map_to_minus_one_plus_one_sorted(y, classes, expected):
     for form in (y, np.asarray(y), pd.Series(y), np.asarray(y)[:, None]):
         yy, cls = encode_binary(form)

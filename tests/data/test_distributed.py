@@ -16,7 +16,7 @@ distributed = pytest.importorskip("distributed")
 
 from objpert.apps.bench.dask_engine import bench_dask  # noqa: E402
 from objpert.certify.calibration import tight  # noqa: E402
-from objpert.data import DataError, for_plan  # noqa: E402
+from objpert.data import for_plan  # noqa: E402
 from objpert.data.distributed import (  # noqa: E402
     for_plan_dask,
     from_csv,
@@ -27,10 +27,11 @@ from objpert.engines.distributed import DaskEngine  # noqa: E402
 from objpert.engines.distributed_direct import pins  # noqa: E402
 from objpert.engines.glm import GLMObjective  # noqa: E402
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression  # noqa: E402
+from objpert.exceptions import DataError  # noqa: E402
 from objpert.losses import get_loss  # noqa: E402
 from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 N, D = 400, 4
 EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iter=20, random_state=7)

@@ -28,14 +28,18 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
-from objpert.data import DataError, contract, prepare  # noqa: E402
+from objpert.data import contract, prepare  # noqa: E402
 from objpert.data.distributed import from_csv, from_parquet, prepare_dask  # noqa: E402
 from objpert.engines import distributed as engines  # noqa: E402
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression  # noqa: E402
-from objpert.exceptions import ClusterError, ParameterError  # noqa: E402
+from objpert.exceptions import (  # noqa: E402
+    ClusterError,
+    DataError,
+    ParameterError,
+)
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
     pytest.mark.filterwarnings("ignore::objpert.exceptions.PrivacyLeakWarning"),
 ]
 

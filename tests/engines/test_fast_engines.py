@@ -34,16 +34,16 @@ from objpert.engines import (
 )
 from objpert.engines.array import MIN_BLOCKED_SIZE
 from objpert.engines.span import FeatureSpan, span_reduction_pays
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError, PrivacyError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.losses import Loss, get_loss
-from objpert.mechanisms import PrivacyError, perturbed_gd
+from objpert.mechanisms import perturbed_gd
 from objpert.mechanisms.perturbed_gd import (
     BatchRelease,
     perturbed_gradient_descent,
     release_batch,
     run_gradient_descent,
 )
-from objpert.randomness import TestingSeedWarning as SeedWarning
 
 LOSSES = ["logistic", "robust", "squared"]
 MU = 0.3

@@ -27,7 +27,7 @@ from objpert.mechanisms.perturbed_gd import (
     release_targets,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 
 def problem(n: int, d: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

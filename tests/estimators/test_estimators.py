@@ -22,17 +22,16 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from objpert.certify.certificate import Certificate
 from objpert.certify.composition import ComposedCertificate, basic, split_budget
-from objpert.data import DataError
-from objpert.errors import ParameterError
 from objpert.estimators import (
     PrivateLogisticRegression,
     PrivateRobustRegression,
     fit_statistics,
     plan_for,
 )
-from objpert.randomness import TestingSeedWarning as SeedWarning
+from objpert.exceptions import DataError, ParameterError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 # ---------------------------------------------------------------- scikit-learn's checks
 

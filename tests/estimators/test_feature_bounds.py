@@ -13,18 +13,17 @@ from sklearn.pipeline import Pipeline
 
 from objpert import PrivacyLeakWarning
 from objpert.accounting import pipeline_certificate
-from objpert.data import DataError
 from objpert.estimators import (
     PrivateLogisticRegression,
     PrivateRobustRegression,
     fit_statistics,
 )
-from objpert.exceptions import ClippingNotice, ModelFileError
+from objpert.exceptions import ClippingNotice, DataError, ModelFileError
 from objpert.persistence import load, save
 from objpert.preprocessing import BoundedScaler, private_pipeline
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::objpert.randomness.TestingSeedWarning",
+    "ignore::objpert.exceptions.TestingSeedWarning",
     "ignore::objpert.exceptions.UnverifiedModelWarning",
 )
 

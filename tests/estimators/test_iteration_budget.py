@@ -10,11 +10,10 @@ import pytest
 
 from objpert.certify.budget import NOTABLE_GAIN, ceiling
 from objpert.certify.calibration import corollary_413, tight
-from objpert.errors import ParameterError
 from objpert.estimators import PrivateLogisticRegression
-from objpert.exceptions import IterationBudgetWarning
+from objpert.exceptions import IterationBudgetWarning, ParameterError
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 # TV16-like public constants: 37,591 rows, 25 features + intercept, rows of norm sqrt(18)
 TV16 = dict(n=37591, d=26, zeta=6.0, epsilon=1.0, delta=1e-6, comparator_norm=3.0)

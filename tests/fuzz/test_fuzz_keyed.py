@@ -14,8 +14,8 @@ from objpert.engines import timing
 from objpert.engines.factory import ENGINES
 from objpert.engines.keyed import KeyedEngine, key_rows
 from objpert.engines.shaped import indicator_columns
-from objpert.errors import MAX_INT
 from objpert.losses import get_loss
+from objpert.validation import MAX_INT
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -46,7 +46,7 @@ def test_one_hot_categories_given_as_arrays_are_taken():
 
 
 def test_a_message_shows_a_multiline_value_on_one_line():
-    from objpert.errors import check_positive
+    from objpert.validation import check_positive
 
     with pytest.raises(ParameterError) as err:
         check_positive("x", np.zeros((3, 3)))

@@ -15,7 +15,8 @@ from sklearn.linear_model import LogisticRegression
 from objpert.apps.datasets import load_breast_cancer
 from objpert.certify.peers.dp_newton import plan_dp_newton
 from objpert.engines.glm import GLMObjective
-from objpert.mechanisms import PrivacyError, registry
+from objpert.exceptions import PrivacyError, TestingSeedWarning
+from objpert.mechanisms import registry
 from objpert.mechanisms.dp_newton import (
     _steps,
     dp_newton_release,
@@ -23,7 +24,6 @@ from objpert.mechanisms.dp_newton import (
     floored_solve,
     symmetric_noise,
 )
-from objpert.randomness import TestingSeedWarning
 
 N, D, MU = 300, 4, 0.05
 

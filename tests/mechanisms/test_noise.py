@@ -36,11 +36,16 @@ from objpert import randomness
 from objpert.certify import peers as cpeers
 from objpert.certify import qop as cqop
 from objpert.certify.gaussian import gaussian_profile
-from objpert.errors import ParameterError
+from objpert.exceptions import (
+    CryptoUnavailableError,
+    ParameterError,
+    PrivacyError,
+    TestingSeedWarning,
+)
 from objpert.mechanisms import discrete_noise as dn
 from objpert.mechanisms import peers as mpeers
 from objpert.mechanisms.qop import qop_release
-from objpert.randomness import TestingSeedWarning, make_rng
+from objpert.randomness import make_rng
 
 N, D = 2000, 4
 
@@ -105,7 +110,7 @@ def test_seeds_keep_their_numpy_behaviour():
 
 def test_no_fallback_without_randomgen(monkeypatch):
     monkeypatch.setattr(randomness, "_ChaCha", None)
-    with pytest.raises(randomness.CryptoUnavailableError, match="randomgen"):
+    with pytest.raises(CryptoUnavailableError, match="randomgen"):
         make_rng(None)
     with pytest.warns(TestingSeedWarning):  # seeded testing still works
         make_rng(0)
@@ -528,5 +533,5 @@ def test_tampered_discrete_plans_are_refused():
     X, y = data(0)
     p = plan("output_perturbation")
     for change in ({"sigma": p.sigma / 2}, {"grid_bits": 3}, {"grid_bits": 25}):
-        with pytest.raises(mpeers.PrivacyError):
+        with pytest.raises(PrivacyError):
             quiet(mpeers.output_perturbation_release, X, y, dataclasses.replace(p, **change), 0)

@@ -28,13 +28,11 @@ from scipy.stats import norm
 from objpert.certify import calibration
 from objpert.certify import peers as cpeers
 from objpert.certify.gaussian import gaussian_profile
-from objpert.data import DataError
-from objpert.errors import ParameterError
+from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.losses import get_loss
-from objpert.mechanisms import PrivacyError
 from objpert.mechanisms import peers as mpeers
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
-from objpert.randomness import TestingSeedWarning as SeedWarning
 
 N, D = 5000, 5
 EPS, DELTA = 1.0, 1e-5
@@ -577,11 +575,11 @@ def test_amp_refuses_when_the_tolerance_is_not_met():
     X, y = problem()
     for opts in ({"gamma": 1e-30}, {"gamma": 1e-9, "max_iterations": 1}):
         plan = cpeers.calibrate_peer("amp", N, D, 1.0, "logistic", EPS, DELTA, **opts)
-        with pytest.raises(mpeers.ToleranceError, match="tolerance"):
+        with pytest.raises(ToleranceError, match="tolerance"):
             seeded("amp", X, y, plan, 0)
-    assert issubclass(mpeers.ToleranceError, PrivacyError)
+    assert issubclass(ToleranceError, PrivacyError)
     plan = cpeers.calibrate_peer("lop", N, D, 1.0, "logistic", EPS, DELTA, tolerance=1e-30)
-    with pytest.raises(mpeers.ToleranceError):
+    with pytest.raises(ToleranceError):
         seeded("lop", X, y, plan, 0)
 
 

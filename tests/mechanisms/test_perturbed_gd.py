@@ -26,11 +26,11 @@ from scipy.special import expit
 
 from objpert.certify import calibration
 from objpert.certify.calibration import Plan
-from objpert.data import DataError
 from objpert.engines import glm
-from objpert.mechanisms import PrivacyError, Release, perturbed_gradient_descent
+from objpert.exceptions import DataError, PrivacyError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
+from objpert.mechanisms import Release, perturbed_gradient_descent
 from objpert.mechanisms.perturbed_gd import check_plan, run_gradient_descent
-from objpert.randomness import TestingSeedWarning as SeedWarning
 from objpert.randomness import make_rng
 
 N_ROWS, DIM, SCALE = 120, 3, 0.7

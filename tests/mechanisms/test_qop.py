@@ -23,12 +23,10 @@ from scipy.special import gammainc, gammaincinv
 from objpert.certify import qop
 from objpert.certify.peers import grid_noise
 from objpert.certify.qop import QOPCertificate, QOPPlan, qop_plan
-from objpert.data import DataError
-from objpert.errors import ParameterError, UnreachableTargetError
+from objpert.exceptions import DataError, ParameterError, PrivacyError, UnreachableTargetError
+from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
-from objpert.mechanisms.perturbed_gd import PrivacyError
 from objpert.mechanisms.qop import QOPRelease, qop_release
-from objpert.randomness import TestingSeedWarning as SeedWarning
 
 # ----------------------------------------------------------------------- direct formulas
 

@@ -13,11 +13,12 @@ import pytest
 
 from objpert import persistence
 from objpert.estimators import PrivateLogisticRegression
-from objpert.persistence import MAX_BYTES, ModelFileError, digest, load, quote_value, read, save
+from objpert.exceptions import ModelFileError
+from objpert.persistence import MAX_BYTES, digest, load, quote_value, read, save
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
-    pytest.mark.filterwarnings("ignore::objpert.errors.UnverifiedModelWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.UnverifiedModelWarning"),
 ]
 
 RNG = np.random.default_rng(5)

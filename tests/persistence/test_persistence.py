@@ -18,14 +18,14 @@ from objpert.certify import sequences
 from objpert.certify.calibration import certify_plan
 from objpert.certify.composition import ComposedCertificate, compose
 from objpert.certify.constants import ProblemConstants
-from objpert.errors import UnverifiedModelWarning
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
-from objpert.persistence import ModelFileError, digest, load, plan_from_dict, save
+from objpert.exceptions import ModelFileError, UnverifiedModelWarning
+from objpert.persistence import digest, load, plan_from_dict, save
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
-    pytest.mark.filterwarnings("ignore::objpert.errors.PrivacyLeakWarning"),
-    pytest.mark.filterwarnings("ignore::objpert.errors.UnverifiedModelWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.PrivacyLeakWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.UnverifiedModelWarning"),
 ]
 
 RNG = np.random.default_rng(3)

@@ -14,13 +14,13 @@ import pytest
 from objpert import persistence
 from objpert.certify.calibration import certify_plan
 from objpert.certify.constants import ProblemConstants
-from objpert.errors import UnverifiedModelWarning
 from objpert.estimators import PrivateLogisticRegression
-from objpert.persistence import KEY_ENV, ModelFileError, canonical_json, digest, load, read, save
+from objpert.exceptions import ModelFileError, UnverifiedModelWarning
+from objpert.persistence import KEY_ENV, canonical_json, digest, load, read, save
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning"),
-    pytest.mark.filterwarnings("ignore::objpert.errors.PrivacyLeakWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
+    pytest.mark.filterwarnings("ignore::objpert.exceptions.PrivacyLeakWarning"),
 ]
 
 KEY = b"\x00correct horse battery staple\xff"

@@ -12,9 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.compose import ColumnTransformer
 
-from objpert.data import DataError
-from objpert.errors import ParameterError
-from objpert.exceptions import ClippingNotice
+from objpert.exceptions import ClippingNotice, DataError, ParameterError
 from objpert.preprocessing import BoundedBinner, BoundedScaler, row_norm_bound
 from objpert.preprocessing.binning import check_edges
 

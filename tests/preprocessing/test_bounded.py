@@ -13,9 +13,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from objpert.data import DataError
-from objpert.errors import ParameterError
-from objpert.exceptions import ClippingNotice
+from objpert.exceptions import ClippingNotice, DataError, ParameterError
 from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler, row_norm_bound
 
 BOUNDS = [(0.0, 10.0), (-5.0, 5.0), (100.0, 200.0)]

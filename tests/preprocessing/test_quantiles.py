@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.preprocessing import PrivateFeatureBounds
 from objpert.preprocessing.quantiles import (
     MECHANISM,
@@ -20,7 +20,7 @@ from objpert.preprocessing.quantiles import (
     quantile_log_weights,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore::objpert.randomness.TestingSeedWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 VALUES = [0.2, 0.5, 0.55, 0.9, 0.9]  # a tie: an empty interval
 LO, HI = 0.0, 1.0

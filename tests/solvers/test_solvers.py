@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.solvers import (
     DavisYinResult,
     authors_relaxation,

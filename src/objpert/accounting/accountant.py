@@ -19,8 +19,8 @@ from typing import Any
 
 from objpert.accounting import pld as pldlib
 from objpert.certify.composition import ComposedCertificate, certificate_from_dict
-from objpert.errors import ParameterError, PrivacyError, check_open_unit, check_positive
-from objpert.exceptions import BudgetExceededError
+from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
+from objpert.validation import check_open_unit, check_positive
 
 __all__ = [
     "AccountedCertificate",

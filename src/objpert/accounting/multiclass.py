@@ -24,13 +24,8 @@ from objpert.accounting import pld as pldlib
 from objpert.certify.composition import compose as compose_split
 from objpert.certify.composition import split_budget
 from objpert.certify.plan import Plan
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
-    check_int,
-    check_open_unit,
-    check_positive,
-)
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.validation import check_int, check_open_unit, check_positive
 
 #: The search stops at a passing plan whose composed delta is this share of the target
 #: (within about 1% of the boundary in epsilon_i, for Gaussian-like profiles).

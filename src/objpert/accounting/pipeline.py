@@ -7,7 +7,8 @@ from typing import Any
 from objpert.accounting import pld as pldlib
 from objpert.accounting.accountant import AccountedCertificate, Step, _merged, as_losses
 from objpert.certify.composition import ComposedCertificate, compose
-from objpert.errors import ParameterError, check_choice, check_open_unit
+from objpert.exceptions import ParameterError
+from objpert.validation import check_choice, check_open_unit
 
 __all__ = ["COMPOSITIONS", "pipeline_certificate", "released_certificates"]
 

@@ -43,9 +43,8 @@ from objpert.certify.pld_grid import (
     self_composed_points,
 )
 from objpert.certify.pld_grid import points as pld_points
-from objpert.errors import (
-    ParameterError,
-    PrivacyError,
+from objpert.exceptions import ParameterError, PrivacyError
+from objpert.validation import (
     check_int,
     check_nonnegative,
     check_open_unit,

@@ -28,8 +28,9 @@ from objpert.certify import theorem_c13
 from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.theorem41 import divergence
-from objpert.errors import ParameterError, check_array, check_int, check_positive
+from objpert.exceptions import ParameterError
 from objpert.special import chi_radius, chi_tail
+from objpert.validation import check_array, check_int, check_positive
 
 __all__ = [
     "TRUNCATION_MASSES",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "LOADERS",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "CHURN_BOUNDS",

@@ -15,7 +15,7 @@ from objpert.certify import gaussian, theorem41, theorem_c13, utility
 from objpert.certify.calibration import Plan, corollary_413, tight
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.search import min_iterations
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "EXAMPLE",

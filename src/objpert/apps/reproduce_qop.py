@@ -35,10 +35,10 @@ from threadpoolctl import threadpool_limits
 
 from objpert.certify import qop
 from objpert.certify.peers import lop_noise, lop_regulariser
-from objpert.errors import ObjpertError, ParameterError, check_int, check_open_unit, check_positive
+from objpert.exceptions import ObjpertError, ParameterError, TestingSeedWarning
 from objpert.mechanisms.qop import qop_release
-from objpert.randomness import TestingSeedWarning
 from objpert.solvers import stochastic_davis_yin
+from objpert.validation import check_int, check_open_unit, check_positive
 
 __all__ = [
     "FIGURE1",

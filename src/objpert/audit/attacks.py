@@ -45,9 +45,9 @@ from objpert.audit.statistics import (
     fit_statistic,
     threshold,
 )
-from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
-from objpert.exceptions import TestingSeedWarning
+from objpert.exceptions import ParameterError, TestingSeedWarning
 from objpert.mechanisms import registry
+from objpert.validation import check_int, check_open_unit, check_positive
 
 __all__ = [
     "AUDIT_D",

@@ -25,7 +25,8 @@ from threadpoolctl import threadpool_limits
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.certify import theorem_c13
 from objpert.certify.plan import Plan
-from objpert.errors import ParameterError, check_int
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int
 
 __all__ = [
     "JacobianReport",

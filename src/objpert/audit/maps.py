@@ -35,7 +35,7 @@ from objpert.certify.constants import problem
 from objpert.certify.plan import Plan
 from objpert.data import as_feature_matrix, bound_rows
 from objpert.engines.glm import GLMObjective
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss, broadcast_pair, register_loss
 from objpert.mechanisms.perturbed_gd import run_gradient_descent
 

@@ -55,8 +55,9 @@ from threadpoolctl import threadpool_limits
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
 from objpert.certify import theorem41, theorem_c13
 from objpert.certify.plan import Plan
-from objpert.errors import ParameterError, check_int, check_open_unit
+from objpert.exceptions import ParameterError
 from objpert.jsonable import to_json_value
+from objpert.validation import check_int, check_open_unit
 
 __all__ = [
     "PROPOSALS",

@@ -40,7 +40,7 @@ from objpert.audit.maps import (
 )
 from objpert.certify import calibration
 from objpert.certify.plan import Plan
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 # ---------------------------------------------------------------- bug maps
 

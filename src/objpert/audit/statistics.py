@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from objpert.errors import ParameterError, check_int, check_open_unit
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int, check_open_unit
 
 __all__ = ["bound", "clopper_pearson", "epsilon_lower_bound", "fit_statistic", "threshold"]
 

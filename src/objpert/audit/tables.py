@@ -26,8 +26,8 @@ from objpert.audit.attacks import (
     make_pair,
     parse_pair,
 )
-from objpert.errors import check_int, check_open_unit, check_positive
 from objpert.mechanisms import registry
+from objpert.validation import check_int, check_open_unit, check_positive
 
 __all__ = [
     "DEFAULT_DELTA",

@@ -39,7 +39,8 @@ from objpert.audit.pairwise import (
     privacy_loss,
 )
 from objpert.certify.plan import Plan
-from objpert.errors import ParameterError, check_int, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int, check_positive
 
 __all__ = [
     "WorstPair",

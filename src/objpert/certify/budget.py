@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from objpert.certify.calibration import Plan, tight
-from objpert.errors import ParameterError, check_int
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int
 
 __all__ = ["NOTABLE_GAIN", "CeilingReport", "ceiling"]
 

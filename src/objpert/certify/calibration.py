@@ -35,15 +35,10 @@ from objpert.certify.plan import (
     rederive_plan,
 )
 from objpert.certify.sequences import rho_power
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
-    check_int,
-    check_positive,
-    numeric_guard,
-)
+from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import get_loss, require_bounded_gradient
 from objpert.special import chi_radius, log_over, q1, square
+from objpert.validation import check_int, check_positive, numeric_guard
 
 DEFAULT_MAX_ITERATIONS = 100_000
 _SAFETY = 1.0 - 1e-9  # tight plans aim at delta (1 - 1e-9): room for floating-point rounding

@@ -8,8 +8,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from objpert.errors import ParameterError, check_open_unit
+from objpert.exceptions import ParameterError
 from objpert.jsonable import to_json_value
+from objpert.validation import check_open_unit
 
 __all__ = [
     "DELTA_FLOOR",
@@ -65,7 +66,7 @@ class Certificate:
     ``epsilon0`` for Theorem 4.1; ``alpha_bar``, ``s_n``, ``tau``, ``radius_ok``
     for Theorem C.13). ``not_public`` names the structural choices of the released model
     that were read from the private data instead of declared (e.g. ``"label set"``): the
-    guarantee does not cover them (:class:`objpert.errors.PrivacyLeakWarning`).
+    guarantee does not cover them (:class:`objpert.exceptions.PrivacyLeakWarning`).
     """
 
     form: str

@@ -24,15 +24,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from objpert.certify.certificate import FORM_NAMES, Certificate, budget_text
-from objpert.errors import (
-    ParameterError,
+from objpert.exceptions import ParameterError
+from objpert.special import log_over
+from objpert.validation import (
     check_int,
     check_nonnegative,
     check_open_unit,
     check_positive,
     check_unit,
 )
-from objpert.special import log_over
 
 METHODS = ("single", "basic", "advanced")
 

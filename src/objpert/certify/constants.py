@@ -10,8 +10,9 @@ import math
 from dataclasses import asdict, dataclass
 
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.errors import ParameterError, check_int, check_positive
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss, get_loss, require_bounded_gradient
+from objpert.validation import check_int, check_positive
 
 __all__ = [
     "ProblemConstants",

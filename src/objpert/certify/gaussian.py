@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from objpert.errors import check_array, check_positive
+from objpert.validation import check_array, check_positive
 
 __all__ = [
     "gaussian_integrated_tail_bound",

@@ -28,7 +28,7 @@ noise); :func:`two_radii` names that factor.
 
 from __future__ import annotations
 
-from objpert.errors import check_nonnegative
+from objpert.validation import check_nonnegative
 
 __all__ = ["REPLACE_ONE", "replace_one_sensitivity", "two_radii"]
 

@@ -17,10 +17,8 @@ from typing import Any
 from objpert.certify import theorem41, theorem_c13, utility
 from objpert.certify.certificate import Certificate, check_target_delta
 from objpert.certify.constants import ProblemConstants, problem
-from objpert.errors import (
-    ParameterError,
-    PrivacyError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, PrivacyError, UnreachableTargetError
+from objpert.validation import (
     check_choice,
     check_int,
     check_nonnegative,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert.errors import ParameterError, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_positive
 
 __all__ = [
     "MAX_NOISE_MULTIPLIER",

@@ -23,16 +23,9 @@ from objpert.certify.theorem41 import (
 )
 from objpert.certify.theorem_c13 import c13_terms, certify, limit_s, resolve_radii
 from objpert.certify.truncation import truncation_mass
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
-    check_int,
-    check_open_unit,
-    check_positive,
-    check_unit,
-    numeric_guard,
-)
+from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import log_over, q1
+from objpert.validation import check_int, check_open_unit, check_positive, check_unit, numeric_guard
 
 __all__ = ["MAX_ITERATIONS", "N_MAX_LIMIT", "min_iterations", "minimal_sigma_limit"]
 

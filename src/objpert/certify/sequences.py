@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
-from objpert.errors import MAX_INT, ParameterError, check_array
+from objpert.exceptions import ParameterError
+from objpert.validation import MAX_INT, check_array
 
 __all__ = [
     "as_iterations",
@@ -34,7 +35,7 @@ _ETA_L_SLACK = 1e-12  # eta L above 1 by this much is rounding of eta = 1/L
 def as_iterations(N: ArrayLike, name: str = "N") -> np.ndarray:
     """N (or a real exponent p >= 0) as a float array (exact for integers below 2^53);
     refuses (ParameterError) NaN, infinity, negative values, booleans, strings and
-    integers beyond the float64 range (:func:`objpert.errors.check_array`)."""
+    integers beyond the float64 range (:func:`objpert.validation.check_array`)."""
     kind = type(N)
     if kind is float or (kind is int and N <= MAX_INT):  # hot paths: no NaN passes <=
         if 0 <= N <= _FLOAT_MAX:

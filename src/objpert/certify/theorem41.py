@@ -16,7 +16,8 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import as_iterations, rho_power
 from objpert.certify.truncation import radius_from_u, truncation_mass
-from objpert.errors import (
+from objpert.special import q1, q1_inverse, square
+from objpert.validation import (
     check_array,
     check_broadcast,
     check_finite,
@@ -25,7 +26,6 @@ from objpert.errors import (
     check_positive,
     check_unit,
 )
-from objpert.special import q1, q1_inverse, square
 
 
 def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:

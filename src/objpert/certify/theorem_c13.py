@@ -33,8 +33,9 @@ from objpert.certify.theorem41 import (
     threshold_iterations,
 )
 from objpert.certify.truncation import check_truncation, truncation_mass, u_from_radius
-from objpert.errors import (
-    ParameterError,
+from objpert.exceptions import ParameterError
+from objpert.special import square
+from objpert.validation import (
     check_array,
     check_broadcast,
     check_int,
@@ -43,7 +44,6 @@ from objpert.errors import (
     check_positive_array,
     check_unit,
 )
-from objpert.special import square
 
 __all__ = [
     "C13Terms",

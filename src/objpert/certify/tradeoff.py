@@ -23,7 +23,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert.errors import ParameterError, check_array, check_int, check_nonnegative
+from objpert.exceptions import ParameterError
+from objpert.validation import check_array, check_int, check_nonnegative
 
 __all__ = [
     "FALSE_POSITIVE_RATES",

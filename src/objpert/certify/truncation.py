@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.special import chi_radius, chi_tail, log_over
 
 __all__ = [

@@ -15,13 +15,8 @@ from numpy.typing import ArrayLike
 
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import rho_power
-from objpert.errors import (
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-)
 from objpert.special import log_over, square
+from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
     "SingleReleaseBound",

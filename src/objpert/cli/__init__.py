@@ -30,7 +30,7 @@ from objpert.cli import (
 )
 from objpert.cli.common import CliError, Parser, one_line
 from objpert.cli.verify import verify_payload
-from objpert.errors import ObjpertError
+from objpert.exceptions import ObjpertError
 
 __all__ = ["SUBCOMMANDS", "CliError", "build_parser", "main", "verify_payload"]
 

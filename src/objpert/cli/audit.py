@@ -10,7 +10,7 @@ release, measure the exact pairwise privacy profile, against the certificate.
 (Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the certified
 delta with Clopper-Pearson (1934) intervals; see :mod:`objpert.audit.attacks` and
 :mod:`objpert.audit.tables`. Errors are one line on stderr with exit code 2 (the caller,
-:func:`objpert.cli.main`, prints :class:`~objpert.errors.ObjpertError`).
+:func:`objpert.cli.main`, prints :class:`~objpert.exceptions.ObjpertError`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from objpert.audit.tables import (
 )
 from objpert.cli.common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count, translate
 from objpert.cli.output import console, emit, new_table
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
 
 __all__ = ["add_parser", "cmd_audit", "mechanism_name", "report_tables"]

@@ -17,7 +17,7 @@ from objpert.cli.common import (
     warn_lines,
 )
 from objpert.cli.output import console, new_table, progress
-from objpert.errors import check_open_unit
+from objpert.validation import check_open_unit
 
 __all__ = ["add_parser", "cmd_demo"]
 

@@ -21,7 +21,7 @@ from objpert.cli.common import (
     warn_lines,
 )
 from objpert.cli.output import console, emit, kv_table
-from objpert.errors import check_open_unit, check_positive
+from objpert.validation import check_open_unit, check_positive
 
 __all__ = [
     "add_parser",

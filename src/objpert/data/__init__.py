@@ -44,11 +44,9 @@ from objpert.data.labels import (
     class_codes,
     encode_binary,
 )
-from objpert.exceptions import DataError
 
 __all__ = [
     "NORM_RTOL",
-    "DataError",
     "PreparedData",
     "add_intercept",
     "as_feature_matrix",

@@ -18,8 +18,8 @@ import numpy as np
 from scipy import sparse
 
 from objpert.data.labels import as_targets, encode_binary
-from objpert.errors import check_positive
 from objpert.exceptions import DataError
+from objpert.validation import check_positive
 
 __all__ = [
     "MEMORY_CHECK_ENV",

@@ -150,7 +150,7 @@ def binary_classes(found: Any, classes: Any = None) -> np.ndarray:
     Otherwise labels in {-1, +1}, {0, 1} or booleans use the fixed map 1/True -> +1,
     -1/0/False -> -1, which depends on each label alone (a training set of one class is
     fine). Other labels (two strings, {1, 2}) can only be read from the data: that warns
-    :class:`~objpert.errors.PrivacyLeakWarning`, since which label maps to +1 then depends
+    :class:`~objpert.exceptions.PrivacyLeakWarning`, since which label maps to +1 then depends
     on the rows.
     """
     found = np.unique(_label_vector(found))

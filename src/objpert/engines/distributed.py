@@ -42,9 +42,9 @@ from objpert.engines.distributed_direct import (
     pins,
 )
 from objpert.engines.distributed_direct import gradient_block as _gradient_block
-from objpert.errors import check_positive
 from objpert.exceptions import ClusterError, DataError
 from objpert.losses import Loss
+from objpert.validation import check_positive
 
 __all__ = [
     "RESTORE_ATTEMPTS",

@@ -18,8 +18,8 @@ from scipy import sparse
 
 from objpert.engines import shaped
 from objpert.engines.array import Engine, make_engine
-from objpert.errors import check_choice
 from objpert.exceptions import ParameterError
+from objpert.validation import check_choice
 
 __all__ = ["AUTO_MIN_STEPS", "ENGINES", "build_engine", "check_engine"]
 

@@ -37,9 +37,9 @@ from objpert.engines.compiled import numba_kernels
 from objpert.engines.keyed import KeyedEngine, key_rows
 from objpert.engines.sparse import SparseEngine
 from objpert.engines.threads import check_n_jobs
-from objpert.errors import check_choice
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.validation import check_choice
 
 __all__ = [
     "CSR_ENTRY_COST",

@@ -21,8 +21,8 @@ import contextlib
 import os
 import time
 
-from objpert.errors import check_int
 from objpert.exceptions import ParameterError
+from objpert.validation import check_int
 
 __all__ = [
     "PARTS",

@@ -30,8 +30,9 @@ from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.factory import check_engine
 from objpert.engines.glm import GLMObjective
 from objpert.engines.threads import choose_threads
-from objpert.errors import ParameterError, check_int, check_positive
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss, get_loss
+from objpert.validation import check_int, check_positive
 
 __all__ = [
     "MAX_TIMED_MEMORY",

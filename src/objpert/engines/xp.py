@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from objpert.errors import check_array, check_choice, check_int
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.validation import check_array, check_choice, check_int
 
 __all__ = [
     "DERIVATIVES",

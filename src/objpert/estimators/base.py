@@ -49,26 +49,12 @@ from sklearn.utils.validation import (
 
 from objpert.accounting.multiclass import Calibration, calibrate_releases, check_settings
 from objpert.certify.calibration import Plan, corollary_413, tight
-from objpert.data import (
-    DataError,
-    PreparedData,
-    as_feature_matrix,
-    check_label_set,
-    is_dask,
-)
+from objpert.data import PreparedData, as_feature_matrix, check_label_set, is_dask
 from objpert.data.labels import check_labels
 from objpert.engines.distributed import step_timeout as check_step_timeout
 from objpert.engines.factory import ENGINES, check_engine
 from objpert.engines.threads import check_n_jobs
 from objpert.engines.xp import DTYPES
-from objpert.errors import (
-    ParameterError,
-    PrivacyLeakWarning,
-    check_bool,
-    check_int,
-    check_open_unit,
-    check_positive,
-)
 from objpert.estimators.bounds import (
     DATA_NORM,
     bound_features,
@@ -78,9 +64,11 @@ from objpert.estimators.bounds import (
 )
 from objpert.estimators.selection import SelectionGuard
 from objpert.estimators.time_budget import check_max_seconds, check_time_budget, time_budget
+from objpert.exceptions import DataError, DataTypeError, ParameterError, PrivacyLeakWarning
 from objpert.mechanisms.perturbed_gd import Release, release_targets
 from objpert.mechanisms.progress import check_verbose
 from objpert.preprocessing.bounded import check_bounds
+from objpert.validation import check_bool, check_int, check_open_unit, check_positive
 
 __all__ = [
     "CALIBRATIONS",
@@ -89,7 +77,6 @@ __all__ = [
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
-    "DataTypeError",
     "FitSettings",
     "PrivateGLM",
     "as_data_error",
@@ -117,7 +104,7 @@ _COMMON_DOC = """
       to it (their count, a statistic of the data that is *not* covered by the
       certificate, is shown at fit time only: :func:`objpert.estimators.fit_statistics`;
       the model keeps no statistic of the rows) unless ``clip=False``, in which case
-      ``fit`` raises :class:`objpert.data.DataError`. Choose ``data_norm`` (or
+      ``fit`` raises :class:`objpert.exceptions.DataError`. Choose ``data_norm`` (or
       ``feature_bounds``, or a bounded preprocessing step: docs/pipeline.md) from public
       knowledge. ``data_norm=None`` without ``feature_bounds`` reads the largest row norm
       from the training rows: :class:`objpert.PrivacyLeakWarning`, and ``"data norm"`` is
@@ -134,7 +121,7 @@ _COMMON_DOC = """
       covered by the certificate of any one fit. Budget for all fits, or select on public data.
     - ``random_state=None`` (the default) draws the noise from OS entropy. A seed (int,
       ``Generator``, ``RandomState``) makes the release reproducible by anyone who knows it
-      and warns :class:`objpert.randomness.TestingSeedWarning`: for tests only.
+      and warns :class:`objpert.exceptions.TestingSeedWarning`: for tests only.
 
     Dask: ``fit`` takes Dask arrays and DataFrames (e.g. from
     :func:`objpert.data.distributed.from_parquet`) and runs each gradient step as one
@@ -588,11 +575,6 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-class DataTypeError(DataError, TypeError):
-    """Data of a type that is not numbers (a dict among the features): a DataError, and a
-    TypeError as scikit-learn's conventions expect."""
 
 
 def as_data_error(exc: Exception, what: str = "") -> Exception:

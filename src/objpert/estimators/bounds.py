@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from objpert.certify.budget import ceiling
-from objpert.data import DataError, as_feature_matrix
+from objpert.data import as_feature_matrix
 from objpert.data.contract import row_norms, total_norm
-from objpert.exceptions import IterationBudgetWarning, PrivacyLeakWarning
+from objpert.exceptions import DataError, IterationBudgetWarning, PrivacyLeakWarning
 from objpert.preprocessing.bounded import (
     check_bounds,
     clip_to_bounds,

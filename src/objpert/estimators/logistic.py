@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from objpert.accounting.multiclass import COMPOSITIONS
-from objpert.data import DataError, class_codes, prepare
+from objpert.data import class_codes, prepare
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
@@ -23,6 +23,7 @@ from objpert.estimators.base import (
     data_errors,
     warn_label_set,
 )
+from objpert.exceptions import DataError
 
 __all__ = ["PrivateLogisticRegression"]
 

@@ -11,7 +11,7 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval
 
-from objpert.data import DataError, as_targets, prepare
+from objpert.data import as_targets, prepare
 from objpert.estimators.base import (
     COMMON_DOC,
     DEFAULT_COMPARATOR_NORM,
@@ -20,6 +20,7 @@ from objpert.estimators.base import (
     blockwise_on_dask,
     data_errors,
 )
+from objpert.exceptions import DataError
 
 __all__ = ["PrivateRobustRegression"]
 

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from objpert.engines.timing import iteration_budget, seconds_per_step
-from objpert.errors import ParameterError, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_positive
 
 __all__ = ["check_max_seconds", "check_time_budget", "time_budget"]
 

@@ -8,11 +8,10 @@ from objpert.mechanisms.peers import (
     noisy_gd_release,
     output_perturbation_release,
 )
-from objpert.mechanisms.perturbed_gd import PrivacyError, Release, perturbed_gradient_descent
+from objpert.mechanisms.perturbed_gd import Release, perturbed_gradient_descent
 from objpert.mechanisms.qop import qop_release
 
 __all__ = [
-    "PrivacyError",
     "Release",
     "amp_release",
     "lop_clip_release",

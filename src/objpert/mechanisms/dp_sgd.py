@@ -36,12 +36,13 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.peers.dp_sgd import DPSGDPlan
 from objpert.data import for_plan, row_norms
 from objpert.engines.array import make_engine
-from objpert.errors import check_int
+from objpert.exceptions import PrivacyError
 from objpert.losses import Loss
 from objpert.mechanisms.peers import check_peer_plan
-from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
+from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.mechanisms.progress import step_progress
 from objpert.randomness import make_rng
+from objpert.validation import check_int
 
 __all__ = [
     "checked_run",

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from objpert.errors import ParameterError, check_positive
+from objpert.exceptions import ParameterError
 from objpert.randomness import make_rng
+from objpert.validation import check_positive
 
 __all__ = ["exponential_mechanism", "selection_probabilities"]
 

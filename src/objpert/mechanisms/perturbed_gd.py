@@ -31,16 +31,15 @@ from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.factory import AUTO_MIN_STEPS, check_engine
 from objpert.engines.glm import GLMObjective
 from objpert.engines.span import FeatureSpan, span_reduction_pays
-from objpert.errors import check_int
 from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.losses import Loss
 from objpert.mechanisms.progress import show_progress, step_progress, sweep_work
 from objpert.randomness import make_rng
+from objpert.validation import check_int
 
 __all__ = [
     "BatchRelease",
     "CertifiedRelease",
-    "PrivacyError",
     "Release",
     "check_plan",
     "finite_or_refused",

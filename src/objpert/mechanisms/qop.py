@@ -34,14 +34,15 @@ import numpy as np
 from scipy import sparse
 
 from objpert.certify.qop import QOPCertificate, QOPPlan
-from objpert.data import DataError, as_feature_matrix, as_targets, bound_rows, encode_binary
+from objpert.data import as_feature_matrix, as_targets, bound_rows, encode_binary
 from objpert.engines.glm import GLMObjective
-from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
+from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.losses import Loss, SquaredLoss, get_loss
 from objpert.mechanisms.discrete_noise import grid_gaussian
-from objpert.mechanisms.perturbed_gd import BatchRelease, PrivacyError, Release
+from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.randomness import make_rng
 from objpert.solvers import davis_yin, stochastic_davis_yin
+from objpert.validation import check_int, check_nonnegative, check_positive
 
 __all__ = ["SOLVERS", "QOPBatchRelease", "QOPRelease", "qop_release", "qop_release_batch"]
 

@@ -16,7 +16,7 @@ Signing: ``save(model, path, key)`` signs with ``key`` (bytes or str) or, when `
 None, with the value of the environment variable ``OBJPERT_MODEL_KEY``; with neither the
 file is unsigned. ``load(path, key)`` takes its key the same way. A signed file whose HMAC
 does not verify under the key is refused; an unsigned file, or a signed one loaded without
-a key, loads with an :class:`~objpert.errors.UnverifiedModelWarning`.
+a key, loads with an :class:`~objpert.exceptions.UnverifiedModelWarning`.
 
 :func:`load` refuses, with :class:`ModelFileError`, a file larger than ``max_bytes``
 (default :data:`MAX_BYTES`, 64 MiB; checked before the file is read), a file that is not
@@ -43,7 +43,6 @@ data that no certificate covers), each release's ``seconds`` (timing is a side c
 the data), and the release weights themselves (they are ``coef_``/``intercept_``).
 """
 
-from objpert.exceptions import ModelFileError
 from objpert.jsonable import canonical_json
 from objpert.persistence.fileformat import (
     FORMAT,
@@ -70,7 +69,6 @@ __all__ = [
     "SIGNATURE_ALGORITHM",
     "VERSION",
     "LoadedModel",
-    "ModelFileError",
     "canonical_json",
     "digest",
     "from_payload",

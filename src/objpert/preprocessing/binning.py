@@ -20,8 +20,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from objpert.data import as_feature_matrix
-from objpert.errors import ParameterError, check_finite
+from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _check_width, _dense, clipping_notice
+from objpert.validation import check_finite
 
 __all__ = ["BoundedBinner", "check_edges"]
 

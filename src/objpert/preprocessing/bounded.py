@@ -30,9 +30,9 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from objpert.data import DataError, as_feature_matrix
-from objpert.errors import ParameterError, _shown, check_choice, check_finite
-from objpert.exceptions import ClippingNotice
+from objpert.data import as_feature_matrix
+from objpert.exceptions import ClippingNotice, DataError, ParameterError
+from objpert.validation import _shown, check_choice, check_finite
 
 __all__ = [
     "CLIPPING_NOTICE_SHARE",
@@ -189,7 +189,7 @@ class BoundedOneHotEncoder(TransformerMixin, BaseEstimator):
     categories : list of lists, one per column
         The public categories of each column, in the order of the output columns.
     handle_unknown : {"error", "ignore"}, default="error"
-        A value outside its column's list: a :class:`objpert.data.DataError` ("error") or
+        A value outside its column's list: a :class:`objpert.exceptions.DataError` ("error") or
         an all-zero block for that column ("ignore"). Missing values (None, NaN) are
         unknown unless listed.
 

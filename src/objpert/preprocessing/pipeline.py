@@ -8,7 +8,7 @@ from typing import Any
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import row_norm_bound
 
 __all__ = ["private_pipeline"]

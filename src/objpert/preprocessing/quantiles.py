@@ -28,9 +28,10 @@ from sklearn.base import OneToOneFeatureMixin
 from objpert.certify.certificate import Certificate
 from objpert.certify.composition import ComposedCertificate, basic, compose, split_budget
 from objpert.data import as_feature_matrix
-from objpert.errors import ParameterError, check_positive, check_unit
+from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _BoundsTransform, _check_width, check_bounds
 from objpert.randomness import make_rng
+from objpert.validation import check_positive, check_unit
 
 __all__ = [
     "MECHANISM",
@@ -117,7 +118,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         Public coarse ranges the quantiles are searched in (values outside are clipped).
     random_state : None or seed, default=None
         None: cryptographic noise (:func:`objpert.randomness.make_rng`); a seed is for
-        testing only (:class:`objpert.randomness.TestingSeedWarning`).
+        testing only (:class:`objpert.exceptions.TestingSeedWarning`).
     accountant : objpert.accounting.PrivacyAccountant or None, default=None
         A shared privacy budget: ``fit`` charges it the 2 d releases before reading the
         data, and raises :class:`objpert.BudgetExceededError` (releasing nothing) when

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from objpert.errors import ParameterError, check_int, check_nonnegative, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int, check_nonnegative, check_positive
 
 __all__ = [
     "DavisYinResult",

@@ -19,7 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from objpert.apps.bench.common import BenchResult, best_time
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "BLAS_ENV",
@@ -101,7 +101,7 @@ def bench_fit(
     from objpert.apps.bench.runner import resolve_threads
     from objpert.apps.external.diffprivlib_env import ExternalPeerError, run_diffprivlib
     from objpert.estimators import PrivateLogisticRegression
-    from objpert.randomness import TestingSeedWarning
+    from objpert.exceptions import TestingSeedWarning
 
     rows = QUICK_ROWS if quick else rows
     threads = resolve_threads(threads)

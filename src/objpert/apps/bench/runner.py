@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from objpert.apps.bench.common import BenchResult
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "BENCHMARKS",

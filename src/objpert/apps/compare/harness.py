@@ -29,7 +29,8 @@ from objpert.apps.demo import split
 from objpert.data import PreparedData, prepare
 from objpert.engines.glm import GLMObjective
 from objpert.engines.threads import available_cores
-from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int, check_open_unit, check_positive
 
 __all__ = [
     "QUICK",

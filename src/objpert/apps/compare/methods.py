@@ -22,9 +22,10 @@ import numpy as np
 
 from objpert.data import PreparedData
 from objpert.engines.blocked import single_threaded_blas
-from objpert.errors import ParameterError, check_int, check_open_unit, check_positive
+from objpert.exceptions import ParameterError
 from objpert.mechanisms import perturbed_gd, registry
 from objpert.mechanisms.builtin import LOP_CLIP_SHARE
+from objpert.validation import check_int, check_open_unit, check_positive
 
 __all__ = [
     "BASELINES",

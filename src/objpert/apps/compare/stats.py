@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import t as student_t
 
-from objpert.errors import ParameterError, check_array, check_open_unit
+from objpert.exceptions import ParameterError
+from objpert.validation import check_array, check_open_unit
 
 __all__ = ["CONFIDENCE", "LARGEST", "mean_se", "paired_difference", "time_summary"]
 

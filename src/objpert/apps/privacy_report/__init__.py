@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from objpert.apps.privacy_report.content import PrivacyReport, ReleaseConstants, build_report
 from objpert.apps.privacy_report.render import FORMATS, to_html, to_markdown
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "FORMATS",

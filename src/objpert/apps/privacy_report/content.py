@@ -18,8 +18,8 @@ import numpy as np
 from objpert.accounting import pld, profiles
 from objpert.certify import tradeoff
 from objpert.certify.plan import Plan
-from objpert.errors import ParameterError
 from objpert.estimators.base import LABEL_SET
+from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
 from objpert.persistence import LoadedModel
 

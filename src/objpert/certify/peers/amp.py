@@ -33,8 +33,8 @@ from objpert.certify.peers.plan import (
     solver_tolerance,
 )
 from objpert.certify.peers.zcdp import cdp_delta
-from objpert.errors import check_open_unit, check_positive, numeric_guard
 from objpert.losses import Loss
+from objpert.validation import check_open_unit, check_positive, numeric_guard
 
 __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from objpert.errors import UnreachableTargetError
+from objpert.exceptions import UnreachableTargetError
 
 __all__ = ["smallest_passing"]
 

@@ -12,8 +12,9 @@ from objpert.certify.peers.names import METHODS
 from objpert.certify.peers.noisy_gd import plan_noisy_gd
 from objpert.certify.peers.output import plan_output_perturbation
 from objpert.certify.peers.plan import PeerPlan
-from objpert.errors import ParameterError, numeric_guard
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.validation import numeric_guard
 
 __all__ = ["PLANNERS", "calibrate_peer"]
 

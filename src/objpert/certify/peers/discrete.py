@@ -22,16 +22,15 @@ from objpert.certify.peers.bisection import smallest_passing
 from objpert.certify.peers.gaussian import calibrate_gaussian, classical_gaussian_sigma
 from objpert.certify.peers.names import gaussian_calibration
 from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.special import square
+from objpert.validation import (
     check_int,
     check_nonnegative,
     check_open_unit,
     check_positive,
     numeric_guard,
 )
-from objpert.special import square
 
 __all__ = [
     "GRID_BITS",

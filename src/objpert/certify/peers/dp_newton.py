@@ -36,8 +36,9 @@ from objpert.certify.peers.dp_sgd import checked_inputs, finish_plan, peer_plan_
 from objpert.certify.peers.names import continuous_accountant
 from objpert.certify.peers.noisy_gd_accounting import calibrate_noise_multiplier, noisy_gd_epsilon
 from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
-from objpert.errors import UnreachableTargetError, check_int, check_positive, numeric_guard
+from objpert.exceptions import UnreachableTargetError
 from objpert.losses import Loss
+from objpert.validation import check_int, check_positive, numeric_guard
 
 __all__ = [
     "DEFAULT_DP_NEWTON_ITERATIONS",

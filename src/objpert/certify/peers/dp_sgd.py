@@ -40,9 +40,9 @@ from objpert.certify.pld_grid import (
     mechanism_points,
     self_composed_points,
 )
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.losses import Loss
+from objpert.validation import (
     check_choice,
     check_int,
     check_nonnegative,
@@ -50,7 +50,6 @@ from objpert.errors import (
     check_positive,
     numeric_guard,
 )
-from objpert.losses import Loss
 
 __all__ = [
     "DEFAULT_DISCRETIZATION",

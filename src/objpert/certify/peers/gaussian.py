@@ -18,16 +18,15 @@ import math
 
 from objpert.certify.gaussian import gaussian_profile
 from objpert.certify.peers.bisection import smallest_passing
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.special import log_over
+from objpert.validation import (
     check_computed,
     check_nonnegative,
     check_open_unit,
     check_positive,
     numeric_guard,
 )
-from objpert.special import log_over
 
 __all__ = ["calibrate_gaussian", "classical_gaussian_sigma", "gaussian_delta", "gaussian_epsilon"]
 

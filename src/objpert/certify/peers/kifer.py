@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.errors import check_computed, check_int, check_open_unit, check_positive
 from objpert.special import log_over
+from objpert.validation import check_computed, check_int, check_open_unit, check_positive
 
 __all__ = ["lop_delta", "lop_mean_form", "lop_noise", "lop_regulariser"]
 

@@ -46,8 +46,9 @@ from objpert.certify.peers.redberg import (
     exact_lop_constants,
     exact_lop_delta,
 )
-from objpert.errors import ParameterError, check_positive, numeric_guard
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.validation import check_positive, numeric_guard
 
 __all__ = [
     "SOURCES",

@@ -19,8 +19,8 @@ from objpert.certify.peers.plan import (
     PeerPlan,
     register_method,
 )
-from objpert.errors import check_positive, numeric_guard
 from objpert.losses import Loss
+from objpert.validation import check_positive, numeric_guard
 
 __all__ = ["plan_lop_clip"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 
-from objpert.errors import ParameterError
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "ACCOUNTANTS",

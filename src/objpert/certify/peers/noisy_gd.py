@@ -22,14 +22,9 @@ from objpert.certify.peers.plan import (
     register_method,
 )
 from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
-from objpert.errors import (
-    ParameterError,
-    check_int,
-    check_nonnegative,
-    check_positive,
-    numeric_guard,
-)
+from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.validation import check_int, check_nonnegative, check_positive, numeric_guard
 
 __all__ = ["DEFAULT_NOISY_GD_ITERATIONS", "NOISY_GD_MAX_ITERATIONS", "plan_noisy_gd"]
 

@@ -23,7 +23,8 @@ from objpert.certify.pld_grid import (
     check_points,
     mechanism_points,
 )
-from objpert.errors import ParameterError, check_int, check_open_unit, check_positive, numeric_guard
+from objpert.exceptions import ParameterError
+from objpert.validation import check_int, check_open_unit, check_positive, numeric_guard
 
 __all__ = [
     "calibrate_noise_multiplier",

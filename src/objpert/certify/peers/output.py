@@ -26,8 +26,10 @@ from objpert.certify.peers.plan import (
     solver_tolerance,
 )
 from objpert.certify.peers.zcdp import cdp_delta
-from objpert.errors import (
-    ParameterError,
+from objpert.exceptions import ParameterError
+from objpert.losses import Loss
+from objpert.special import log_over
+from objpert.validation import (
     check_computed,
     check_int,
     check_nonnegative,
@@ -35,8 +37,6 @@ from objpert.errors import (
     check_positive,
     numeric_guard,
 )
-from objpert.losses import Loss
-from objpert.special import log_over
 
 __all__ = ["default_output_mu", "output_sensitivity", "plan_output_perturbation"]
 

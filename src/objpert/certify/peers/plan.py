@@ -27,15 +27,9 @@ from objpert.certify.peers.discrete import (
     grid_sigma,
 )
 from objpert.certify.peers.names import METHODS, plan_calibration
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-)
+from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import Loss, get_loss, require_bounded_gradient
+from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",

@@ -52,9 +52,9 @@ import warnings
 from objpert.certify.gaussian import gaussian_profile
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.bisection import smallest_passing
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.special import log_q
+from objpert.validation import (
     check_computed,
     check_int,
     check_nonnegative,
@@ -62,7 +62,6 @@ from objpert.errors import (
     check_positive,
     numeric_guard,
 )
-from objpert.special import log_q
 
 __all__ = [
     "calibrate_exact_lop",

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import optimize
 
-from objpert.errors import ParameterError, check_nonnegative, check_open_unit
+from objpert.exceptions import ParameterError
+from objpert.validation import check_nonnegative, check_open_unit
 
 __all__ = ["cdp_delta", "cdp_epsilon", "linear_rdp_epsilon"]
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from objpert.errors import ParameterError, check_finite, check_nonnegative
+from objpert.exceptions import ParameterError
+from objpert.validation import check_finite, check_nonnegative
 
 __all__ = ["ReferenceComparison", "compare_to_reference"]
 

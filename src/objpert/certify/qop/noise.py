@@ -15,15 +15,9 @@ import math
 
 from objpert.certify.peers.discrete import discrete_gaussian_delta
 from objpert.certify.qop.wishart import check_dimensions, log_alpha1, min_eigenvalue_bound
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-)
+from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import log_over
+from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
     "f2",

@@ -15,16 +15,15 @@ import numpy as np
 from objpert.certify.qop.noise import output_noise, output_noise_delta, sigma2_parts
 from objpert.certify.qop.utility import utility_exact, utility_inexact
 from objpert.certify.qop.wishart import check_reading, log_wishart_constant, max_eigenvalue_bound
-from objpert.errors import (
-    ParameterError,
-    UnreachableTargetError,
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.jsonable import to_json_value
+from objpert.validation import (
     check_int,
     check_nonnegative,
     check_open_unit,
     check_positive,
     numeric_guard,
 )
-from objpert.jsonable import to_json_value
 
 __all__ = ["QOPCertificate", "QOPPlan", "qop_plan"]
 

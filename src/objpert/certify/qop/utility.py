@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from objpert.errors import check_int, check_nonnegative, check_positive
 from objpert.special import square
+from objpert.validation import check_int, check_nonnegative, check_positive
 
 __all__ = ["utility_exact", "utility_inexact"]
 

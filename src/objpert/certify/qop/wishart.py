@@ -24,8 +24,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv, gammaln
 
-from objpert.errors import (
-    ParameterError,
+from objpert.exceptions import ParameterError
+from objpert.validation import (
     check_finite,
     check_int,
     check_nonnegative,

@@ -41,8 +41,8 @@ from objpert.engines.distributed import (
     not_remade,
     step_timeout,
 )
-from objpert.errors import check_positive
 from objpert.exceptions import DataError
+from objpert.validation import check_positive
 
 __all__ = [
     "for_plan_dask",

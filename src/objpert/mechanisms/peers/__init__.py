@@ -45,8 +45,6 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.peers import PeerPlan
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
-from objpert.errors import check_int
-from objpert.exceptions import PrivacyError, ToleranceError
 from objpert.mechanisms.peers.amp import amp_core
 from objpert.mechanisms.peers.checks import check_data, check_peer_plan
 from objpert.mechanisms.peers.clipped_loss import ClippedGLMLoss
@@ -60,12 +58,11 @@ from objpert.solvers.newton import (
     solve_batch_to_tolerance,
     solve_to_tolerance,
 )
+from objpert.validation import check_int
 
 __all__ = [
     "DENSE_NEWTON_MAX_D",
     "ClippedGLMLoss",
-    "PrivacyError",
-    "ToleranceError",
     "amp_release",
     "check_peer_plan",
     "lop_clip_release",

@@ -7,10 +7,11 @@ import numpy as np
 
 from objpert.certify.peers import NOISY_GD_MAX_ITERATIONS, PeerPlan, grid_noise
 from objpert.engines.glm import GLMObjective
-from objpert.errors import ParameterError, check_int
+from objpert.exceptions import ParameterError
 from objpert.mechanisms.discrete_noise import GRID_CLIP, to_grid
 from objpert.mechanisms.peers.noise import discrete
 from objpert.mechanisms.progress import step_progress
+from objpert.validation import check_int
 
 __all__ = ["NOISE_BLOCK", "noisy_gd_clip", "noisy_gd_core"]
 

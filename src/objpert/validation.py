@@ -1,5 +1,5 @@
 """Argument checks: each failure is a ParameterError naming the parameter and what would
-fix it (the error classes live in :mod:`objpert.exceptions`).
+fix it (the error classes are in :mod:`objpert.exceptions`, and only there).
 
 The one validation layer of every public numeric argument (estimators, certificates,
 calibrations, accountants, the command line). Its rules:
@@ -27,26 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from objpert.exceptions import (  # re-exported: the classes live there
-    LossError,
-    ObjpertError,
-    ParameterError,
-    PrivacyError,
-    PrivacyLeakWarning,
-    UnreachableTargetError,
-    UnverifiedModelWarning,
-)
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "MAX_INT",
     "NUMERIC_FAILURES",
-    "LossError",
-    "ObjpertError",
-    "ParameterError",
-    "PrivacyError",
-    "PrivacyLeakWarning",
-    "UnreachableTargetError",
-    "UnverifiedModelWarning",
     "check_array",
     "check_bool",
     "check_broadcast",
