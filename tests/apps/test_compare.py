@@ -8,6 +8,7 @@ import pytest
 
 from objpert.apps import compare
 from objpert.cli import main
+from objpert.exceptions import CliError
 
 
 @pytest.mark.slow
@@ -82,16 +83,11 @@ def test_methods_are_the_registry_names_and_the_baselines():
     assert parse_methods(" lop_clip, nonprivate ,lop_clip") == ("lop_clip", "nonprivate")
 
 
-def test_a_former_method_name_still_works_and_warns(capsys):
+def test_only_registry_names_and_baselines_are_methods():
     from objpert.cli.compare import parse_methods
 
-    with pytest.warns(DeprecationWarning, match="output_perturbation"):
-        assert parse_methods("output,diffprivlib") == ("output_perturbation", "diffprivlib")
-    err = capsys.readouterr().err
-    assert (
-        err
-        == "objpert: warning: mechanism name 'output' is deprecated: use 'output_perturbation'\n"
-    )
+    with pytest.raises(CliError, match="unknown methods"):
+        parse_methods("output,diffprivlib")
 
 
 @pytest.mark.parametrize(

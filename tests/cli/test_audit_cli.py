@@ -109,19 +109,10 @@ def test_mechanism_choices_are_the_registry_names(capsys):
         main(["audit", "--help"])
     usage = " ".join(capsys.readouterr().out.split())
     assert "{" + ",".join(registry.names()) + "}" in usage
-    assert "noisy-gd" not in usage  # former names are accepted, not advertised
 
 
-@pytest.mark.parametrize(("former", "name"), sorted(registry.ALIASES.items()))
-def test_a_former_name_still_works_and_warns(capsys, former, name):
-    with pytest.warns(DeprecationWarning, match=name):
-        assert main(["audit", "--mechanism", former, "--epsilon", "0", "--json"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err[0] == f"objpert: warning: mechanism name {former!r} is deprecated: use {name!r}"
-    assert err[1].startswith("objpert: error: --epsilon")  # parsed as the registry name
-
-
-def test_a_former_name_runs_the_registered_mechanism(capsys):
-    with pytest.warns(DeprecationWarning, match="output_perturbation"):
-        out = run_json(capsys, ["--mechanism", "output", *FAST])
-    assert out["mechanism"] == "output_perturbation"
+@pytest.mark.parametrize("name", ["wa", "lop-clip", "output", "noisy-gd"])
+def test_only_registry_names_are_mechanisms(capsys, name):
+    assert main(["audit", "--mechanism", name, "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice" in err

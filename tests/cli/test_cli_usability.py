@@ -181,11 +181,8 @@ def test_calibrate_gives_the_plan_train_uses(fitted, capsys):
     plan = json.loads(out)
     for key in ("sigma", "mu", "eta", "iterations", "u", "objective", "comparator_radius"):
         assert plan[key] == getattr(model.plan_, key), key
-    # --radius: the deprecated name of --comparator-norm, warned in one line
-    with pytest.warns(DeprecationWarning):
-        code, out2, err = run(capsys, [*argv, "--radius", "3"])
-    assert code == 0 and json.loads(out2) == plan
-    assert err.count("\n") == 1 and "--radius is deprecated" in err
+    code, _, err = run(capsys, [*argv, "--radius", "3"])  # only --comparator-norm
+    assert code == 2 and "unrecognized arguments: --radius" in err
     code, out3, _ = run(capsys, [*argv, "--objective", "population"])
     assert code == 0 and json.loads(out3)["objective"] == "population"
 

@@ -355,39 +355,22 @@ def test_plans_round_trip_json_and_recertify(method):
     assert plan.recertify().to_dict() == plan.certificate.to_dict()
 
 
-@pytest.mark.parametrize(
-    ("method", "option", "name"),
-    [
-        ("amp", "calibration", "analytic"),
-        ("output_perturbation", "calibration", "analytic"),
-        ("noisy_gd", "accountant", "zcdp"),
-    ],
-)
-def test_the_old_name_exact_is_an_alias(method, option, name):
-    """``"exact"`` (the former name of the analytic calibration and of noisy GD's zCDP
-    accountant) gives the plan of the current name, and a plan dict written under the old
-    name reads as the current plan, its certificate included."""
-    plan = plan_for(method)
-    assert plan.calibration == name
-    with pytest.warns(DeprecationWarning, match=f"{option}='exact' is deprecated"):
-        assert plan_for.__wrapped__(method, **{option: "exact"}) == plan
-    old = json.loads(plan.to_json().replace(f"'{name}'", "'exact'").replace(f'"{name}"', '"exact"'))
-    assert old["calibration"] == "exact"
-    back = cpeers.PeerPlan.from_dict(old)
-    assert back == plan and back.calibration == name
-    assert back.recertify().to_dict() == back.certificate.to_dict()
+@pytest.mark.parametrize(("method", "option"), [("amp", "calibration"),
+                                                ("output_perturbation", "calibration"),
+                                                ("noisy_gd", "accountant")])  # fmt: skip
+def test_an_option_name_no_planner_has_is_refused(method, option):
+    with pytest.raises(ParameterError, match=option):
+        plan_for.__wrapped__(method, **{option: "exact"})
+    old = json.loads(plan_for(method).to_json())
+    old["calibration"] = "exact"
+    assert cpeers.PeerPlan.from_dict(old).calibration == "exact"  # read as stored: no alias
 
 
-def test_continuous_accountants_accept_the_old_name():
+def test_continuous_accountants_are_named_for_what_they_compute():
     assert cpeers.CONTINUOUS_ACCOUNTANTS == ("gdp", "rdp", "pld")
-    gdp = cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "gdp")
-    z = cpeers.calibrate_noise_multiplier(1.0, 1e-5, 10, "gdp")
-    with pytest.warns(DeprecationWarning, match="accountant='exact' is deprecated"):
-        assert cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "exact") == gdp
-    with pytest.warns(DeprecationWarning, match="accountant='exact' is deprecated"):
-        assert cpeers.calibrate_noise_multiplier(1.0, 1e-5, 10, "exact") == z
-    with pytest.raises(ParameterError, match="accountant"):
-        cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, "zcdp")  # a discrete-noise accountant only
+    for bad in ("exact", "zcdp"):  # zcdp: a discrete-noise accountant only
+        with pytest.raises(ParameterError, match="accountant"):
+            cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, bad)
 
 
 def test_robust_loss_plan_carries_its_scale():

@@ -291,7 +291,7 @@ def make_pair(
 
 
 def _check_mechanism(mechanism: str) -> str:
-    """The registered name of ``mechanism`` (a former name warns)."""
+    """The registered name of ``mechanism`` (ParameterError for an unknown name)."""
     return registry.get(mechanism).name
 
 

@@ -5,8 +5,7 @@ release, measure the exact pairwise privacy profile, against the certificate.
                   --pair {canonical,worst,random:SEED} [--epsilon E --delta D --draws B
                   --samples K --seed S] [--plot FILE.png] [--json]
 
-``--mechanism`` takes the names of :mod:`objpert.mechanisms.registry`; a former name (``wa``,
-``lop-clip``, ``output``, ``noisy-gd``) is translated with a deprecation warning. The attack
+``--mechanism`` takes the names of :mod:`objpert.mechanisms.registry`. The attack
 (Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the certified
 delta with Clopper-Pearson (1934) intervals; see :mod:`objpert.audit.attacks` and
 :mod:`objpert.audit.tables`. Errors are one line on stderr with exit code 2 (the caller,
@@ -29,20 +28,12 @@ from objpert.audit.tables import (
     plot_audit,
     run_audit,
 )
-from objpert.cli.common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count, translate
+from objpert.cli.common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count
 from objpert.cli.output import console, emit, new_table
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
 
-__all__ = ["add_parser", "cmd_audit", "mechanism_name", "report_tables"]
-
-
-def mechanism_name(value: str) -> str:
-    """``--mechanism``: a registry name as given; a former name translated (it warns).
-    Anything else is left for argparse's choices to refuse."""
-    if value in registry.ALIASES:
-        return translate(lambda name: registry.get(name).name, value)
-    return value
+__all__ = ["add_parser", "cmd_audit", "report_tables"]
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -86,7 +77,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit",
         help="attack a mechanism on a neighbouring pair: a lower bound on epsilon vs certified",
     )
-    p.add_argument("--mechanism", required=True, type=mechanism_name, choices=registry.names())
+    p.add_argument("--mechanism", required=True, choices=registry.names())
     p.add_argument(
         "--pair",
         default="canonical",

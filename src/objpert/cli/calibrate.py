@@ -9,7 +9,6 @@ population``, ``--method corollary413`` and the other flags choose other plans.
 from __future__ import annotations
 
 import argparse
-import warnings
 from typing import Any
 
 from objpert.accounting.multiclass import COMPOSITIONS
@@ -25,23 +24,12 @@ from objpert.cli.common import (
     loss_params,
     plan_payload,
     positive_count,
-    warn,
 )
 from objpert.cli.output import emit, kv_table
 
-__all__ = ["DEFAULT_DELTA_SAMPLE", "RadiusAlias", "add_parser", "cmd_calibrate"]
+__all__ = ["DEFAULT_DELTA_SAMPLE", "add_parser", "cmd_calibrate"]
 
 DEFAULT_DELTA_SAMPLE = 0.01  # delta_S of Theorem 4.7, as in the estimators' plans
-
-
-class RadiusAlias(argparse.Action):
-    """``--radius``: the former name of ``--comparator-norm`` (warns, then sets it)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        message = "--radius is deprecated: use --comparator-norm (the same value W)"
-        warn(message)
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        setattr(namespace, self.dest, values)
 
 
 def _mu(text: str) -> float | None:
@@ -110,13 +98,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=DEFAULT_COMPARATOR_NORM,
         help="W, the norm of the comparators the plan is tuned against "
         f"(default: {DEFAULT_COMPARATOR_NORM}, as the estimators)",
-    )
-    p.add_argument(
-        "--radius",
-        type=float,
-        dest="comparator_norm",
-        action=RadiusAlias,
-        help="deprecated name of --comparator-norm",
     )
     p.add_argument(
         "--alpha",

@@ -70,7 +70,6 @@ __all__ = [
     "split_target",
     "sweep_epsilons",
     "thread_limit",
-    "translate",
     "warn",
     "warn_lines",
 ]
@@ -408,18 +407,6 @@ def warn_lines(caught: Iterable[warnings.WarningMessage]) -> None:
     """Each caught warning as one line on stderr."""
     for w in caught:
         warn(str(w.message))
-
-
-def translate(fn: Callable[[str], T], name: str) -> T:
-    """``fn(name)``; a DeprecationWarning it raises (a former name) is printed as one line
-    on stderr and raised again for the caller."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        out = fn(name)
-    warn_lines(caught)
-    for w in caught:
-        warnings.warn(w.message, w.category, stacklevel=3)
-    return out
 
 
 #: objpert.persistence.MAX_BYTES (not imported: it loads scikit-learn).

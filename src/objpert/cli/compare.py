@@ -1,6 +1,6 @@
 """``objpert compare``: the registered mechanisms and the baselines side by side on real
-data. ``--methods`` takes the registry's names (a former name warns and is translated)
-and the baselines ``nonprivate`` and ``diffprivlib``."""
+data. ``--methods`` takes the registry's names and the baselines ``nonprivate`` and
+``diffprivlib``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from objpert.cli.common import (
     positive_count,
     sweep_epsilons,
     thread_limit,
-    translate,
 )
 from objpert.cli.output import progress
 from objpert.mechanisms import registry
@@ -29,8 +28,8 @@ __all__ = ["add_parser", "cmd_compare", "parse_methods"]
 
 
 def parse_methods(text: str | None) -> tuple[str, ...]:
-    """``--methods``: None -> every method; else comma-separated registry names (former
-    names translated, with a warning) and baselines."""
+    """``--methods``: None -> every method; else comma-separated registry names and
+    baselines."""
     from objpert.apps import compare
 
     if text is None:
@@ -39,10 +38,10 @@ def parse_methods(text: str | None) -> tuple[str, ...]:
     choices = ", ".join(compare.DEFAULT_METHODS)
     if not methods:
         raise CliError(f"--methods lists no method; choose from {choices}")
-    unknown = [m for m in methods if m not in compare.DEFAULT_METHODS and m not in registry.ALIASES]
+    unknown = [m for m in methods if m not in compare.DEFAULT_METHODS]
     if unknown:
         raise CliError(f"unknown methods {unknown}; choose from {choices}")
-    return tuple(dict.fromkeys(translate(compare.canonical_method, m) for m in methods))
+    return tuple(dict.fromkeys(methods))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -12,14 +12,13 @@ in :mod:`objpert.mechanisms.builtin`, which the package imports (see docs/archit
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from objpert.exceptions import ParameterError
 
-__all__ = ["ALIASES", "Mechanism", "get", "names", "plan", "register"]
+__all__ = ["Mechanism", "get", "names", "plan", "register"]
 
 
 @dataclass(frozen=True)
@@ -73,14 +72,6 @@ class Mechanism:
 
 _REGISTRY: dict[str, Mechanism] = {}
 
-#: Former names, accepted with a DeprecationWarning for one release.
-ALIASES: dict[str, str] = {
-    "wa": "watkins_arora",
-    "lop-clip": "lop_clip",
-    "output": "output_perturbation",
-    "noisy-gd": "noisy_gd",
-}
-
 
 def register(mechanism: Mechanism) -> Mechanism:
     """Add ``mechanism`` under its name (a name may be registered once)."""
@@ -122,14 +113,7 @@ def plan(
 
 
 def get(name: str) -> Mechanism:
-    """The mechanism called ``name`` (a former name warns and is translated)."""
-    if name in ALIASES:
-        warnings.warn(
-            f"mechanism name {name!r} is deprecated: use {ALIASES[name]!r}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        name = ALIASES[name]
+    """The mechanism called ``name``."""
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):

@@ -249,7 +249,7 @@ DETERMINISTIC = frozenset({"nonprivate", THETA_REF})
 
 
 def canonical_method(name: str) -> str:
-    """A method's registered name (a former mechanism name warns), or a baseline's."""
+    """A registered mechanism's or a baseline's name (ParameterError for any other)."""
     return name if name in BASELINES or name in FITTERS else registry.get(name).name
 
 

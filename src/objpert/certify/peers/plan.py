@@ -26,7 +26,7 @@ from objpert.certify.peers.discrete import (
     grid_sensitivity,
     grid_sigma,
 )
-from objpert.certify.peers.names import METHODS, plan_calibration
+from objpert.certify.peers.names import METHODS
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import Loss, get_loss, require_bounded_gradient
 from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
@@ -110,11 +110,6 @@ class PeerPlan:
     grid_bits: int = GRID_BITS
     objective_accountant: str = "kifer"
 
-    def __post_init__(self) -> None:
-        current = plan_calibration(self.method, self.calibration)
-        if current != self.calibration:
-            object.__setattr__(self, "calibration", current)
-
     def loss_object(self) -> Loss:
         """The plan's loss, rebuilt from the registry with its public parameters."""
         return get_loss(self.loss, **dict(self.loss_params))
@@ -135,30 +130,14 @@ class PeerPlan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PeerPlan:
-        """Inverse of :meth:`to_dict`. A plan written under an old calibration or accountant
-        name is read with the current name, in its certificate too (noisy GD's reports its
-        accountant), so that it still equals the certificate recomputed from its fields."""
+        """Inverse of :meth:`to_dict`."""
         from objpert.certify.composition import certificate_from_dict
 
         fields = dict(data)
         fields["loss_params"] = tuple(tuple(p) for p in fields.get("loss_params", ()))
         cert = fields.get("certificate")
-        old = fields.get("calibration")
-        new = plan_calibration(fields.get("method", ""), old)
-        if cert is not None and new != old:
-            cert = _renamed(cert, old, new)
         fields["certificate"] = None if cert is None else certificate_from_dict(cert)
         return cls(**fields)
-
-
-def _renamed(cert: dict[str, Any], old: str, new: str) -> dict[str, Any]:
-    """A stored certificate with the accountant's old name ``old`` replaced by ``new``."""
-    out = dict(cert)
-    if out.get("accountant") == old:
-        out["accountant"] = new
-    if isinstance(out.get("source"), str):
-        out["source"] = out["source"].replace(f"'{old}'", f"'{new}'")
-    return out
 
 
 # ---------------------------------------------------------------- certificates
