@@ -23,15 +23,17 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "errors": ("exceptions", "jsonable", "validation"),
     "foundations": ("special", "losses", "randomness", "forksafe"),
     "certificates": ("certify",),
+    "composition": ("accounting",),
+    "peer certificates": ("certify.peers",),
     "engines": ("engines",),
     "data": ("data",),
     "solvers": ("solvers",),
     "mechanisms": ("mechanisms",),
-    "accounting": ("accounting",),
     "interfaces": ("preprocessing", "estimators", "model_selection", "persistence", "audit"),
     "applications": ("apps", "cli", "__main__"),
 }
 ORDER = [part for parts in LAYERS.values() for part in parts]
+PEER_PACKAGES = ("objpert.certify.peers", "objpert.certify.qop")
 APPLICATIONS = set(LAYERS["applications"])
 LIBRARY = set(ORDER) - APPLICATIONS
 
@@ -120,6 +122,11 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _part(module: str) -> str:
+    """The top-level part of ``module``; the peers' certificates (``certify.peers`` and QOP's
+    ``certify.qop``), which compose through the accounting layer, are a part of their own
+    above it."""
+    if any(module == p or module.startswith(p + ".") for p in PEER_PACKAGES):
+        return "certify.peers"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -170,3 +177,29 @@ def test_every_public_module_declares_all():
         if "__all__" not in p.read_text(encoding="utf-8") and p.name != "__main__.py"
     ]
     assert missing == []
+
+
+def _outside_accounting() -> dict[str, ast.Module]:
+    return {
+        m: ast.parse(p.read_text(encoding="utf-8"))
+        for m, p in _modules().items()
+        if _part(m) != "accounting"
+    }
+
+
+def test_composition_lives_in_accounting():
+    """Only objpert.accounting composes: no other module imports dp-accounting (the PLD
+    library) or defines a composition theorem."""
+    bad = []
+    for m, tree in _outside_accounting().items():
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n == "dp_accounting" or n.startswith("dp_accounting.") for n in names):
+                bad.append(f"{m} imports dp_accounting")
+            if isinstance(node, ast.FunctionDef) and node.name in ("compose", "basic", "advanced"):
+                bad.append(f"{m} defines {node.name}")
+    assert bad == []

@@ -31,10 +31,10 @@ from objpert.accounting import (
     profiles,
     zcdp,
 )
+from objpert.accounting.conversions import cdp_delta
 from objpert.certify import theorem_c13
 from objpert.certify.calibration import tight
-from objpert.certify.peers.gaussian import gaussian_delta
-from objpert.certify.peers.zcdp import cdp_delta
+from objpert.certify.gaussian import gaussian_delta
 from objpert.special import chi_radius
 
 STEP = 1e-3

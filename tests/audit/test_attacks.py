@@ -22,7 +22,8 @@ from scipy import stats
 
 from objpert.audit import attacks
 from objpert.audit.planted import PLANTED_BUGS, sample_clean
-from objpert.certify.peers import gaussian_epsilon, grid_noise
+from objpert.certify.gaussian import gaussian_epsilon
+from objpert.certify.peers import grid_noise
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning

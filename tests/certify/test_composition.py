@@ -1,4 +1,4 @@
-"""Tests of objpert.certify.composition against direct evaluation of the theorems' formulas."""
+"""Tests of objpert.accounting.composition against direct evaluation of the theorems' formulas."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import math
 import pytest
 from scipy.optimize import brentq
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.composition import (
+from objpert.accounting.composition import (
     ComposedCertificate,
     Split,
     advanced,
@@ -19,6 +18,7 @@ from objpert.certify.composition import (
     compose,
     split_budget,
 )
+from objpert.certify.certificate import Certificate
 from objpert.exceptions import ParameterError
 
 

@@ -18,6 +18,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
 from objpert.certify.peers.dp_newton import (
     DPNewtonPlan,
     certify_dp_newton,
@@ -27,7 +28,6 @@ from objpert.certify.peers.dp_newton import (
 from objpert.certify.peers.dp_sgd import (
     DPSGDPlan,
     certify_dp_sgd,
-    dp_sgd_epsilon,
     plan_dp_sgd,
 )
 from objpert.certify.peers.plan import PeerInputs
@@ -57,7 +57,7 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
 
 @pytest.mark.parametrize("T,q,z", [(1, 0.1, 1.0), (50, 0.05, 1.2), (300, 0.02, 0.8)])
 def test_pld_equals_dp_accounting_event_accountant(T, q, z):
-    ours = dp_sgd_epsilon(DELTA, T, q, z, 1e-3)
+    ours = subsampled_gaussian_epsilon(DELTA, T, q, z, 1e-3)
     theirs = _accountant_epsilon(T, q, z, DELTA, 1e-3)
     assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
 
@@ -65,7 +65,7 @@ def test_pld_equals_dp_accounting_event_accountant(T, q, z):
 def test_full_batch_is_the_gaussian_of_sensitivity_two():
     # q = 1 under replace-one: T Gaussian steps of shift 2C, std z C: sqrt(T) 2 / z - GDP
     T, z = 20, 6.0
-    ours = dp_sgd_epsilon(DELTA, T, 1.0, z, 1e-4)
+    ours = subsampled_gaussian_epsilon(DELTA, T, 1.0, z, 1e-4)
     assert ours == pytest.approx(_gdp_epsilon(2 * math.sqrt(T) / z, DELTA), rel=2e-3)
 
 
@@ -74,7 +74,7 @@ def test_replace_one_costs_more_than_add_remove():
     add_remove = _accountant_epsilon(
         T, q, z, DELTA, 1e-3, dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
     )
-    assert dp_sgd_epsilon(DELTA, T, q, z, 1e-3) > 1.2 * add_remove
+    assert subsampled_gaussian_epsilon(DELTA, T, q, z, 1e-3) > 1.2 * add_remove
 
 
 def test_planner_is_tight():
@@ -109,7 +109,7 @@ def test_planner_refuses_bad_arguments():
     with pytest.raises(ParameterError):  # no L1: clipping must be declared
         plan_dp_sgd("squared", **common)
     with pytest.raises(ParameterError, match="noise_multiplier"):
-        dp_sgd_epsilon(DELTA, 10, 0.1, 0.1)
+        subsampled_gaussian_epsilon(DELTA, 10, 0.1, 0.1)
 
 
 # ---------------------------------------------------------------- DP Newton

@@ -19,8 +19,8 @@ import pytest
 from scipy import integrate, optimize
 
 from objpert.certify import problem, theorem_c13
+from objpert.certify.gaussian import gaussian_delta
 from objpert.certify.peers import plan_amp, plan_lop, plan_lop_clip
-from objpert.certify.peers.gaussian import gaussian_delta
 from objpert.certify.peers.kifer import lop_delta, lop_mean_form
 from objpert.certify.peers.plan import PeerPlan
 from objpert.certify.peers.redberg import (

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.certify.composition import compose
+from objpert.accounting.composition import compose
 from objpert.cli import build_parser, main
 from objpert.cli.certify import target_reasons
 from objpert.cli.common import budget_warnings, thread_limit

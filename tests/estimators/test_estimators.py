@@ -20,8 +20,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from objpert.accounting.composition import ComposedCertificate, basic, split_budget
 from objpert.certify.certificate import Certificate
-from objpert.certify.composition import ComposedCertificate, basic, split_budget
 from objpert.estimators import (
     PrivateLogisticRegression,
     PrivateRobustRegression,

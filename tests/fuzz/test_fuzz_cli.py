@@ -422,8 +422,8 @@ def test_target_reasons_exact(delta, target):
 )
 def test_printed_certificates(epsilon, masses, reasons, k):
     """A certificate and a composition of k of them print a few short lines; repr is one."""
+    from objpert.accounting.composition import compose
     from objpert.certify.certificate import Certificate
-    from objpert.certify.composition import compose
     from objpert.exceptions import ParameterError
 
     cert = Certificate.conclude(

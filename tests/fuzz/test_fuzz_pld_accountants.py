@@ -1,7 +1,8 @@
 """Fuzz: the peers' PLD accountants (dp-accounting's privacy-loss distributions): noisy
-gradient descent's ``pld_epsilon`` and the ``pld`` accountant, DP-SGD's ``dp_sgd_epsilon``.
+gradient descent's ``pld_epsilon`` and the ``pld`` accountant, DP-SGD's
+``subsampled_gaussian_epsilon``.
 Their PLD sizes follow from the arguments, so a PLD too large to build is refused
-(:mod:`objpert.certify.pld_grid`) instead of allocated."""
+(:mod:`objpert.accounting.pld_grid`) instead of allocated."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("dp_accounting")
 
-from objpert.certify import peers
-from objpert.certify.peers.dp_sgd import dp_sgd_epsilon
+from objpert.accounting import gaussian_steps as gsteps
+from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
 
 DISC = real(1e-4, 1e-2, extra=(1e-4,))
 
@@ -31,11 +32,11 @@ def test_noisy_gd_pld_accountant(data):
         data, delta=real(1e-12, 0.5), iterations=count(1, 10**4), z=real(0.3, 1e3),
         discretization=DISC,
     )  # fmt: skip
-    ok, val = outcome(peers.pld_epsilon, kw["delta"], kw["iterations"], kw["z"],
+    ok, val = outcome(gsteps.pld_epsilon, kw["delta"], kw["iterations"], kw["z"],
                       kw["discretization"])  # fmt: skip
     if ok:
         _check_epsilon(val)
-    ok, val = outcome(peers.noisy_gd_epsilon, kw["delta"], kw["iterations"], kw["z"], "pld")
+    ok, val = outcome(gsteps.noisy_gd_epsilon, kw["delta"], kw["iterations"], kw["z"], "pld")
     if ok:
         _check_epsilon(val)
 
@@ -44,11 +45,11 @@ def test_noisy_gd_pld_accountant(data):
 @given(data=st.data())
 def test_noisy_gd_pld_calibration(data):
     kw = draw_args(data, epsilon=real(0.5, 10.0), delta=real(1e-10, 1e-3), iterations=count(1, 20))
-    ok, z = outcome(peers.calibrate_noise_multiplier, kw["epsilon"], kw["delta"],
+    ok, z = outcome(gsteps.calibrate_noise_multiplier, kw["epsilon"], kw["delta"],
                     kw["iterations"], "pld")  # fmt: skip
     if ok:
         assert math.isfinite(z) and z > 0.0
-        assert peers.pld_epsilon(kw["delta"], kw["iterations"], z) <= kw["epsilon"]
+        assert gsteps.pld_epsilon(kw["delta"], kw["iterations"], z) <= kw["epsilon"]
 
 
 @fuzz(6)
@@ -58,6 +59,6 @@ def test_dp_sgd_accountant(data):
         data, delta=real(1e-12, 0.5), iterations=count(1, 200), sampling_rate=real(1e-3, 1.0),
         noise_multiplier=real(0.25, 50.0), discretization=real(1e-3, 1e-2, extra=(1e-3,)),
     )  # fmt: skip
-    ok, val = outcome(dp_sgd_epsilon, **kw)
+    ok, val = outcome(subsampled_gaussian_epsilon, **kw)
     if ok:
         _check_epsilon(val)

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from objpert.certify import calibrate, composition, problem, theorem41, theorem_c13
-from objpert.certify.gaussian import gaussian_profile
+from objpert.accounting import composition
+from objpert.accounting.gaussian_steps import rdp_epsilon
+from objpert.certify import calibrate, problem, theorem41, theorem_c13
+from objpert.certify.gaussian import classical_gaussian_sigma, gaussian_profile
 from objpert.certify.peers import (
-    classical_gaussian_sigma,
     default_output_mu,
     discrete_gaussian_rho,
     lop_delta,
     output_sensitivity,
-    rdp_epsilon,
 )
 from objpert.certify.utility import e_opt
 from objpert.cli import main
@@ -436,9 +436,9 @@ TOO_LARGE = {
     # found at random (the run killed for memory): a budget asked about 2^53 releases
     "zcdp-count": "accounting.PrivacyAccountant(1, 1e-12).can_spend(accounting.zcdp(1, 2**53 - 2))",
     # the peers' PLD accountants (not fuzzed before: the pld accountant was left out)
-    "noisy-gd-iterations": "peers.pld_epsilon(1e-6, 10**9, 1.0)",
-    "noisy-gd-noise": "peers.noisy_gd_epsilon(1e-6, 100, 1e-3, 'pld')",
-    "dp-sgd-discretization": "dp_sgd_epsilon(1e-6, 10**6, 0.5, 1.0, 1e-6)",
+    "noisy-gd-iterations": "gsteps.pld_epsilon(1e-6, 10**9, 1.0)",
+    "noisy-gd-noise": "gsteps.noisy_gd_epsilon(1e-6, 100, 1e-3, 'pld')",
+    "dp-sgd-discretization": "subsampled_gaussian_epsilon(1e-6, 10**6, 0.5, 1.0, 1e-6)",
 }  # fmt: skip
 
 
@@ -455,8 +455,8 @@ def _too_large_outcomes() -> dict[str, str]:
         "import resource",
         f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))",
         "from objpert import accounting",
-        "from objpert.certify import peers",
-        "from objpert.certify.peers.dp_sgd import dp_sgd_epsilon",
+        "from objpert.accounting import gaussian_steps as gsteps",
+        "from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon",
     ]
     for name, call in TOO_LARGE.items():
         lines += [
@@ -486,8 +486,7 @@ def test_a_pld_too_large_to_build_is_refused_before_allocation(name):
 def test_the_pld_size_check_predicts_dp_accountings_own_sizes():
     """The predicted grid sizes are those of the PLDs dp-accounting then builds."""
     pytest.importorskip("dp_accounting")
-    from objpert.accounting import pld
-    from objpert.certify import pld_grid
+    from objpert.accounting import pld, pld_grid
 
     for kind, p in [("gaussian", {"sigma": 0.7, "sensitivity": 2.0}),
                     ("laplace", {"scale": 0.5, "sensitivity": 3.0})]:  # fmt: skip
@@ -552,7 +551,7 @@ def test_a_0d_array_of_bin_edges_is_a_parameter_error():
 
 
 def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant():
-    from objpert.certify.peers import noisy_gd_accounting
+    from objpert.accounting import gaussian_steps as noisy_gd_accounting
     from objpert.exceptions import ParameterError
 
     with pytest.raises(ParameterError, match="discretization"):
@@ -560,11 +559,12 @@ def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant()
 
 
 def test_a_noise_multiplier_beyond_the_pld_range_is_a_parameter_error():
-    from objpert.certify.peers import noisy_gd_accounting
-    from objpert.certify.peers.dp_sgd import dp_sgd_epsilon
+    from objpert.accounting import gaussian_steps as noisy_gd_accounting
+    from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
     from objpert.exceptions import ParameterError
 
     with pytest.raises(ParameterError, match="noise_multiplier"):
-        dp_sgd_epsilon(0.316, 35, 1.0, 1e300, 1e-3)  # sigma^2 overflowed in dp-accounting
+        # sigma^2 overflowed in dp-accounting
+        subsampled_gaussian_epsilon(0.316, 35, 1.0, 1e300, 1e-3)
     with pytest.raises(ParameterError, match="noise_multiplier"):
         noisy_gd_accounting.pld_epsilon(1e-6, 10, 1e300)

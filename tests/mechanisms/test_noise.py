@@ -33,6 +33,8 @@ from scipy import stats
 from scipy.special import expit
 
 from objpert import randomness
+from objpert.accounting import conversions as zcdp
+from objpert.certify import gaussian as cgauss
 from objpert.certify import peers as cpeers
 from objpert.certify import qop as cqop
 from objpert.certify.gaussian import gaussian_profile
@@ -438,9 +440,9 @@ def test_corollary_13_against_mpmath(rho, eps):
     a_star = mpmath.findroot(slope, (1 + mpmath.mpf(10) ** -12, (e + 1) / (2 * r) + 2),
                              solver="bisect")  # fmt: skip
     exact = float(mpmath.exp(log_delta(a_star)))
-    got = cpeers.cdp_delta(rho, eps)
+    got = zcdp.cdp_delta(rho, eps)
     assert got == pytest.approx(exact, rel=1e-9) and got >= exact * (1 - 1e-12)
-    back = cpeers.cdp_epsilon(rho, got)
+    back = zcdp.cdp_epsilon(rho, got)
     assert back == pytest.approx(eps, rel=1e-6)
 
 
@@ -451,7 +453,7 @@ def test_grid_certificate_is_never_below_the_continuous_one(sens, ratio, d):
     sigma = cpeers.grid_sigma(sens * ratio)
     for eps in (0.1, 1.0, 4.0):
         discrete = cpeers.discrete_gaussian_delta(eps, sens, sigma, d)
-        continuous = cpeers.gaussian_delta(eps, sens, sigma)
+        continuous = cgauss.gaussian_delta(eps, sens, sigma)
         assert discrete >= continuous
 
 
@@ -522,7 +524,7 @@ def test_the_grid_costs_little_at_the_default_k():
     the gap is Corollary 13's (a few percent), not the grid's (2^-20 relative)."""
     p = plan("output_perturbation")
     sens = p.certificate.details["sensitivity"]
-    continuous = cpeers.calibrate_gaussian(sens, 1.0, 1e-5)
+    continuous = cgauss.calibrate_gaussian(sens, 1.0, 1e-5)
     assert continuous < p.sigma < 1.15 * continuous
     zcdp = cpeers.calibrate_discrete_gaussian(sens, D, 1.0, 1e-5, bits=24)
     assert p.sigma == pytest.approx(zcdp, rel=1e-5)

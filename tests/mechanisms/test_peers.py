@@ -25,7 +25,9 @@ from scipy import integrate, sparse
 from scipy.special import expit
 from scipy.stats import norm
 
+from objpert.accounting import gaussian_steps as gsteps
 from objpert.certify import calibration
+from objpert.certify import gaussian as cgauss
 from objpert.certify import peers as cpeers
 from objpert.certify.gaussian import gaussian_profile
 from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
@@ -148,38 +150,38 @@ def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 @pytest.mark.parametrize("delta", [1e-3, 1e-8])
 def test_analytic_gaussian_calibration_meets_delta_and_is_tight(sens, epsilon, delta):
-    sigma = cpeers.calibrate_gaussian(sens, epsilon, delta)
+    sigma = cgauss.calibrate_gaussian(sens, epsilon, delta)
     assert float(gaussian_profile(epsilon, sens, sigma)) <= delta
     assert float(gaussian_profile(epsilon, sens, sigma * (1 - 1e-9))) > delta
     # scale invariance: sigma is linear in the sensitivity
-    assert sigma / sens == pytest.approx(cpeers.calibrate_gaussian(1.0, epsilon, delta), rel=1e-12)
+    assert sigma / sens == pytest.approx(cgauss.calibrate_gaussian(1.0, epsilon, delta), rel=1e-12)
     if epsilon < 1:  # the classical formula is valid and looser
-        assert cpeers.classical_gaussian_sigma(sens, epsilon, delta) >= sigma
+        assert cgauss.classical_gaussian_sigma(sens, epsilon, delta) >= sigma
 
 
 def test_analytic_gaussian_calibration_is_monotone():
     eps = [0.1, 0.3, 1.0, 3.0, 10.0]
-    by_eps = [cpeers.calibrate_gaussian(1.0, e, 1e-6) for e in eps]
+    by_eps = [cgauss.calibrate_gaussian(1.0, e, 1e-6) for e in eps]
     assert all(a > b for a, b in itertools.pairwise(by_eps))
     dels = [1e-2, 1e-4, 1e-6, 1e-10]
-    by_delta = [cpeers.calibrate_gaussian(1.0, 1.0, d) for d in dels]
+    by_delta = [cgauss.calibrate_gaussian(1.0, 1.0, d) for d in dels]
     assert all(a < b for a, b in itertools.pairwise(by_delta))
     # the profile is decreasing in sigma, and gaussian_epsilon inverts it
     sigmas = np.geomspace(0.3, 30, 20)
-    prof = [cpeers.gaussian_delta(1.0, 1.0, s) for s in sigmas]
+    prof = [cgauss.gaussian_delta(1.0, 1.0, s) for s in sigmas]
     assert all(a > b for a, b in itertools.pairwise(prof))
-    e = cpeers.gaussian_epsilon(1e-6, 1.0, 4.0)
+    e = cgauss.gaussian_epsilon(1e-6, 1.0, 4.0)
     assert (
-        cpeers.gaussian_delta(e, 1.0, 4.0) <= 1e-6 < cpeers.gaussian_delta(e * (1 - 1e-9), 1.0, 4.0)
+        cgauss.gaussian_delta(e, 1.0, 4.0) <= 1e-6 < cgauss.gaussian_delta(e * (1 - 1e-9), 1.0, 4.0)
     )
 
 
 def test_classical_gaussian_formula_and_range():
-    assert cpeers.classical_gaussian_sigma(2.0, 0.5, 1e-5) == pytest.approx(
+    assert cgauss.classical_gaussian_sigma(2.0, 0.5, 1e-5) == pytest.approx(
         2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5
     )
     with pytest.raises(ParameterError, match="epsilon < 1"):
-        cpeers.classical_gaussian_sigma(1.0, 1.0, 1e-5)
+        cgauss.classical_gaussian_sigma(1.0, 1.0, 1e-5)
 
 
 def test_output_perturbation_formula():
@@ -205,11 +207,11 @@ def test_output_perturbation_formula():
         2 * math.sqrt(c * math.sqrt(D) / (N * EPS))
     )
     classical = plan_for("output_perturbation", 0.5, mu=0.01, calibration="classical")
-    c_sigma = cpeers.classical_gaussian_sigma(sens, 0.5, DELTA)
+    c_sigma = cgauss.classical_gaussian_sigma(sens, 0.5, DELTA)
     gamma, _ = grid_of(classical.sigma)
     # the classical formula at the grid sensitivity: sens + gamma sqrt(d)
     grid_sens = sens + gamma * math.sqrt(D)
-    assert classical.sigma >= cpeers.classical_gaussian_sigma(grid_sens, 0.5, DELTA)
+    assert classical.sigma >= cgauss.classical_gaussian_sigma(grid_sens, 0.5, DELTA)
     assert classical.sigma == pytest.approx(c_sigma, rel=1e-4)
     assert classical.certificate.delta <= 0.05 * DELTA  # the classical factor's margin
 
@@ -240,7 +242,7 @@ def test_amp_formula(calib):
     if calib == "classical":  # the classical formula at the grid sensitivity
         gamma = cert.details["output_grid_spacing"]
         grid_sens = sens + gamma * math.sqrt(D)
-        classical = cpeers.classical_gaussian_sigma(grid_sens, eps2, plan.delta_output)
+        classical = cgauss.classical_gaussian_sigma(grid_sens, eps2, plan.delta_output)
         assert classical <= plan.output_sigma <= classical * (1 + 2.0**-19)
 
 
@@ -250,9 +252,9 @@ def test_amp_formula(calib):
 @pytest.mark.parametrize("z", [0.5, 1.0, 4.0])
 @pytest.mark.parametrize("epsilon", [0.2, 1.0, 3.0])
 def test_noisy_gd_with_one_step_is_the_gaussian_mechanism(z, epsilon):
-    assert cpeers.noisy_gd_delta(epsilon, 1, z) == float(gaussian_profile(epsilon, 1.0, z))
-    zc = cpeers.calibrate_noise_multiplier(epsilon, 1e-5, 1)
-    assert zc == cpeers.calibrate_gaussian(1.0, epsilon, 1e-5)
+    assert gsteps.noisy_gd_delta(epsilon, 1, z) == float(gaussian_profile(epsilon, 1.0, z))
+    zc = gsteps.calibrate_noise_multiplier(epsilon, 1e-5, 1)
+    assert zc == cgauss.calibrate_gaussian(1.0, epsilon, 1e-5)
 
 
 def test_noisy_gd_composition_by_direct_hockey_stick_integral():
@@ -270,7 +272,7 @@ def test_noisy_gd_composition_by_direct_hockey_stick_integral():
             return p1 * norm.sf((c - 1.0) / s) - math.exp(eps) * q1 * norm.sf(c / s)
 
         direct, _ = integrate.quad(inner, -np.inf, np.inf, epsabs=1e-14, epsrel=1e-12)
-        assert cpeers.noisy_gd_delta(eps, 2, s) == pytest.approx(direct, rel=1e-7)
+        assert gsteps.noisy_gd_delta(eps, 2, s) == pytest.approx(direct, rel=1e-7)
 
 
 def test_noisy_gd_plan_formula_and_monotonicity():
@@ -286,7 +288,7 @@ def test_noisy_gd_plan_formula_and_monotonicity():
     continuous = float(gaussian_profile(EPS, math.sqrt(plan.iterations) * sens, plan.sigma))
     assert plan.certificate.delta >= continuous
     assert plan.eta == pytest.approx(1 / 0.25) and plan.certificate.iterations == 100
-    zs = [cpeers.calibrate_noise_multiplier(1.0, 1e-5, T) for T in (1, 10, 100, 1000)]
+    zs = [gsteps.calibrate_noise_multiplier(1.0, 1e-5, T) for T in (1, 10, 100, 1000)]
     assert all(a < b for a, b in itertools.pairwise(zs))
     # noise multiplier grows like sqrt(T): the GDP mu is fixed by (eps, delta)
     assert zs[3] / zs[2] == pytest.approx(math.sqrt(10), rel=1e-9)
@@ -294,12 +296,12 @@ def test_noisy_gd_plan_formula_and_monotonicity():
 
 def test_rdp_accountant_is_valid_and_looser_than_gdp():
     for T, z in [(1, 1.0), (10, 3.0), (100, 40.0)]:
-        e_rdp, alpha = cpeers.rdp_epsilon(1e-5, T, z)
-        e_gdp = cpeers.noisy_gd_epsilon(1e-5, T, z, "gdp")
+        e_rdp, alpha = gsteps.rdp_epsilon(1e-5, T, z)
+        e_gdp = gsteps.noisy_gd_epsilon(1e-5, T, z, "gdp")
         assert e_gdp <= e_rdp and alpha > 1
         # the continuous optimum is no worse than any order on a grid
         grid = np.linspace(1.01, 200, 5000)
-        assert e_rdp <= cpeers.rdp_epsilon(1e-5, T, z, orders=grid)[0] + 1e-12
+        assert e_rdp <= gsteps.rdp_epsilon(1e-5, T, z, orders=grid)[0] + 1e-12
     plan = plan_for("noisy_gd", accountant="rdp")
     assert plan.certificate.delta == DELTA and plan.certificate.epsilon <= EPS
     assert plan.certificate.epsilon == pytest.approx(EPS, rel=1e-5)  # one grid step
@@ -317,12 +319,12 @@ def test_noisy_gd_accounting_against_dp_accounting():
         event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), T)
         acc = rdp.RdpAccountant(orders)
         acc.compose(event)
-        assert cpeers.rdp_epsilon(1e-5, T, z, orders=orders)[0] == pytest.approx(
+        assert gsteps.rdp_epsilon(1e-5, T, z, orders=orders)[0] == pytest.approx(
             acc.get_epsilon(1e-5), rel=1e-12
         )
         # PLD (pessimistic discretisation) against the exact GDP composition
-        e_pld = cpeers.pld_epsilon(1e-5, T, z)
-        e_gdp = cpeers.noisy_gd_epsilon(1e-5, T, z)
+        e_pld = gsteps.pld_epsilon(1e-5, T, z)
+        e_gdp = gsteps.noisy_gd_epsilon(1e-5, T, z)
         assert e_gdp <= e_pld <= e_gdp * (1 + 1e-3) + 1e-4
     plan = plan_for("noisy_gd", accountant="pld")
     assert plan.certificate.epsilon <= EPS and plan.certificate.delta == DELTA
@@ -367,10 +369,10 @@ def test_an_option_name_no_planner_has_is_refused(method, option):
 
 
 def test_continuous_accountants_are_named_for_what_they_compute():
-    assert cpeers.CONTINUOUS_ACCOUNTANTS == ("gdp", "rdp", "pld")
+    assert gsteps.CONTINUOUS_ACCOUNTANTS == ("gdp", "rdp", "pld")
     for bad in ("exact", "zcdp"):  # zcdp: a discrete-noise accountant only
         with pytest.raises(ParameterError, match="accountant"):
-            cpeers.noisy_gd_epsilon(1e-5, 10, 3.0, bad)
+            gsteps.noisy_gd_epsilon(1e-5, 10, 3.0, bad)
 
 
 def test_robust_loss_plan_carries_its_scale():

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from objpert import persistence
+from objpert.accounting.composition import ComposedCertificate, compose
 from objpert.certify import sequences
 from objpert.certify.calibration import certify_plan
-from objpert.certify.composition import ComposedCertificate, compose
 from objpert.certify.constants import ProblemConstants
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError, UnverifiedModelWarning

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from objpert.accounting import pld as pldlib
-from objpert.certify.composition import ComposedCertificate, certificate_from_dict
+from objpert.accounting.composition import ComposedCertificate, certificate_from_dict
 from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
 from objpert.validation import check_open_unit, check_positive
 

@@ -1,7 +1,7 @@
 """K releases calibrated jointly at the tight composition of their privacy profiles.
 
 A K-class one-vs-rest model is K releases of one plan on the same data. Splitting the
-budget by basic or advanced composition (:func:`objpert.certify.composition.split_budget`)
+budget by basic or advanced composition (:func:`objpert.accounting.composition.split_budget`)
 charges each release its (epsilon_i, delta_i) point; composing the releases' whole
 Watkins & Arora profiles as PLDs (:mod:`objpert.accounting.pld`) charges what they
 jointly lose, which allows far less noise per release. The per-release plan is found by
@@ -21,8 +21,8 @@ from typing import Any
 from scipy.special import ndtri
 
 from objpert.accounting import pld as pldlib
-from objpert.certify.composition import compose as compose_split
-from objpert.certify.composition import split_budget
+from objpert.accounting.composition import compose as compose_split
+from objpert.accounting.composition import split_budget
 from objpert.certify.plan import Plan
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.validation import check_int, check_open_unit, check_positive
@@ -213,7 +213,7 @@ def calibrate_releases(
     composition: str = "auto",
 ) -> Calibration:
     """The per-release plan of a K-release fit: jointly at the PLD composition
-    (:func:`joint_plan`) or by :func:`~objpert.certify.composition.split_budget`."""
+    (:func:`joint_plan`) or by :func:`~objpert.accounting.composition.split_budget`."""
     method = resolve_composition(composition, k)
     if method == "pld":
         jp = joint_plan(plan_at, epsilon, delta, k)

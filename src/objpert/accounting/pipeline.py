@@ -6,7 +6,7 @@ from typing import Any
 
 from objpert.accounting import pld as pldlib
 from objpert.accounting.accountant import AccountedCertificate, Step, _merged, as_losses
-from objpert.certify.composition import ComposedCertificate, compose
+from objpert.accounting.composition import ComposedCertificate, compose
 from objpert.exceptions import ParameterError
 from objpert.validation import check_choice, check_open_unit
 

@@ -29,10 +29,7 @@ from typing import Any
 import numpy as np
 
 from objpert.accounting import profiles
-from objpert.certify.certificate import Certificate
-from objpert.certify.constants import problem
-from objpert.certify.plan import Plan, rederive_plan
-from objpert.certify.pld_grid import (
+from objpert.accounting.pld_grid import (
     MAX_NOISE_MULTIPLIER,
     MAX_POINTS,
     TRUNCATION,
@@ -42,7 +39,10 @@ from objpert.certify.pld_grid import (
     mechanism_points,
     self_composed_points,
 )
-from objpert.certify.pld_grid import points as pld_points
+from objpert.accounting.pld_grid import points as pld_points
+from objpert.certify.certificate import Certificate
+from objpert.certify.constants import problem
+from objpert.certify.plan import Plan, rederive_plan
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.validation import (
     check_int,

@@ -12,7 +12,7 @@ point, is what composes tightly (:mod:`objpert.accounting.pld`).
   truncation masses (exact chi tails, :mod:`objpert.certify.truncation`) and the plan's
   own radius. The exact-minimiser limit (Remark C.16) has no truncation term.
 - **zCDP.** rho-zCDP gives delta(epsilon) by Corollary 13 of Canonne, Kamath & Steinke
-  (2020) (:func:`objpert.certify.peers.zcdp.cdp_delta`).
+  (2020) (:func:`objpert.accounting.conversions.cdp_delta`).
 
 Every value is an upper bound on the hockey-stick divergence of the release at epsilon.
 """
@@ -116,7 +116,7 @@ def limit_profile(pc: ProblemConstants, sigma: float, epsilons: ArrayLike) -> np
 
 def zcdp_profile(rho: float, epsilons: ArrayLike) -> np.ndarray:
     """delta(epsilon) implied by rho-zCDP (Canonne, Kamath & Steinke 2020, Corollary 13)."""
-    from objpert.certify.peers.zcdp import cdp_delta  # the peers' package: loaded on use
+    from objpert.accounting.conversions import cdp_delta  # the peers' package: loaded on use
 
     eps = check_array("epsilon", epsilons, minimum=0.0, allow_inf=True)
     flat = np.atleast_1d(eps).ravel()

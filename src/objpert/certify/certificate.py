@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from objpert.exceptions import ParameterError
@@ -18,6 +18,7 @@ __all__ = [
     "FORM_NAMES",
     "Certificate",
     "budget_text",
+    "certificate_from_dict",
     "check_target_delta",
 ]
 
@@ -158,3 +159,24 @@ class Certificate:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+
+def certificate_from_dict(data: dict[str, Any]) -> Certificate:
+    """Inverse of :meth:`Certificate.to_dict` (which merges ``details`` into the top level).
+
+    Non-finite floats were written as ``None`` by ``to_dict`` and stay ``None``; the
+    round trip ``certificate_from_dict(c.to_dict()).to_dict() == c.to_dict()`` holds.
+    """
+    if not isinstance(data, dict):
+        raise ParameterError(f"a certificate must be a dict; got {type(data).__name__}")
+    own = {f.name for f in fields(Certificate)} - {"details", "reasons", "not_public"}
+    missing = sorted(own - set(data))
+    if missing:
+        raise ParameterError(f"certificate is missing keys {missing}")
+    kwargs = {k: data[k] for k in own}
+    kwargs["constants"] = dict(kwargs["constants"])
+    extra = ("reasons", "not_public")
+    details = {k: v for k, v in data.items() if k not in own and k not in extra}
+    reasons = tuple(str(r) for r in data.get("reasons", ()))
+    not_public = tuple(str(r) for r in data.get("not_public", ()))
+    return Certificate(**kwargs, details=details, reasons=reasons, not_public=not_public)

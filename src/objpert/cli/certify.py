@@ -63,8 +63,8 @@ def certify_model(args: argparse.Namespace) -> int:
     """Certify a saved model: every plan re-derived (:func:`rederive_plan`, the form and
     truncation it was calibrated with) and composed as the model was; compared exactly with
     the model's own target (epsilon, delta)."""
+    from objpert.accounting.composition import ComposedCertificate
     from objpert.certify.calibration import rederive_plan
-    from objpert.certify.composition import ComposedCertificate
     from objpert.cli.predict import load_model
 
     model = load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)

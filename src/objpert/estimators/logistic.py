@@ -33,7 +33,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
 
     Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
     objective, certified (epsilon, delta)-DP. K > 2 classes: one-vs-rest, K releases on the
-    same data; the budget is split by :func:`objpert.certify.composition.split_budget` so
+    same data; the budget is split by :func:`objpert.accounting.composition.split_budget` so
     that their composition (basic or advanced, whichever allows more per release) is
     (epsilon, delta)-DP, reported in ``certificate_``.
 

@@ -7,7 +7,7 @@ estimator's class and parameters, the released weights (``coef_``, ``intercept_`
 :class:`~objpert.certify.calibration.Plan`, each release's iteration count and whether its
 noise came from a testing seed, the certificate (a
 :class:`~objpert.certify.certificate.Certificate` or a
-:class:`~objpert.certify.composition.ComposedCertificate`, with its ``not_public`` items),
+:class:`~objpert.accounting.composition.ComposedCertificate`, with its ``not_public`` items),
 a SHA-256 ``digest`` of the canonical JSON (sorted keys, compact separators) of everything
 but the digest and the signature, and a ``signature``: an HMAC-SHA-256 of the canonical
 JSON of everything but the signature, or ``null`` for an unsigned file.

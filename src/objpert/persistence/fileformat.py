@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from objpert.certify.composition import (
+from objpert.accounting.composition import (
     certificate_from_dict,
 )
 from objpert.certify.plan import Plan

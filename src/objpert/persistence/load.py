@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from objpert.accounting.multiclass import release_delta
-from objpert.certify.certificate import Certificate
-from objpert.certify.composition import (
+from objpert.accounting.composition import (
     ComposedCertificate,
     compose,
     split_budget,
 )
+from objpert.accounting.multiclass import release_delta
+from objpert.certify.certificate import Certificate
 from objpert.certify.plan import Plan, rederive_plan
 from objpert.estimators import LABEL_SET, PrivateRobustRegression
 from objpert.estimators.base import DATA_NORM, FitSettings, public_zeta

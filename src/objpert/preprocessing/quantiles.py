@@ -13,7 +13,7 @@ log-weights plus Gumbel noise is distributed as the normalised weights), in log 
 no weight underflows; the noise comes from :func:`objpert.randomness.make_rng`.
 
 :class:`PrivateFeatureBounds` spends epsilon over 2 d such draws (a low and a high
-quantile per feature), composed by :func:`objpert.certify.composition.compose`, and then
+quantile per feature), composed by :func:`objpert.accounting.composition.compose`, and then
 scales like :class:`~objpert.preprocessing.bounded.BoundedScaler` with the bounds found.
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin
 
+from objpert.accounting.composition import ComposedCertificate, basic, compose, split_budget
 from objpert.certify.certificate import Certificate
-from objpert.certify.composition import ComposedCertificate, basic, compose, split_budget
 from objpert.data import as_feature_matrix
 from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _BoundsTransform, _check_width, check_bounds
@@ -110,7 +110,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         The budget of the whole fit, split evenly over the 2 d quantile releases.
     delta : float in [0, 1), default=0.0
         0: basic composition, an (epsilon, 0) certificate. Positive: the split of
-        :func:`~objpert.certify.composition.split_budget` (basic or advanced composition,
+        :func:`~objpert.accounting.composition.split_budget` (basic or advanced composition,
         whichever gives each release more epsilon).
     quantiles : (q_lo, q_hi), default=(0.01, 0.99)
         The quantiles released per feature (0 <= q_lo < q_hi <= 1).

@@ -26,12 +26,13 @@ public numbers (no data, no randomness), one module each:
     Noisy full-batch gradient descent with discrete Gaussian gradient noise, accounted by
     zero-concentrated DP (Canonne, Kamath & Steinke 2020, Theorem 14; Bun & Steinke 2016).
 
-The noise: :mod:`.gaussian` (the continuous Gaussian mechanism, Balle & Wang 2018),
-:mod:`.discrete` (the grid and the discrete Gaussian), :mod:`.zcdp` (zCDP to
-(epsilon, delta)), :mod:`.noisy_gd_accounting` (GDP, RDP and PLD composition of continuous
-Gaussian steps). The plan: :mod:`.plan` (:class:`PeerPlan`, :func:`certify_peer` and the
-builder every planner uses), :mod:`.calibrate` (:func:`calibrate_peer`), :mod:`.names`
-(the option names and their old aliases).
+The noise: :mod:`objpert.certify.gaussian` (the continuous Gaussian mechanism, Balle &
+Wang 2018), :mod:`.discrete` (the grid and the discrete Gaussian); their composition and
+conversions are in :mod:`objpert.accounting` (:mod:`~objpert.accounting.conversions`: zCDP
+to (epsilon, delta); :mod:`~objpert.accounting.gaussian_steps`: GDP, RDP and PLD
+composition of continuous Gaussian steps). The plan: :mod:`.plan` (:class:`PeerPlan`,
+:func:`certify_peer` and the builder every planner uses), :mod:`.calibrate`
+(:func:`calibrate_peer`), :mod:`.names` (the option names).
 
 Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.certify.certificate.Certificate`
 is recomputed from the plan's public fields by :func:`certify_peer`; a plan that does not
@@ -56,18 +57,11 @@ from objpert.certify.peers.discrete import (
     grid_sensitivity,
     grid_sigma,
 )
-from objpert.certify.peers.gaussian import (
-    calibrate_gaussian,
-    classical_gaussian_sigma,
-    gaussian_delta,
-    gaussian_epsilon,
-)
 from objpert.certify.peers.kifer import lop_delta, lop_mean_form, lop_noise, lop_regulariser
 from objpert.certify.peers.lop import plan_lop
 from objpert.certify.peers.lop_clip import plan_lop_clip
 from objpert.certify.peers.names import (
     ACCOUNTANTS,
-    CONTINUOUS_ACCOUNTANTS,
     GAUSSIAN_CALIBRATIONS,
     LOP_ACCOUNTANTS,
     METHODS,
@@ -76,14 +70,6 @@ from objpert.certify.peers.noisy_gd import (
     DEFAULT_NOISY_GD_ITERATIONS,
     NOISY_GD_MAX_ITERATIONS,
     plan_noisy_gd,
-)
-from objpert.certify.peers.noisy_gd_accounting import (
-    calibrate_noise_multiplier,
-    gdp_mu,
-    noisy_gd_delta,
-    noisy_gd_epsilon,
-    pld_epsilon,
-    rdp_epsilon,
 )
 from objpert.certify.peers.output import (
     default_output_mu,
@@ -105,11 +91,9 @@ from objpert.certify.peers.redberg import (
     folded_gaussian_delta,
     pair_delta,
 )
-from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
 
 __all__ = [
     "ACCOUNTANTS",
-    "CONTINUOUS_ACCOUNTANTS",
     "DEFAULT_MAX_ITERATIONS",
     "DEFAULT_NOISY_GD_ITERATIONS",
     "DEFAULT_OUTPUT_SHARE",
@@ -124,13 +108,8 @@ __all__ = [
     "PeerPlan",
     "calibrate_discrete_gaussian",
     "calibrate_exact_lop",
-    "calibrate_gaussian",
-    "calibrate_noise_multiplier",
     "calibrate_peer",
-    "cdp_delta",
-    "cdp_epsilon",
     "certify_peer",
-    "classical_gaussian_sigma",
     "classical_grid_sigma",
     "default_output_mu",
     "discrete_gaussian_delta",
@@ -140,9 +119,6 @@ __all__ = [
     "exact_lop_delta",
     "exact_lop_epsilon",
     "folded_gaussian_delta",
-    "gaussian_delta",
-    "gaussian_epsilon",
-    "gdp_mu",
     "grid_noise",
     "grid_sensitivity",
     "grid_sigma",
@@ -150,8 +126,6 @@ __all__ = [
     "lop_mean_form",
     "lop_noise",
     "lop_regulariser",
-    "noisy_gd_delta",
-    "noisy_gd_epsilon",
     "output_sensitivity",
     "pair_delta",
     "plan_amp",
@@ -159,6 +133,4 @@ __all__ = [
     "plan_lop_clip",
     "plan_noisy_gd",
     "plan_output_perturbation",
-    "pld_epsilon",
-    "rdp_epsilon",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from objpert.accounting.conversions import cdp_delta
 from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import two_radii
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
@@ -32,7 +33,6 @@ from objpert.certify.peers.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.certify.peers.zcdp import cdp_delta
 from objpert.losses import Loss
 from objpert.validation import check_open_unit, check_positive, numeric_guard
 

@@ -18,10 +18,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from objpert.certify.peers.bisection import smallest_passing
-from objpert.certify.peers.gaussian import calibrate_gaussian, classical_gaussian_sigma
+from objpert.accounting.conversions import cdp_delta, cdp_epsilon
+from objpert.certify.bisection import smallest_passing
+from objpert.certify.gaussian import calibrate_gaussian, classical_gaussian_sigma
 from objpert.certify.peers.names import gaussian_calibration
-from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import square
 from objpert.validation import (
@@ -160,7 +160,7 @@ def calibrate_discrete_gaussian(
     grid-Gaussian releases certify (epsilon, delta): :func:`discrete_gaussian_delta` <=
     delta at epsilon (``report="delta"``) or :func:`discrete_gaussian_epsilon` <= epsilon
     at delta (``report="epsilon"``), by bisection from the analytic continuous calibration
-    (:func:`~objpert.certify.peers.gaussian.calibrate_gaussian`, sensitivity sqrt(T) G).
+    (:func:`~objpert.certify.gaussian.calibrate_gaussian`, sensitivity sqrt(T) G).
     """
     g = check_positive("sensitivity", sensitivity)
     d = check_int("d", d, 1)

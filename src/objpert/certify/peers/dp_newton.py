@@ -20,7 +20,7 @@ the public constants alone (n public, ||x|| <= zeta, |l'| <= L1, 0 <= l'' <= L2)
 With s_g = z 2 L1 zeta / n and s_H = z sqrt(2) L2 zeta^2 / n each step is two Gaussian
 mechanisms of noise multiplier z; the K steps are 2K adaptively composed Gaussian
 mechanisms (Dong, Roth & Su 2022, Corollary 3.3, exactly sqrt(2K)/z-GDP), accounted by
-:func:`~.noisy_gd_accounting.noisy_gd_epsilon` (dp-accounting's privacy loss
+:func:`~objpert.accounting.gaussian_steps.noisy_gd_epsilon` (dp-accounting's privacy loss
 distributions by default). Symmetrising, flooring the eigenvalues of H~ at mu and the
 steps are post-processing. The noise is continuous (see :mod:`objpert.mechanisms.dp_newton`).
 """
@@ -30,11 +30,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from objpert.accounting.gaussian_steps import (
+    calibrate_noise_multiplier,
+    continuous_accountant,
+    noisy_gd_epsilon,
+)
 from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.dp_sgd import checked_inputs, finish_plan, peer_plan_as
-from objpert.certify.peers.names import continuous_accountant
-from objpert.certify.peers.noisy_gd_accounting import calibrate_noise_multiplier, noisy_gd_epsilon
 from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.exceptions import UnreachableTargetError
 from objpert.losses import Loss

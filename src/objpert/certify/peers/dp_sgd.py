@@ -27,39 +27,35 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.certify.peers.bisection import smallest_passing
-from objpert.certify.peers.gaussian import calibrate_gaussian
-from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
-from objpert.certify.pld_grid import (
-    TRUNCATION,
-    check_discretization,
-    check_noise_multiplier,
-    check_points,
-    mechanism_points,
-    self_composed_points,
+from objpert.accounting.gaussian_steps import (
+    SUBSAMPLED_DISCRETIZATION,
+    SUBSAMPLED_MAX_STEPS,
+    SUBSAMPLED_MIN_NOISE,
+    subsampled_gaussian_epsilon,
 )
+from objpert.accounting.pld_grid import (
+    check_discretization,
+)
+from objpert.certify.bisection import smallest_passing
+from objpert.certify.certificate import Certificate
+from objpert.certify.gaussian import calibrate_gaussian
+from objpert.certify.neighbours import replace_one_sensitivity
+from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import Loss
 from objpert.validation import (
     check_choice,
     check_int,
     check_nonnegative,
-    check_open_unit,
     check_positive,
     numeric_guard,
 )
 
 __all__ = [
-    "DEFAULT_DISCRETIZATION",
     "DEFAULT_DP_SGD_EPOCHS",
-    "DP_SGD_MAX_ITERATIONS",
-    "MIN_NOISE_MULTIPLIER",
     "DPSGDPlan",
     "certify_dp_sgd",
     "checked_inputs",
-    "dp_sgd_epsilon",
     "finish_plan",
     "peer_plan_as",
     "plan_dp_sgd",
@@ -67,58 +63,6 @@ __all__ = [
 
 #: Default number of passes over the data (T = ceil(epochs n / b) steps).
 DEFAULT_DP_SGD_EPOCHS = 10
-#: The most steps a plan may take (the privacy loss distribution is composed T times).
-DP_SGD_MAX_ITERATIONS = 10**6
-#: Default discretisation interval of the privacy loss (pessimistic: an upper bound).
-DEFAULT_DISCRETIZATION = 1e-3
-#: Noise multipliers below this are not accounted (their privacy loss distributions are
-#: too large to evaluate; at z = 1/4 a single step already costs epsilon > 50).
-MIN_NOISE_MULTIPLIER = 0.25
-
-
-def _dp_accounting() -> Any:
-    try:
-        import dp_accounting
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ParameterError(
-            "this accountant needs the optional package dp-accounting "
-            "(pip install 'dp-accounting>=0.6')"
-        ) from None
-    return dp_accounting
-
-
-def dp_sgd_epsilon(
-    delta: float,
-    iterations: int,
-    sampling_rate: float,
-    noise_multiplier: float,
-    discretization: float = DEFAULT_DISCRETIZATION,
-) -> float:
-    """epsilon at ``delta`` of T composed Poisson-subsampled Gaussian mechanisms (rate q,
-    noise multiplier z) under replace-one neighbours: the T-fold self-composition of
-    dp-accounting's privacy loss distribution (pessimistic connect-the-dots
-    discretisation, an upper bound). Needs the optional package ``dp-accounting``."""
-    delta = check_open_unit("delta", delta)
-    T = check_int("iterations", iterations, 1, DP_SGD_MAX_ITERATIONS)
-    q = check_positive("sampling_rate", sampling_rate)
-    if q > 1.0:
-        raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
-    z = check_noise_multiplier(noise_multiplier, MIN_NOISE_MULTIPLIER)
-    disc = check_discretization(discretization)
-    dpa = _dp_accounting()
-    from dp_accounting.pld import privacy_loss_distribution
-
-    # replace-one: a remove and an add loss, each within the unsubsampled Gaussian's range
-    what = f"DP-SGD at noise multiplier {z:g}"
-    check_points(2.0 * mechanism_points("gaussian", z, 1.0, disc), what, disc)
-    pld = privacy_loss_distribution.from_gaussian_mechanism(
-        z,
-        sampling_prob=q,
-        value_discretization_interval=disc,
-        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
-    )
-    check_points(self_composed_points(pld, T), f"{T} steps of {what}", disc)
-    return float(pld.self_compose(T, TRUNCATION).get_epsilon_for_delta(delta))
 
 
 def peer_plan_as(cls: type, draft: PeerPlan, **extra: Any) -> Any:
@@ -156,7 +100,7 @@ class DPSGDPlan(PeerPlan):
     (``pld``), ``discretization`` the privacy loss discretisation interval."""
 
     batch_size: int = 1
-    discretization: float = DEFAULT_DISCRETIZATION
+    discretization: float = SUBSAMPLED_DISCRETIZATION
 
     @property
     def sampling_rate(self) -> float:
@@ -170,7 +114,7 @@ def certify_dp_sgd(plan: DPSGDPlan) -> Certificate:
     """The certificate of a DP-SGD plan from its public fields alone."""
     inputs = checked_inputs(plan, "dp_sgd", bounded=False)
     loss = inputs.loss
-    T = check_int("iterations", plan.iterations, 1, DP_SGD_MAX_ITERATIONS)
+    T = check_int("iterations", plan.iterations, 1, SUBSAMPLED_MAX_STEPS)
     b = check_int("batch_size", plan.batch_size, 1, plan.n)
     C = check_positive("clip", plan.clip)
     check_positive("eta", plan.eta)
@@ -181,10 +125,10 @@ def certify_dp_sgd(plan: DPSGDPlan) -> Certificate:
     q = b / plan.n
     reasons = []
     epsilon = math.inf
-    if z < MIN_NOISE_MULTIPLIER:
-        reasons.append(f"noise multiplier {z:.3g} < {MIN_NOISE_MULTIPLIER} is not accounted")
+    if z < SUBSAMPLED_MIN_NOISE:
+        reasons.append(f"noise multiplier {z:.3g} < {SUBSAMPLED_MIN_NOISE} is not accounted")
     else:
-        epsilon = dp_sgd_epsilon(plan.delta, T, q, z, disc)
+        epsilon = subsampled_gaussian_epsilon(plan.delta, T, q, z, disc)
     details = {
         "accountant": "pld",
         "neighboring_relation": "replace_one",
@@ -221,7 +165,7 @@ def plan_dp_sgd(
     mu: float = 0.0,
     eta: float | None = None,
     accountant: str = "pld",
-    discretization: float = DEFAULT_DISCRETIZATION,
+    discretization: float = SUBSAMPLED_DISCRETIZATION,
     loss_params: dict | None = None,
 ) -> DPSGDPlan:
     """The DP-SGD plan of smallest noise multiplier certifying (epsilon, delta).
@@ -232,7 +176,8 @@ def plan_dp_sgd(
     the bound on every per-example gradient l'(<x, w>, y) x of a bounded-gradient loss (so
     clipping is never active; give C for a loss without L1); ``eta`` defaults to
     1/(mu + L2 zeta^2), the inverse of the smoothness of F. z is found by bisection on
-    :func:`dp_sgd_epsilon` (:func:`~.bisection.smallest_passing`, relative 1e-6).
+    :func:`~objpert.accounting.gaussian_steps.subsampled_gaussian_epsilon`
+    (:func:`~objpert.certify.bisection.smallest_passing`, relative 1e-6).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=clip is None)
     check_choice("accountant", accountant, ("pld",))
@@ -245,9 +190,9 @@ def plan_dp_sgd(
         raise ParameterError("give iterations or epochs, not both")
     if iterations is None:
         e = DEFAULT_DP_SGD_EPOCHS if epochs is None else check_positive("epochs", epochs)
-        T = check_int("iterations", math.ceil(e * inputs.n / b), 1, DP_SGD_MAX_ITERATIONS)
+        T = check_int("iterations", math.ceil(e * inputs.n / b), 1, SUBSAMPLED_MAX_STEPS)
     else:
-        T = check_int("iterations", iterations, 1, DP_SGD_MAX_ITERATIONS)
+        T = check_int("iterations", iterations, 1, SUBSAMPLED_MAX_STEPS)
     C = inputs.gradient_bound if clip is None else check_positive("clip", clip)
     mu_val = check_nonnegative("mu", mu)
     eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else check_positive("eta", eta)
@@ -255,17 +200,17 @@ def plan_dp_sgd(
     q = b / inputs.n
 
     def ok(z: float) -> bool:
-        if z < MIN_NOISE_MULTIPLIER:
+        if z < SUBSAMPLED_MIN_NOISE:
             return False
         try:
-            return dp_sgd_epsilon(delta, T, q, z, disc) <= epsilon
+            return subsampled_gaussian_epsilon(delta, T, q, z, disc) <= epsilon
         except ParameterError:  # the arguments are valid: only a PLD too large to build
             return False  # is refused, at a z too small (more noise is never less private)
 
     # a start near the answer: q times the full-batch calibration at the replace-one
     # sensitivity 2C (per unit C)
     full = q * calibrate_gaussian(math.sqrt(T), epsilon, delta)
-    start = max(MIN_NOISE_MULTIPLIER, replace_one_sensitivity(full))
+    start = max(SUBSAMPLED_MIN_NOISE, replace_one_sensitivity(full))
     z = smallest_passing(ok, start, limit=1e12, rtol=1e-6)
     draft = inputs.draft(
         "dp_sgd", mu=mu_val, sigma=z, calibration="pld", iterations=T, eta=eta_val,

@@ -7,12 +7,10 @@ from objpert.exceptions import ParameterError
 
 __all__ = [
     "ACCOUNTANTS",
-    "CONTINUOUS_ACCOUNTANTS",
     "GAUSSIAN_CALIBRATIONS",
     "LOP_ACCOUNTANTS",
     "METHODS",
     "accountant",
-    "continuous_accountant",
     "gaussian_calibration",
     "lop_accountant",
 ]
@@ -31,12 +29,6 @@ GAUSSIAN_CALIBRATIONS = ("analytic", "classical")
 #: epsilon at delta by their Proposition 12 (``pld`` certifies as ``rdp``: a PLD of the
 #: discrete noise is not implemented).
 ACCOUNTANTS = ("zcdp", "rdp", "pld")
-
-#: Accountants of T composed continuous Gaussian mechanisms: ``gdp``, Gaussian DP
-#: (Dong, Roth & Su 2022, Corollary 3.3; exact); ``rdp``, Renyi DP (Mironov 2017);
-#: ``pld``, dp-accounting's privacy loss distributions.
-CONTINUOUS_ACCOUNTANTS = ("gdp", "rdp", "pld")
-
 
 #: Accountants of the objective noise of LOP, LOP-Clip and AMP (the exact minimiser):
 #: ``profile``, its privacy profile (Redberg, Koskela & Wang 2023; :mod:`.redberg`);
@@ -62,11 +54,6 @@ def gaussian_calibration(value: str) -> str:
 def accountant(value: str) -> str:
     """``value`` as one of :data:`ACCOUNTANTS`, noisy GD's."""
     return _checked("accountant", value, ACCOUNTANTS)
-
-
-def continuous_accountant(value: str) -> str:
-    """``value`` as one of :data:`CONTINUOUS_ACCOUNTANTS`."""
-    return _checked("accountant", value, CONTINUOUS_ACCOUNTANTS)
 
 
 def lop_accountant(value: str) -> str:

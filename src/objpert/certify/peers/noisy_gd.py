@@ -9,6 +9,7 @@ T rho-zCDP in all (Bun & Steinke 2016, Lemma 2.3), converted to (epsilon, delta)
 
 from __future__ import annotations
 
+from objpert.accounting.conversions import cdp_delta, cdp_epsilon
 from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.certify.peers.discrete import GRID_BITS, calibrate_discrete_gaussian, check_grid_bits
@@ -21,7 +22,6 @@ from objpert.certify.peers.plan import (
     grid_details,
     register_method,
 )
-from objpert.certify.peers.zcdp import cdp_delta, cdp_epsilon
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
 from objpert.validation import check_int, check_nonnegative, check_positive, numeric_guard
@@ -61,11 +61,11 @@ def plan_noisy_gd(
     Canonne, Kamath & Steinke (2020), Theorem 14; the T adaptively composed steps are
     T rho-zCDP (Bun & Steinke 2016, Lemma 2.3) and the release is post-processing. sigma is
     the smallest on-grid scale certifying the target under ``accountant``: ``zcdp``
-    (Corollary 13 of Canonne et al.; the certificate reports delta(epsilon); the old name
-    ``exact`` is accepted), ``rdp`` or ``pld`` (their Proposition 12 at alpha T rho; the
-    certificate reports epsilon(delta)). The Gaussian-DP and PLD compositions hold for
-    continuous Gaussian noise only (:mod:`.noisy_gd_accounting`) and are not used for the
-    discrete noise; ``pld`` certifies as ``rdp``. ``eta`` defaults to 1/(mu + L2 zeta^2).
+    (Corollary 13 of Canonne et al.; the certificate reports delta(epsilon)), ``rdp`` or
+    ``pld`` (their Proposition 12 at alpha T rho; the certificate reports epsilon(delta)).
+    The Gaussian-DP and PLD compositions hold for continuous Gaussian noise only
+    (:mod:`objpert.accounting.gaussian_steps`) and are not used for the discrete noise;
+    ``pld`` certifies as ``rdp``. ``eta`` defaults to 1/(mu + L2 zeta^2).
     No last-iterate amplification is claimed.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from objpert.accounting.conversions import cdp_delta
 from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import replace_one_sensitivity, two_radii
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
@@ -25,7 +26,6 @@ from objpert.certify.peers.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.certify.peers.zcdp import cdp_delta
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
 from objpert.special import log_over

@@ -131,7 +131,7 @@ class PeerPlan:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PeerPlan:
         """Inverse of :meth:`to_dict`."""
-        from objpert.certify.composition import certificate_from_dict
+        from objpert.certify.certificate import certificate_from_dict
 
         fields = dict(data)
         fields["loss_params"] = tuple(tuple(p) for p in fields.get("loss_params", ()))

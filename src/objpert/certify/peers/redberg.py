@@ -49,9 +49,9 @@ import itertools
 import math
 import warnings
 
+from objpert.certify.bisection import smallest_passing
 from objpert.certify.gaussian import gaussian_profile
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.certify.peers.bisection import smallest_passing
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import log_q
 from objpert.validation import (

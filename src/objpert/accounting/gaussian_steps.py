@@ -1,39 +1,61 @@
-"""Accounting for T composed continuous Gaussian mechanisms (noisy gradient descent).
+"""Accounting for T composed continuous Gaussian mechanisms: noisy gradient descent's
+steps, and DP-SGD's Poisson-subsampled steps (:func:`subsampled_gaussian_epsilon`).
 
 T steps of a Gaussian mechanism with noise multiplier z (std / per-step l2 sensitivity),
-adaptively composed, under the accountants of :data:`~.names.CONTINUOUS_ACCOUNTANTS`:
+adaptively composed, under the accountants of :data:`CONTINUOUS_ACCOUNTANTS`:
 Gaussian DP (``gdp``: exact, Dong, Roth & Su 2022, Corollary 3.3), Renyi DP (``rdp``:
 Mironov 2017, with the conversion of Canonne, Kamath & Steinke 2020, Proposition 12) and
 dp-accounting's privacy loss distributions (``pld``). Continuous noise only: noisy GD's
-release adds discrete noise on a grid and is certified by :mod:`.discrete`.
+release adds discrete noise on a grid and is certified by
+:mod:`objpert.certify.peers.discrete`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
-from objpert.certify.peers.bisection import smallest_passing
-from objpert.certify.peers.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
-from objpert.certify.peers.names import continuous_accountant
-from objpert.certify.peers.zcdp import linear_rdp_epsilon
-from objpert.certify.pld_grid import (
+from objpert.accounting.conversions import linear_rdp_epsilon
+from objpert.accounting.pld_grid import (
+    TRUNCATION,
     check_discretization,
     check_noise_multiplier,
     check_points,
     mechanism_points,
+    self_composed_points,
 )
+from objpert.certify.bisection import smallest_passing
+from objpert.certify.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int, check_open_unit, check_positive, numeric_guard
 
 __all__ = [
+    "CONTINUOUS_ACCOUNTANTS",
+    "SUBSAMPLED_DISCRETIZATION",
+    "SUBSAMPLED_MAX_STEPS",
+    "SUBSAMPLED_MIN_NOISE",
     "calibrate_noise_multiplier",
+    "continuous_accountant",
     "gdp_mu",
     "noisy_gd_delta",
     "noisy_gd_epsilon",
     "pld_epsilon",
     "rdp_epsilon",
+    "subsampled_gaussian_epsilon",
 ]
+
+#: Accountants of T composed continuous Gaussian mechanisms: ``gdp``, Gaussian DP
+#: (Dong, Roth & Su 2022, Corollary 3.3; exact); ``rdp``, Renyi DP (Mironov 2017);
+#: ``pld``, dp-accounting's privacy loss distributions.
+CONTINUOUS_ACCOUNTANTS = ("gdp", "rdp", "pld")
+
+
+def continuous_accountant(value: str) -> str:
+    """``value`` as one of :data:`CONTINUOUS_ACCOUNTANTS`."""
+    if not isinstance(value, str) or value not in CONTINUOUS_ACCOUNTANTS:
+        raise ParameterError(f"accountant must be one of {CONTINUOUS_ACCOUNTANTS}; got {value!r}")
+    return value
 
 
 def gdp_mu(iterations: int, noise_multiplier: float) -> float:
@@ -74,7 +96,7 @@ def rdp_epsilon(
 
         epsilon = min_alpha rho(alpha) + log(1 - 1/alpha) - (log delta + log alpha)/(alpha - 1)
 
-    (:func:`~objpert.certify.peers.zcdp.linear_rdp_epsilon`; ``orders`` as there).
+    (:func:`~objpert.accounting.conversions.linear_rdp_epsilon`; ``orders`` as there).
     """
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)
@@ -132,7 +154,7 @@ def calibrate_noise_multiplier(
     """The smallest noise multiplier z (std / per-step sensitivity) for which T composed
     Gaussian mechanisms are (epsilon, delta)-DP under ``accountant`` (bisection; each
     accountant is monotone in z). ``gdp``: the analytic Gaussian calibration at
-    sensitivity sqrt(T) (:func:`~objpert.certify.peers.gaussian.calibrate_gaussian`)."""
+    sensitivity sqrt(T) (:func:`~objpert.certify.gaussian.calibrate_gaussian`)."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)
@@ -148,3 +170,57 @@ def calibrate_noise_multiplier(
 
     rtol = 1e-12 if name == "rdp" else 1e-6  # the PLD accountant is slow and discretised
     return smallest_passing(ok, max(1.0, math.sqrt(T) / epsilon), limit=None, rtol=rtol)
+
+
+#: The most subsampled steps accounted (the privacy loss distribution is composed T times).
+SUBSAMPLED_MAX_STEPS = 10**6
+#: Default discretisation interval of the privacy loss (pessimistic: an upper bound).
+SUBSAMPLED_DISCRETIZATION = 1e-3
+#: Noise multipliers below this are not accounted (their privacy loss distributions are
+#: too large to evaluate; at z = 1/4 a single step already costs epsilon > 50).
+SUBSAMPLED_MIN_NOISE = 0.25
+
+
+def _dp_accounting() -> Any:
+    try:
+        import dp_accounting
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ParameterError(
+            "this accountant needs the optional package dp-accounting "
+            "(pip install 'dp-accounting>=0.6')"
+        ) from None
+    return dp_accounting
+
+
+def subsampled_gaussian_epsilon(
+    delta: float,
+    iterations: int,
+    sampling_rate: float,
+    noise_multiplier: float,
+    discretization: float = SUBSAMPLED_DISCRETIZATION,
+) -> float:
+    """epsilon at ``delta`` of T composed Poisson-subsampled Gaussian mechanisms (rate q,
+    noise multiplier z) under replace-one neighbours: the T-fold self-composition of
+    dp-accounting's privacy loss distribution (pessimistic connect-the-dots
+    discretisation, an upper bound). Needs the optional package ``dp-accounting``."""
+    delta = check_open_unit("delta", delta)
+    T = check_int("iterations", iterations, 1, SUBSAMPLED_MAX_STEPS)
+    q = check_positive("sampling_rate", sampling_rate)
+    if q > 1.0:
+        raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
+    z = check_noise_multiplier(noise_multiplier, SUBSAMPLED_MIN_NOISE)
+    disc = check_discretization(discretization)
+    dpa = _dp_accounting()
+    from dp_accounting.pld import privacy_loss_distribution
+
+    # replace-one: a remove and an add loss, each within the unsubsampled Gaussian's range
+    what = f"DP-SGD at noise multiplier {z:g}"
+    check_points(2.0 * mechanism_points("gaussian", z, 1.0, disc), what, disc)
+    pld = privacy_loss_distribution.from_gaussian_mechanism(
+        z,
+        sampling_prob=q,
+        value_discretization_interval=disc,
+        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
+    )
+    check_points(self_composed_points(pld, T), f"{T} steps of {what}", disc)
+    return float(pld.self_compose(T, TRUNCATION).get_epsilon_for_delta(delta))

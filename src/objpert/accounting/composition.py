@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from objpert.certify.certificate import FORM_NAMES, Certificate, budget_text
+from objpert.certify.certificate import FORM_NAMES, Certificate, budget_text, certificate_from_dict
 from objpert.exceptions import ParameterError
 from objpert.special import log_over
 from objpert.validation import (
@@ -42,7 +42,6 @@ __all__ = [
     "Split",
     "advanced",
     "basic",
-    "certificate_from_dict",
     "compose",
     "split_budget",
 ]
@@ -221,27 +220,6 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
     b = _basic_split(epsilon, delta, k)
     a = _advanced_split(epsilon, delta, k)
     return a if a.epsilon_i > b.epsilon_i else b
-
-
-def certificate_from_dict(data: dict[str, Any]) -> Certificate:
-    """Inverse of :meth:`Certificate.to_dict` (which merges ``details`` into the top level).
-
-    Non-finite floats were written as ``None`` by ``to_dict`` and stay ``None``; the
-    round trip ``certificate_from_dict(c.to_dict()).to_dict() == c.to_dict()`` holds.
-    """
-    if not isinstance(data, dict):
-        raise ParameterError(f"a certificate must be a dict; got {type(data).__name__}")
-    own = {f.name for f in fields(Certificate)} - {"details", "reasons", "not_public"}
-    missing = sorted(own - set(data))
-    if missing:
-        raise ParameterError(f"certificate is missing keys {missing}")
-    kwargs = {k: data[k] for k in own}
-    kwargs["constants"] = dict(kwargs["constants"])
-    extra = ("reasons", "not_public")
-    details = {k: v for k, v in data.items() if k not in own and k not in extra}
-    reasons = tuple(str(r) for r in data.get("reasons", ()))
-    not_public = tuple(str(r) for r in data.get("not_public", ()))
-    return Certificate(**kwargs, details=details, reasons=reasons, not_public=not_public)
 
 
 @dataclass(frozen=True)
