@@ -136,7 +136,7 @@ def noisy_gd_epsilon(
 ) -> float:
     """epsilon at ``delta`` for T composed Gaussian mechanisms under ``accountant``:
     ``gdp`` (the inverse of :func:`noisy_gd_delta`), ``rdp`` (:func:`rdp_epsilon`) or
-    ``pld`` (:func:`pld_epsilon`); the old name ``exact`` is ``gdp``."""
+    ``pld`` (:func:`pld_epsilon`)."""
     name = continuous_accountant(accountant)
     if name == "gdp":
         T = check_int("iterations", iterations, 1)

@@ -91,9 +91,9 @@ def plan_amp(
     discrete Gaussian (:func:`~.discrete.grid_noise`, k = ``grid_bits``): sensitivity 2 gamma / mu +
     gamma_grid sqrt(d) (:func:`~.discrete.grid_sensitivity`), delta2 from Canonne, Kamath
     & Steinke (2020), Theorem 14 and Corollary 13; output_sigma is the smallest on-grid
-    scale with delta2 <= its share (``calibration="analytic"``; the old name ``"exact"``
-    is accepted) or the classical formula at the grid sensitivity (``"classical"``,
-    epsilon2 < 1; :func:`~.discrete.classical_grid_sigma`). Adaptive composition and
+    scale with delta2 <= its share (``calibration="analytic"``) or the classical formula
+    at the grid sensitivity (``"classical"``, epsilon2 < 1;
+    :func:`~.discrete.classical_grid_sigma`). Adaptive composition and
     post-processing give (epsilon1 + epsilon2, delta1 + delta2)-DP.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)

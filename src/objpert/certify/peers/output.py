@@ -110,10 +110,9 @@ def plan_output_perturbation(
     (:func:`output_sensitivity`: the tolerance term covers the solver's stopping error)
     plus gamma sqrt(d) for the rounding (:func:`~.discrete.grid_sensitivity`); delta from
     Canonne, Kamath & Steinke (2020), Theorem 14 and Corollary 13. sigma is the smallest
-    on-grid scale with delta <= target (``calibration="analytic"``; the old name
-    ``"exact"`` is accepted) or the classical formula at the grid sensitivity
-    (``"classical"``, epsilon < 1). ``mu`` defaults to :func:`default_output_mu`
-    (comparator radius ``radius``).
+    on-grid scale with delta <= target (``calibration="analytic"``) or the classical
+    formula at the grid sensitivity (``"classical"``, epsilon < 1). ``mu`` defaults to
+    :func:`default_output_mu` (comparator radius ``radius``).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
     g = inputs.gradient_bound

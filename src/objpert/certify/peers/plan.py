@@ -73,9 +73,8 @@ class PeerPlan:
     ``calibration`` is the Gaussian calibration of the published noise (``analytic`` or
     ``classical``: :data:`~.names.GAUSSIAN_CALIBRATIONS`), the accountant of ``noisy_gd``
     (``zcdp``, ``rdp`` or ``pld``: :data:`~.names.ACCOUNTANTS`) or the accountant of LOP
-    and LOP-Clip (``profile`` or ``kifer``: :data:`~.names.LOP_ACCOUNTANTS`); an
-    old name (``exact``) is replaced by the current one when the plan is made
-    (:func:`~.names.plan_calibration`). ``grid_bits`` is the public k of the grid of the
+    and LOP-Clip (``profile`` or ``kifer``: :data:`~.names.LOP_ACCOUNTANTS`).
+    ``grid_bits`` is the public k of the grid of the
     published noise (:func:`~.discrete.grid_noise`): the output noise of
     ``output_perturbation`` and ``amp`` and the gradient noise of ``noisy_gd`` are
     gamma N_Z(0, s^2) on gamma Z with gamma s = :func:`~.discrete.grid_sigma` (sigma)
