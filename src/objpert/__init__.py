@@ -7,29 +7,10 @@ following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
 (:mod:`objpert.exceptions`) is exported here.
 """
 
+from objpert import exceptions as _exceptions
 from objpert import forksafe as _forksafe  # noqa: F401 (installs the fork handlers)
 from objpert.certify import Certificate, Plan, problem
-from objpert.exceptions import (
-    BudgetExceededError,
-    CliError,
-    ClippingNotice,
-    ClusterError,
-    CryptoUnavailableError,
-    DataError,
-    DataTypeError,
-    ExternalPeerError,
-    IterationBudgetWarning,
-    LossError,
-    ModelFileError,
-    ObjpertError,
-    ParameterError,
-    PrivacyError,
-    PrivacyLeakWarning,
-    TestingSeedWarning,
-    ToleranceError,
-    UnreachableTargetError,
-    UnverifiedModelWarning,
-)
+from objpert.exceptions import *  # noqa: F403 (every error and warning class)
 from objpert.losses import get_loss, register_loss
 
 __version__ = "0.1.0"
@@ -56,37 +37,12 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "BudgetExceededError",
+    *_exceptions.__all__,
+    *_LAZY,
     "Certificate",
-    "CliError",
-    "ClippingNotice",
-    "ClusterError",
-    "CryptoUnavailableError",
-    "DataError",
-    "DataTypeError",
-    "ExternalPeerError",
-    "IterationBudgetWarning",
-    "LossError",
-    "ModelFileError",
-    "ObjpertError",
-    "ParameterError",
     "Plan",
-    "PrivacyAccountant",
-    "PrivacyError",
-    "PrivacyLeakWarning",
-    "PrivateLogisticRegression",
-    "PrivateRobustRegression",
-    "Release",
-    "TestingSeedWarning",
-    "ToleranceError",
-    "UnreachableTargetError",
-    "UnverifiedModelWarning",
     "__version__",
     "get_loss",
-    "load",
-    "perturbed_gradient_descent",
-    "plan",
     "problem",
     "register_loss",
-    "save",
 ]

@@ -53,6 +53,20 @@ __all__ = [
 ]
 
 
+class _Certified:
+    """The (epsilon, delta) a release's certificate gives."""
+
+    certificate: Any
+
+    @property
+    def epsilon(self) -> float:
+        return self.certificate.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.certificate.delta
+
+
 @dataclass(frozen=True)
 class _Released:
     """The fields of every release: the weights and everything that certifies them."""
@@ -67,20 +81,12 @@ class _Released:
 
 
 @dataclass(frozen=True)
-class Release(_Released):
+class Release(_Certified, _Released):
     """What a mechanism hands back: the weights (d,) and everything that certifies them.
 
     ``seconds`` and ``n_clipped`` are statistics of the private rows for the caller who
     holds the data (the timing is a side channel): not covered by the certificate. What
     a fitted model keeps is :meth:`certified`, without them."""
-
-    @property
-    def epsilon(self) -> float:
-        return self.certificate.epsilon
-
-    @property
-    def delta(self) -> float:
-        return self.certificate.delta
 
     def certified(self) -> CertifiedRelease:
         """The release without its statistics of the private rows (``seconds``,
@@ -102,7 +108,7 @@ class Release(_Released):
 
 
 @dataclass(frozen=True)
-class CertifiedRelease:
+class CertifiedRelease(_Certified):
     """A release as a fitted model keeps it (``releases_``): the weights (d,), the plan,
     the certificate, the iteration count (the plan's N) and whether a testing seed drew
     the noise. No statistic of the private rows: no clipping count, no timing."""
@@ -112,14 +118,6 @@ class CertifiedRelease:
     certificate: Any
     iterations: int
     seeded: bool
-
-    @property
-    def epsilon(self) -> float:
-        return self.certificate.epsilon
-
-    @property
-    def delta(self) -> float:
-        return self.certificate.delta
 
     def to_dict(self) -> dict[str, Any]:
         return {
