@@ -35,12 +35,18 @@ def plans():
 
 @pytest.mark.parametrize("name", registry.names())
 def test_every_registered_mechanism_plans_from_the_same_keywords(plans, name):
+    """Every registered mechanism plans from the same keywords, meets the target and
+    answers the common certificate interface."""
     plan = plans[name]
     assert isinstance(plan, registry.get(name).plan_type)
     cert = registry.get(name).certificate(plan)
     assert cert.epsilon <= PUBLIC["epsilon"] * (1 + 1e-9)
     assert cert.delta <= PUBLIC["delta"] * (1 + 1e-9)
-    if hasattr(cert, "certified"):
+    # the common certificate interface: epsilon, delta, certified, to_dict
+    assert set(cert.to_dict()) >= {"epsilon", "delta", "certified"}
+    if name == "qop":  # rests on unchecked assumptions, and fails a pair meeting them
+        assert cert.certified is False and any("docs/audit.md" in r for r in cert.reasons)
+    else:
         assert cert.certified is True
 
 

@@ -49,8 +49,26 @@ class QOPCertificate:
     reading: str
     assumptions: tuple[str, ...]
 
+    @property
+    def certified(self) -> bool:
+        """False: the guarantee rests on ``assumptions`` that cannot be checked without the
+        data (interpolation among them), and the audit found a neighbouring pair that meets
+        every one of them where delta(epsilon) = 1 for every epsilon (docs/audit.md, "QOP on
+        the canonical pair"). QOP is reproduced to be compared, not released."""
+        return False
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the certificate is not certified (the same for every QOP plan)."""
+        return (
+            "rests on assumptions objpert cannot check without the data: "
+            + "; ".join(self.assumptions),
+            "a pair meeting every listed assumption has delta(epsilon) = 1 (docs/audit.md)",
+        )
+
     def to_dict(self) -> dict:
         out = {k: to_json_value(v) for k, v in asdict(self).items()}
+        out["certified"] = self.certified
         out["epsilon_parts"] = {k: to_json_value(v) for k, v in self.epsilon_parts.items()}
         out["delta_parts"] = {k: to_json_value(v) for k, v in self.delta_parts.items()}
         out["assumptions"] = list(self.assumptions)
