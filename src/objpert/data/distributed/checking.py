@@ -276,6 +276,16 @@ def _check(
 # ---------------------------------------------------------------- the data contract
 
 
+def _client_and_timeout(X: Any, client: Any, timeout: float | None) -> tuple[Any, float]:
+    """The client and step timeout of a fit: a DaskEngine keeps its own client and, unless
+    ``timeout`` is given, its timeout; other input connects to ``client`` (bounded by the
+    timeout)."""
+    if getattr(X, "is_dask_engine", False):
+        return X.client, step_timeout(X.timeout if timeout is None else timeout)
+    timeout = step_timeout(timeout)
+    return get_client(client, timeout), timeout
+
+
 def for_plan_dask(
     X: Any,
     y: Any,
@@ -294,12 +304,7 @@ def for_plan_dask(
     ``partitions`` and ``timeout`` as in :func:`prepare_dask` (a DaskEngine input keeps its
     client and, by default, its timeout)."""
     zeta = check_positive("data_norm", zeta)
-    if getattr(X, "is_dask_engine", False):
-        client = X.client
-        timeout = step_timeout(X.timeout if timeout is None else timeout)
-    else:
-        timeout = step_timeout(timeout)
-        client = get_client(client, timeout)
+    client, timeout = _client_and_timeout(X, client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=False, timeout=timeout)
     if not inp.has_labels:
         raise DataError("labels are needed: give y (or an engine holding labels)")
@@ -348,12 +353,7 @@ def prepare_dask(
         c = check_positive(
             "intercept_scaling", data_norm if intercept_scaling is None else intercept_scaling
         )
-    if getattr(X, "is_dask_engine", False):
-        client = X.client
-        timeout = step_timeout(X.timeout if timeout is None else timeout)
-    else:
-        timeout = step_timeout(timeout)
-        client = get_client(client, timeout)
+    client, timeout = _client_and_timeout(X, client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=bool(c), timeout=timeout)
     if not inp.has_labels:
         raise DataError("labels are needed: give y")
