@@ -28,7 +28,8 @@ from objpert.audit.pairwise import (
 )
 from objpert.audit.planted import ExtraStepMap, NoiseScaledMap
 from objpert.audit.worst_pair import sphere_angles, sphere_point, worst_pair
-from objpert.certify import calibrate, theorem_c13
+from objpert.certify import theorem_c13
+from objpert.certify.calibration import calibrate
 from objpert.certify.gaussian import gaussian_profile
 from objpert.engines import GLMObjective
 from objpert.exceptions import ParameterError

@@ -13,7 +13,7 @@ import pytest
 from objpert.audit.maps import linear_plan
 from objpert.audit.pairwise import pairwise_profile
 from objpert.audit.planted import PLANTED_BUGS, doubled_plan, sample_clean
-from objpert.certify import calibrate
+from objpert.certify.calibration import calibrate
 from objpert.engines import GLMObjective
 from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, run_gradient_descent
 

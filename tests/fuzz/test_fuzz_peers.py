@@ -25,6 +25,7 @@ from objpert.accounting import gaussian_steps as gsteps
 from objpert.certify import gaussian as cgauss
 from objpert.certify import peers, qop
 from objpert.certify.peers import PeerPlan
+from objpert.certify.peers.calibrate import calibrate_peer
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("squared", "hinge", None)),
@@ -59,7 +60,7 @@ def test_peer_planners(method, data):
         kw["loss"] = "robust"
     loss = kw.pop("loss")
     n, d, zeta, eps, delta = (kw.pop(k) for k in ("n", "d", "zeta", "epsilon", "delta"))
-    ok, plan = outcome(peers.calibrate_peer, method, n, d, zeta, loss, eps, delta, **kw)
+    ok, plan = outcome(calibrate_peer, method, n, d, zeta, loss, eps, delta, **kw)
     if ok:
         assert isinstance(plan, PeerPlan)
         check_certificate(plan.certificate)

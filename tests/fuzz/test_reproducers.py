@@ -16,7 +16,8 @@ from scipy import sparse
 
 from objpert.accounting import composition
 from objpert.accounting.gaussian_steps import rdp_epsilon
-from objpert.certify import calibrate, problem, theorem41, theorem_c13
+from objpert.certify import problem, theorem41, theorem_c13
+from objpert.certify.calibration import calibrate
 from objpert.certify.gaussian import classical_gaussian_sigma, gaussian_profile
 from objpert.certify.peers import (
     default_output_mu,

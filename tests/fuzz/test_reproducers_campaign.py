@@ -208,8 +208,8 @@ def test_inverse_lower_gamma_inverts_the_lower_gamma_function():
 def test_a_target_delta_below_every_certificate_is_refused(delta, capsys):
     """test_fuzz_cli: ``calibrate --delta 5e-324`` was an internal error (certificates report
     at least 2.2e-308, so the plan never certified)."""
-    from objpert.certify import calibrate
-    from objpert.certify.peers import calibrate_peer
+    from objpert.certify.calibration import calibrate
+    from objpert.certify.peers.calibrate import calibrate_peer
     from objpert.cli import main
 
     with pytest.raises(ParameterError, match=r"at least 2\.225e-308") as err:

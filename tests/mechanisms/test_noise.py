@@ -38,6 +38,7 @@ from objpert.certify import gaussian as cgauss
 from objpert.certify import peers as cpeers
 from objpert.certify import qop as cqop
 from objpert.certify.gaussian import gaussian_profile
+from objpert.certify.peers.calibrate import calibrate_peer
 from objpert.exceptions import (
     CryptoUnavailableError,
     ParameterError,
@@ -356,7 +357,7 @@ def data(seed: int):
 
 @functools.cache
 def plan(method: str, **opts):
-    return cpeers.calibrate_peer(method, N, D, 1.0, "logistic", 1.0, 1e-5, **opts)
+    return calibrate_peer(method, N, D, 1.0, "logistic", 1.0, 1e-5, **opts)
 
 
 PUBLISHED = {
@@ -494,7 +495,7 @@ def test_the_grid_term_is_in_the_sensitivity():
 )
 def test_plans_certify_their_targets_on_the_grid(method, opts):
     eps = 0.5 if opts.get("calibration") == "classical" else 1.0
-    p = cpeers.calibrate_peer(method, N, D, 1.0, "logistic", eps, 1e-5, **opts)
+    p = calibrate_peer(method, N, D, 1.0, "logistic", eps, 1e-5, **opts)
     cert = p.certificate
     assert cert.certified and cert.delta <= 1e-5 and cert.epsilon <= eps * (1 + 1e-12)
     field = cpeers.DISCRETE_NOISE[method]

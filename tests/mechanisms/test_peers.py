@@ -30,6 +30,7 @@ from objpert.certify import calibration
 from objpert.certify import gaussian as cgauss
 from objpert.certify import peers as cpeers
 from objpert.certify.gaussian import gaussian_profile
+from objpert.certify.peers.calibrate import calibrate_peer
 from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.losses import get_loss
@@ -63,7 +64,7 @@ def problem(seed: int = 0):
 @functools.cache
 def plan_for(method: str, epsilon: float = EPS, **opts):
     merged = {**OPTS.get(method, {}), **opts}
-    return cpeers.calibrate_peer(method, N, D, 1.0, "logistic", epsilon, DELTA, **merged)
+    return calibrate_peer(method, N, D, 1.0, "logistic", epsilon, DELTA, **merged)
 
 
 def seeded(method, X, y, plan, seed, **kwargs):
@@ -139,11 +140,11 @@ def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
     assert plan.sigma == pytest.approx(sigma, rel=1e-10)
     assert plan.mu == pytest.approx(2 * 0.25 / (N * EPS), rel=1e-15)
     assert plan.certificate.constants["gradient_bound"] == c
-    sq = cpeers.calibrate_peer("lop_clip", 100, 3, 2.0, "squared", 2.0, 1e-6, clip=1.5)
+    sq = calibrate_peer("lop_clip", 100, 3, 2.0, "squared", 2.0, 1e-6, clip=1.5)
     assert sq.certificate.certified
     assert sq.mu == pytest.approx(2 * 1.0 * 4.0 / (100 * 2.0))
     with pytest.raises(ParameterError, match="L1"):
-        cpeers.calibrate_peer("lop", 100, 3, 2.0, "squared", 2.0, 1e-6)
+        calibrate_peer("lop", 100, 3, 2.0, "squared", 2.0, 1e-6)
 
 
 @pytest.mark.parametrize("sens", [1e-3, 1.0, 37.0])
@@ -336,15 +337,15 @@ def test_noisy_gd_accounting_against_dp_accounting():
 
 def test_dispatcher_refuses_unknown_methods_and_options():
     with pytest.raises(ParameterError, match="method"):
-        cpeers.calibrate_peer("dpsgd", N, D, 1.0, "logistic", EPS, DELTA)
+        calibrate_peer("dpsgd", N, D, 1.0, "logistic", EPS, DELTA)
     with pytest.raises(ParameterError, match="option"):
-        cpeers.calibrate_peer("lop", N, D, 1.0, "logistic", EPS, DELTA, clip=1.0)
+        calibrate_peer("lop", N, D, 1.0, "logistic", EPS, DELTA, clip=1.0)
     with pytest.raises(ParameterError):
-        cpeers.calibrate_peer("lop", N, D, 1.0, "logistic", EPS, 1.5)
+        calibrate_peer("lop", N, D, 1.0, "logistic", EPS, 1.5)
     with pytest.raises(ParameterError):
-        cpeers.calibrate_peer("noisy_gd", N, D, 1.0, "logistic", EPS, DELTA, accountant="moments")
+        calibrate_peer("noisy_gd", N, D, 1.0, "logistic", EPS, DELTA, accountant="moments")
     with pytest.raises(ParameterError, match="clip"):
-        cpeers.calibrate_peer("lop_clip", N, D, 1.0, "logistic", EPS, DELTA)  # clip is required
+        calibrate_peer("lop_clip", N, D, 1.0, "logistic", EPS, DELTA)  # clip is required
 
 
 @pytest.mark.parametrize("method", cpeers.METHODS)
@@ -376,9 +377,7 @@ def test_continuous_accountants_are_named_for_what_they_compute():
 
 
 def test_robust_loss_plan_carries_its_scale():
-    plan = cpeers.calibrate_peer(
-        "lop", 200, 3, 1.0, "robust", 2.0, 1e-6, loss_params={"scale": 0.5}
-    )
+    plan = calibrate_peer("lop", 200, 3, 1.0, "robust", 2.0, 1e-6, loss_params={"scale": 0.5})
     assert plan.loss_params == (("scale", 0.5),)
     assert plan.certificate.constants["gradient_bound"] == 0.5
 
@@ -559,11 +558,11 @@ def test_output_perturbation_release_is_the_minimiser_plus_noise():
 def test_amp_refuses_when_the_tolerance_is_not_met():
     X, y = problem()
     for opts in ({"gamma": 1e-30}, {"gamma": 1e-9, "max_iterations": 1}):
-        plan = cpeers.calibrate_peer("amp", N, D, 1.0, "logistic", EPS, DELTA, **opts)
+        plan = calibrate_peer("amp", N, D, 1.0, "logistic", EPS, DELTA, **opts)
         with pytest.raises(ToleranceError, match="tolerance"):
             seeded("amp", X, y, plan, 0)
     assert issubclass(ToleranceError, PrivacyError)
-    plan = cpeers.calibrate_peer("lop", N, D, 1.0, "logistic", EPS, DELTA, tolerance=1e-30)
+    plan = calibrate_peer("lop", N, D, 1.0, "logistic", EPS, DELTA, tolerance=1e-30)
     with pytest.raises(ToleranceError):
         seeded("lop", X, y, plan, 0)
 
@@ -624,7 +623,7 @@ def test_lop_clip_with_the_squared_loss_runs():
     X = rng.normal(size=(300, 3))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     targets = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=300)
-    plan = cpeers.calibrate_peer("lop_clip", 300, 3, 1.0, "squared", 3.0, 1e-5, clip=1.0, mu=0.05)
+    plan = calibrate_peer("lop_clip", 300, 3, 1.0, "squared", 3.0, 1e-5, clip=1.0, mu=0.05)
     release = seeded("lop_clip", X, targets, plan, 0)
     assert np.all(np.isfinite(release.weights))
 

@@ -21,7 +21,7 @@ from objpert.audit.pair_check import check_pairs
 from objpert.audit.pairwise import pairwise_profile
 from objpert.audit.planted import PLANTED_BUGS
 from objpert.audit.worst_pair import worst_pair
-from objpert.certify import calibrate
+from objpert.certify.calibration import calibrate
 from objpert.certify.plan import Plan
 
 __all__ = ["logistic_plan", "main", "pair_config", "planted_config", "planted_data", "shared_rows"]

@@ -8,7 +8,7 @@ certificate is about (replace-one, n public) and the sensitivity it gives a per-
 """
 
 from objpert.certify import gaussian, neighbours, theorem41, theorem_c13, utility
-from objpert.certify.calibration import Plan, calibrate, corollary_413, rederive_plan, tight
+from objpert.certify.calibration import Plan, corollary_413, rederive_plan, tight
 from objpert.certify.certificate import FORMS, Certificate
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity
@@ -20,7 +20,6 @@ __all__ = [
     "Certificate",
     "Plan",
     "ProblemConstants",
-    "calibrate",
     "corollary_413",
     "gaussian",
     "min_iterations",

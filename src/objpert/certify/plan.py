@@ -130,7 +130,7 @@ def rederive_plan(plan: Plan) -> Certificate:
     agree with the stored one. Returns the recomputed certificate.
     """
     if not isinstance(plan, Plan):
-        raise PrivacyError(f"expected a Plan (objpert.certify.calibrate); got {type(plan)!r}")
+        raise PrivacyError(f"expected a Plan (objpert.plan); got {type(plan)!r}")
     try:
         _check_fields(plan)
     except (ValueError, TypeError) as exc:

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from objpert.certify.calibration import Plan, calibrate
-from objpert.certify.peers import PeerPlan, calibrate_peer
+from objpert.certify.peers import PeerPlan
+from objpert.certify.peers.calibrate import calibrate_peer
 from objpert.certify.peers.dp_newton import DPNewtonPlan, plan_dp_newton
 from objpert.certify.peers.dp_sgd import DPSGDPlan, plan_dp_sgd
 from objpert.certify.qop import QOPPlan, qop_plan

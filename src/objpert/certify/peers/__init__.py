@@ -31,8 +31,8 @@ Wang 2018), :mod:`.discrete` (the grid and the discrete Gaussian); their composi
 conversions are in :mod:`objpert.accounting` (:mod:`~objpert.accounting.conversions`: zCDP
 to (epsilon, delta); :mod:`~objpert.accounting.gaussian_steps`: GDP, RDP and PLD
 composition of continuous Gaussian steps). The plan: :mod:`.plan` (:class:`PeerPlan`,
-:func:`certify_peer` and the builder every planner uses), :mod:`.calibrate`
-(:func:`calibrate_peer`), :mod:`.names` (the option names).
+:func:`certify_peer` and the builder every planner uses), :mod:`.calibrate` (the dispatch
+behind ``objpert.plan``), :mod:`.names` (the option names).
 
 Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.certify.certificate.Certificate`
 is recomputed from the plan's public fields by :func:`certify_peer`; a plan that does not
@@ -44,7 +44,6 @@ published added to a value: it stays continuous.
 """
 
 from objpert.certify.peers.amp import DEFAULT_OUTPUT_SHARE, plan_amp
-from objpert.certify.peers.calibrate import calibrate_peer
 from objpert.certify.peers.discrete import (
     GRID_BITS,
     GRID_BITS_RANGE,
@@ -108,7 +107,6 @@ __all__ = [
     "PeerPlan",
     "calibrate_discrete_gaussian",
     "calibrate_exact_lop",
-    "calibrate_peer",
     "certify_peer",
     "classical_grid_sigma",
     "default_output_mu",

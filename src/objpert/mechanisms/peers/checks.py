@@ -25,8 +25,7 @@ def check_peer_plan(plan: Any, method: str) -> Certificate:
     recomputed one, or one whose certificate exceeds its target."""
     if not isinstance(plan, PeerPlan):
         raise PrivacyError(
-            f"expected a PeerPlan for {method!r} (objpert.certify.peers.calibrate_peer); "
-            f"got {type(plan).__name__}"
+            f"expected a PeerPlan for {method!r} (objpert.plan); got {type(plan).__name__}"
         )
     if plan.method != method:
         raise PrivacyError(f"this release needs a {method!r} plan; got a {plan.method!r} plan")
