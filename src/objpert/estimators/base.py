@@ -60,6 +60,7 @@ from objpert.estimators.bounds import (
     bound_features,
     clip_for_prediction,
     finish_fit,
+    pipeline_row_bound,
     public_zeta,
 )
 from objpert.estimators.selection import SelectionGuard
@@ -295,6 +296,8 @@ class FitSettings:
     composition: str = "split"  # how the releases of one fit compose (COMPOSITIONS)
     engine: str = "auto"  # where the steps run (engines.factory.ENGINES): rounding only
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
+    # data_norm declared by the bounded steps before the estimator in a Pipeline
+    data_norm_from_pipeline: bool = field(default=False, compare=False)
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -394,6 +397,18 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
                 else check_bounds(self.feature_bounds, "feature_bounds")
             ),
         )  # fmt: skip
+
+    def _fit_settings(self) -> FitSettings:
+        """The public settings of this fit: the parameters and, when neither ``data_norm``
+        nor ``feature_bounds`` is set, the row-norm bound that the bounded steps before
+        this estimator in a fitting ``Pipeline`` declare (:func:`.bounds.pipeline_row_bound`;
+        public, so nothing is read from the rows)."""
+        p = self._public_constants()
+        if p.data_norm is None and p.feature_bounds is None:
+            bound = pipeline_row_bound(self)
+            if bound is not None:
+                p = replace(p, data_norm=bound, data_norm_from_pipeline=True)
+        return p
 
     def _bound_features(
         self, X: Any, p: FitSettings
@@ -505,6 +520,8 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         self.n_iter_ = np.array([r.iterations for r in releases], dtype=np.int64)
         self.releases_ = [r.certified() for r in releases]  # no clipping count, no timing
         self.seeded_ = any(r.seeded for r in releases)
+        # the row bound the bounded steps before it declared (public; saved as data_norm)
+        self.pipeline_data_norm_ = p.data_norm if p.data_norm_from_pipeline else None
         if cal.method == "single":
             self.plan_ = plan
             self.certificate_ = replace(releases[0].certificate, not_public=not_public)

@@ -12,6 +12,7 @@ public. With ``feature_bounds`` the features are clipped to their bounds and map
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,11 +25,17 @@ import numpy as np
 from objpert.certify.budget import ceiling
 from objpert.data import as_feature_matrix
 from objpert.data.contract import row_norms, total_norm
-from objpert.exceptions import DataError, IterationBudgetWarning, PrivacyLeakWarning
+from objpert.exceptions import (
+    DataError,
+    IterationBudgetWarning,
+    ParameterError,
+    PrivacyLeakWarning,
+)
 from objpert.preprocessing.bounded import (
     check_bounds,
     clip_to_bounds,
     clipping_notice,
+    row_norm_bound,
     scale_to_unit,
 )
 
@@ -43,6 +50,7 @@ __all__ = [
     "clip_for_prediction",
     "finish_fit",
     "fit_statistics",
+    "pipeline_row_bound",
     "public_zeta",
 ]
 
@@ -74,6 +82,34 @@ def _warn_data_norm(norm: float) -> None:
         PrivacyLeakWarning,
         stacklevel=5,
     )
+
+
+def pipeline_row_bound(estimator: Any) -> float | None:
+    """The public row-norm bound of what the steps before ``estimator`` output, while it is
+    being fitted as the last step of a scikit-learn ``Pipeline`` (however built: nested,
+    in a search) whose last transforming step declares one
+    (:func:`objpert.preprocessing.row_norm_bound`: objpert's bounded transformers, alone
+    or in a ``ColumnTransformer``, ``FeatureUnion`` or ``Pipeline``); None otherwise. The
+    bound follows from the transformers' parameters, never from the rows."""
+    from sklearn.pipeline import Pipeline
+
+    target, frame = estimator, sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "sklearn.pipeline":
+            pipe = frame.f_locals.get("self")
+            if isinstance(pipe, Pipeline) and pipe.steps and pipe.steps[-1][1] is target:
+                transforming = [
+                    step for _, step in pipe.steps[:-1]
+                    if step is not None and not (isinstance(step, str) and step == "passthrough")
+                ]  # fmt: skip
+                if transforming:
+                    try:
+                        return row_norm_bound(transforming[-1])
+                    except ParameterError:  # a step that declares no bound
+                        return None
+                target = pipe  # its input is the outer pipeline's: look further out
+        frame = frame.f_back
+    return None
 
 
 def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...], int]:

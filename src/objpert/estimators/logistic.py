@@ -48,9 +48,11 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         scaling of ``feature_bounds``. None: sqrt(n_features) with ``feature_bounds``;
         without them, the largest row norm of the training rows, read from the data
         (:class:`objpert.PrivacyLeakWarning`, ``"data norm"`` in
-        ``certificate_.not_public``). In a pipeline after bounded preprocessing, set it
-        to :func:`objpert.preprocessing.row_norm_bound` of the preprocessing (which
-        :func:`objpert.preprocessing.private_pipeline` does).
+        ``certificate_.not_public``), unless the estimator is the last step of a
+        scikit-learn ``Pipeline`` whose last transforming step declares a bound (objpert's
+        bounded transformers, alone or in a ``ColumnTransformer`` or ``FeatureUnion``):
+        then that bound (:func:`objpert.preprocessing.row_norm_bound`), public, recorded
+        in ``pipeline_data_norm_`` and saved as ``data_norm``.
     fit_intercept : bool, default=True
         Append a constant column of value c = ``intercept_scaling`` (after clipping); the
         certificate then uses zeta = sqrt(data_norm^2 + c^2).
@@ -155,6 +157,9 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
+    pipeline_data_norm_ : float or None
+        The row-norm bound declared by the bounded steps before the estimator in a
+        ``Pipeline`` (see ``data_norm``); None when the fit did not take it from them.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -234,7 +239,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         certifies the target. Dask arrays or DataFrames (or any X with ``client`` set) are
         fitted on the cluster; see docs/dask.md.
         """
-        p = self._public_constants()
+        p = self._fit_settings()
         declared = p.classes
         if declared is not None:  # the releases are known before the data are read
             self._check_budget(X, p, 1 if len(declared) == 2 else len(declared))

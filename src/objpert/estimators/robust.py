@@ -59,6 +59,8 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     max_iterations_used_ : int
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
+    pipeline_data_norm_ : float or None
+        As for :class:`PrivateLogisticRegression`.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names (pandas).
@@ -123,7 +125,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     def fit(self, X, y):
         """Release the model for (X, y) (real targets). Errors and Dask input as in
         :meth:`PrivateLogisticRegression.fit`."""
-        p = self._public_constants()
+        p = self._fit_settings()
         self._check_budget(X, p, 1)  # before the data are read
         if self._on_cluster(X, y):
             prepared = self._prepare_dask(X, y, "real", p)

@@ -55,6 +55,8 @@ def _params(model: Any) -> dict[str, Any]:
     params = model.get_params(deep=False)
     for name in ("accountant", "client", "step_timeout"):
         params[name] = None  # the caller's ledger and cluster: not part of the model
+    if params.get("data_norm") is None and getattr(model, "pipeline_data_norm_", None):
+        params["data_norm"] = model.pipeline_data_norm_  # declared by the pipeline's steps
     rs = params.get("random_state")
     if rs is not None and not (isinstance(rs, int | np.integer) and not isinstance(rs, bool)):
         params["random_state"] = None  # a Generator/RandomState: its state is not saved

@@ -1,0 +1,144 @@
+"""Declared bounds flow to the estimator: after objpert's bounded steps in a scikit-learn
+Pipeline (however it is built), a private estimator without data_norm takes its row-norm
+bound from those steps' parameters, reads nothing from the rows, and saves it declared."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from objpert import PrivacyLeakWarning, PrivateLogisticRegression, PrivateRobustRegression
+from objpert.persistence import load, save
+from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler, row_norm_bound
+
+N = 400
+CATEGORIES = [["month", "year"], ["card", "transfer", "check"]]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({
+        "tenure": rng.integers(0, 73, N),
+        "charges": rng.uniform(18, 120, N),
+        "contract": rng.choice(CATEGORIES[0], N),
+        "payment": rng.choice(CATEGORIES[1], N),
+    })  # fmt: skip
+    y = ((df["contract"] == "month") * 1.0 - df["tenure"] / 36 > 0).astype(int).to_numpy()
+    return df, y
+
+
+def _columns() -> ColumnTransformer:
+    return ColumnTransformer([
+        ("numbers", BoundedScaler([(0, 72), (0, 150)]), ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
+
+
+def _model(**kw):
+    return PrivateLogisticRegression(
+        epsilon=2.0, delta=1e-6, classes=[0, 1], max_iter=300, random_state=1, **kw
+    )
+
+
+def _fit_quietly(model, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # nothing read from the rows
+        warnings.filterwarnings("ignore", message=".*seed.*")
+        return model.fit(X, y)
+
+
+def test_a_column_transformer_declares_the_bound_the_estimator_uses(frame):
+    df, y = frame
+    pipe = _fit_quietly(make_pipeline(_columns(), _model()), df, y)
+    model = pipe[-1]
+    bound = row_norm_bound(_columns())
+    assert bound == pytest.approx(2.0)  # sqrt(2 scaled columns + 2 one-hot columns)
+    assert model.pipeline_data_norm_ == bound
+    assert model.certificate_.not_public == ()
+    # the same release as an estimator told the bound, on the transformed rows
+    Xt = pipe[0].transform(df)
+    direct = _fit_quietly(_model(data_norm=bound), Xt, y)
+    assert direct.plan_ == model.plan_
+    np.testing.assert_array_equal(direct.coef_, model.coef_)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda m: Pipeline([("pre", _columns()), ("model", m)]),
+        lambda m: Pipeline([("pre", _columns()), ("noop", "passthrough"), ("model", m)]),
+        lambda m: make_pipeline(_columns(), make_pipeline("passthrough", m)),
+        lambda m: make_pipeline(
+            ColumnTransformer(
+                [
+                    (
+                        "u",
+                        FeatureUnion(
+                            [("a", BoundedScaler([(0, 72)])), ("b", BoundedScaler([(0, 72)]))]
+                        ),
+                        ["tenure"],
+                    ),
+                ]
+            ),
+            m,
+        ),  # fmt: skip
+    ],
+)
+def test_however_the_pipeline_is_built(frame, build):
+    df, y = frame
+    pipe = _fit_quietly(build(_model()), df, y)
+    model = pipe[-1] if not isinstance(pipe[-1], Pipeline) else pipe[-1][-1]
+    assert model.pipeline_data_norm_ is not None and model.certificate_.not_public == ()
+
+
+def test_in_a_search_the_refitted_model_declares_it_too(frame):
+    df, y = frame
+    search = GridSearchCV(make_pipeline(_columns(), _model()),
+                          {"privatelogisticregression__alpha": [0.5, 1.0]}, cv=2)  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(df, y)
+    leaks = [w for w in caught if "data norm" in str(w.message) or "row norm" in str(w.message)]
+    assert leaks == []
+    assert search.best_estimator_[-1].pipeline_data_norm_ == pytest.approx(2.0)
+
+
+def test_a_step_without_a_public_bound_still_reads_it_and_says_so(frame):
+    df, y = frame
+    X = df[["tenure", "charges"]].to_numpy(float)
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        pipe = make_pipeline(StandardScaler(), _model()).fit(X, y)
+    assert pipe[-1].pipeline_data_norm_ is None
+    assert "data norm" in pipe[-1].certificate_.not_public
+
+
+def test_a_declared_data_norm_wins_and_outside_a_pipeline_nothing_changes(frame):
+    df, y = frame
+    pipe = _fit_quietly(make_pipeline(_columns(), _model(data_norm=3.0)), df, y)
+    assert pipe[-1].pipeline_data_norm_ is None
+    assert pipe[-1].plan_.zeta == pytest.approx(math.hypot(3.0, 3.0))  # intercept c = 3
+    Xt = _columns().fit(df).transform(df)
+    with pytest.warns(PrivacyLeakWarning):
+        alone = PrivateRobustRegression(max_iter=200, random_state=0).fit(Xt, y * 1.0)
+    assert alone.pipeline_data_norm_ is None
+
+
+def test_the_saved_model_declares_the_bound(frame, tmp_path):
+    df, y = frame
+    model = _fit_quietly(make_pipeline(_columns(), _model()), df, y)[-1]
+    path = save(model, tmp_path / "m.json", key=b"k" * 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = load(path, key=b"k" * 16)
+    assert loaded.get_params()["data_norm"] == pytest.approx(2.0)
+    assert loaded.certificate_.not_public == ()
+    np.testing.assert_array_equal(loaded.coef_, model.coef_)
