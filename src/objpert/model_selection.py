@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from objpert.certify.certificate import budget_text
 from objpert.data import is_dask
 from objpert.exceptions import DataError, ParameterError, TestingSeedWarning
 from objpert.mechanisms.exponential import exponential_mechanism
@@ -77,13 +78,27 @@ class SelectionCertificate:
             "not_public": list(self.not_public),
         }
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
+        """What :func:`str` prints: the guarantee in a few lines."""
+        return str(self)
+
+    def __repr__(self) -> str:
+        """One line: the selection and its totals (``to_dict`` has every candidate)."""
         return (
-            f"(epsilon={self.epsilon:.4g}, delta={self.delta:.3g})-DP selection among "
-            f"{len(self.candidates)} candidates ({self.method}); selection epsilon "
-            f"{self.selection_epsilon:.4g}; certified: {self.certified}"
-            + (f"; not covered: {', '.join(self.not_public)}" if self.not_public else "")
+            f"SelectionCertificate(candidates={len(self.candidates)}, epsilon={self.epsilon!r}, "
+            f"delta={self.delta!r}, certified={self.certified})"
         )
+
+    def __str__(self) -> str:
+        status = "certified" if self.certified else "NOT certified"
+        lines = [
+            f"{budget_text(self.epsilon, self.delta)}, {status} (private selection among "
+            f"{len(self.candidates)} candidates, each on its own part of the rows)",
+            f"  {self.method}; selection epsilon {self.selection_epsilon:.4g}",
+        ]
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
 
 
 def split_sizes(n: int, parts: int) -> tuple[int, ...]:

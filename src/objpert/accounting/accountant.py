@@ -19,6 +19,7 @@ from typing import Any
 
 from objpert.accounting import pld as pldlib
 from objpert.accounting.composition import ComposedCertificate, certificate_from_dict
+from objpert.certify.certificate import budget_text
 from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
 from objpert.validation import check_open_unit, check_positive
 
@@ -99,6 +100,39 @@ class AccountedCertificate:
     @property
     def covers_structure(self) -> bool:
         return not self.not_public
+
+    def __repr__(self) -> str:
+        """One line: the composition and its totals (``to_dict`` has every step)."""
+        return (
+            f"AccountedCertificate(method={self.method!r}, steps={len(self.steps)}, "
+            f"epsilon={self.epsilon!r}, delta={self.delta!r}, certified={self.certified})"
+        )
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self, max_steps: int = 10) -> str:
+        """A few lines: the guarantee, how it is composed, the budget (when there is one),
+        each step (at most ``max_steps``) and what is not covered."""
+        status = "certified" if self.certified else "NOT certified"
+        k = len(self.steps)
+        lines = [
+            f"{budget_text(self.epsilon, self.delta)}, {status} (privacy-loss distributions "
+            f"of {k} step{'s' if k != 1 else ''} composed, grid {self.discretization:g})"
+        ]
+        if math.isfinite(self.budget_epsilon):
+            lines.append(
+                f"  budget {budget_text(self.budget_epsilon, self.budget_delta)}: delta at "
+                f"the budget's epsilon {self.delta_at_budget:.3g}"
+            )
+        for i, s in enumerate(self.steps[:max_steps], 1):
+            releases = sum(x.count for x in s.losses)
+            lines.append(f"  step {i}: {s.name} ({releases} release{'s' if releases != 1 else ''})")
+        if k > max_steps:
+            lines.append(f"  ... {k - max_steps} more steps")
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         def num(v: float) -> float | None:

@@ -273,6 +273,10 @@ class ComposedCertificate:
             f"delta={self.delta!r}, certified={self.certified})"
         )
 
+    def summary(self) -> str:
+        """What :func:`str` prints: the guarantee in a few lines."""
+        return str(self)
+
     def __str__(self) -> str:
         """A few lines: the total, the releases (one line when they are alike, else one
         line each, at most ten), why any failed (at most five reasons), and what it does
@@ -283,25 +287,26 @@ class ComposedCertificate:
             f"of {self.k} release{'s' if self.k != 1 else ''})"
         ]
         pairs = [budget_text(e, d) for e, d in zip(self.epsilon_i, self.delta_i, strict=True)]
-        runs = {(c.form, c.truncation, c.iterations, f"{c.sigma:.4g}") for c in self.certificates}
+        runs = {_release_text(c) for c in self.certificates}
         if len(set(pairs)) == 1 and len(runs) == 1:
             c = self.certificates[0]
             each = f"(epsilon_i, delta_i) = ({c.epsilon:.4g}, {c.delta:.4g})"
             head = "the release" if self.k == 1 else f"{self.k} releases, each"
             lines.append(
-                f"  {head} {each}{'' if c.certified else ' NOT certified'} "
-                f"({FORM_NAMES.get(c.form, c.form)}, N = {c.iterations}, sigma = {c.sigma:.4g})"
+                f"  {head} {each}{'' if c.certified else ' NOT certified'} ({_release_text(c)})"
             )
         else:
             shown = list(zip(pairs, self.certificates, strict=True))[:10]
             for i, (pair, c) in enumerate(shown, 1):
                 mark = "" if c.certified else ", NOT certified"
-                lines.append(f"  release {i}: {pair}, N = {c.iterations}{mark}")
+                lines.append(f"  release {i}: {pair} ({_release_text(c)}){mark}")
             if self.k > len(shown):
                 lines.append(f"  ... {self.k - len(shown)} more releases")
         if self.method == "advanced":
             lines.append(f"  delta' slack of the advanced composition: {self.delta_slack:.3g}")
-        failed = dict.fromkeys(" ".join(r.split()) for c in self.certificates for r in c.reasons)
+        failed = dict.fromkeys(
+            " ".join(r.split()) for c in self.certificates for r in getattr(c, "reasons", ())
+        )
         lines += [f"  not certified: {r}" for r in list(failed)[:5]]
         if self.not_public:
             lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
@@ -375,3 +380,15 @@ def compose(
     return ComposedCertificate(
         method, total_eps, total_delta, eps, dels, k, slack, certs, tuple(not_public)
     )
+
+
+def _release_text(cert: Any) -> str:
+    """What one composed release is, in a few words: a single release's form, steps and
+    noise; a composed one's own composition."""
+    if isinstance(cert, Certificate):
+        return (
+            f"{FORM_NAMES.get(cert.form, cert.form)}, N = {cert.iterations}, "
+            f"sigma = {cert.sigma:.4g}"
+        )
+    k = getattr(cert, "k", None)
+    return f"{getattr(cert, 'method', type(cert).__name__)} composition of {k} releases"

@@ -98,6 +98,10 @@ class Certificate:
             f"truncation={self.truncation!r})"
         )
 
+    def summary(self) -> str:
+        """What :func:`str` prints: the guarantee in a few lines."""
+        return str(self)
+
     def __str__(self) -> str:
         """A few lines: the guarantee, how it splits, and what it does not cover."""
         status = "certified" if self.certified else "NOT certified"
