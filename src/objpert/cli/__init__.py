@@ -12,6 +12,7 @@ one line as an internal error).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 
@@ -76,8 +77,24 @@ OPTIONAL_EXTRAS = {
 }
 
 
+#: Flags whose value may start with "-" (a negative bound first): "--flag -3:3" is read
+#: as "--flag=-3:3" (argparse would take "-3:3" for an option).
+NEGATIVE_VALUE_FLAGS = ("--feature-bounds",)
+
+
+def _join_negative_values(argv: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1] in NEGATIVE_VALUE_FLAGS and re.match(r"-[\d.]", token):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
         args = build_parser().parse_args(argv)
         return args.func(args)
     except (CliError, ObjpertError, OSError) as err:

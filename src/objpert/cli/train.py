@@ -167,6 +167,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         save(model, args.out, key=key)
         payload["model"] = args.out
         payload["signed"] = key is not None or _env_key_set()
+        if not payload["signed"]:
+            warn(
+                f"{args.out} is unsigned: anyone can change it without detection; give "
+                "--key-file FILE (or set OBJPERT_MODEL_KEY) to sign it"
+            )
     # statistics of the private rows: the terminal only (stderr), labelled; never in --json
     console(stderr=True).print(
         kv_table(
