@@ -267,8 +267,25 @@ def count_nonfinite(values: np.ndarray) -> int:
     return bad
 
 
-def nonfinite_error(count: int) -> DataError:
-    return DataError(f"X has {count} non-finite values (NaN or inf); impute or drop them first")
+def nonfinite_error(count: int, where: str = "") -> DataError:
+    """The refusal of X with ``count`` NaN or inf entries (``where``: the first one)."""
+    at = f", the first {where}" if where else ""
+    return DataError(f"X has {count} non-finite values (NaN or inf){at}; impute or drop them first")
+
+
+def first_nonfinite(M: np.ndarray | sparse.csr_matrix, columns: Any = None) -> str:
+    """Where the first NaN or inf of M is: its row (counting from 0) and column (by name
+    when ``columns`` names them). Called on the error path only."""
+    if sparse.issparse(M):
+        coo = M.tocoo()
+        bad = ~np.isfinite(coo.data)
+        rows, cols = coo.row[bad], coo.col[bad]
+        first = int(np.lexsort((cols, rows))[0])
+        row, col = int(rows[first]), int(cols[first])
+    else:
+        row, col = (int(v) for v in np.argwhere(~np.isfinite(M))[0])
+    name = repr(str(columns[col])) if columns is not None and col < len(columns) else str(col)
+    return f"at row {row} (counting from 0), column {name}"
 
 
 def norm_error(count: int, zeta: float) -> DataError:
@@ -314,7 +331,7 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
         raise DataError(f"X must have at least one row and one column; got shape {M.shape}")
     bad = count_nonfinite(values)
     if bad:
-        raise nonfinite_error(bad)
+        raise nonfinite_error(bad, first_nonfinite(M, getattr(X, "columns", None)))
     return M
 
 
