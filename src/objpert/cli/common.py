@@ -449,7 +449,13 @@ def read_model(path: str, key: bytes | None, max_bytes: int | None = None):
     ``max_bytes`` (None: the library's limit) before it is read."""
     from objpert.persistence import read
 
-    return read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
+    loaded = read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
+    if not hasattr(loaded.model, "coef_"):  # a pipeline file
+        raise CliError(
+            f"{path} is a pipeline file: the command line reads estimator files; load it in "
+            "Python (objpert.load(path).predict(frame))"
+        )
+    return loaded
 
 
 def one_line(text: str, limit: int = 2000) -> str:

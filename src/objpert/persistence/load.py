@@ -435,6 +435,10 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     model.plan_ = plans[0] if releases == 1 else plans
     model.certificate_ = certificate
     model.seeded_ = bool(any(seeded))
+    if "preprocessing" in payload:  # a pipeline: its declared steps, then the estimator
+        from objpert.persistence.pipeline_file import rebuild
+
+        return rebuild(payload["preprocessing"], model)
     return model
 
 

@@ -92,6 +92,15 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     Refuses (:class:`ModelFileError`) a model whose file would not load: unfitted, of
     another class, or whose parameters no longer match its fitted plans (``set_params``
     after ``fit``)."""
+    from sklearn.pipeline import Pipeline
+
+    preprocessing = None
+    if isinstance(model, Pipeline):  # its declared steps, then its estimator
+        from objpert.persistence.pipeline_file import encode_preprocessing
+
+        preprocessing, model = encode_preprocessing(model)
+        if not hasattr(model, "coef_"):
+            raise ModelFileError("this pipeline is not fitted: call fit before save")
     name = type(model).__name__
     if _ESTIMATORS.get(name) is not type(model):
         raise ModelFileError(
@@ -119,6 +128,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         "releases": _release_records(model, plans),
         "certificate": _jsonable(cert.to_dict()),
     }
+    if preprocessing is not None:
+        payload["preprocessing"] = preprocessing
     payload = _normal(payload)
     try:
         check_tree(payload)  # what load refuses (a seed of 400 digits) is not written
@@ -127,6 +138,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     try:  # the file must load: the params must still be those the plans were fitted with
         _rebuild(payload, VERSION)
     except ModelFileError as exc:
+        if preprocessing is not None and "preprocessing" in str(exc):
+            raise ModelFileError(f"cannot save this pipeline: {exc}") from None
         raise ModelFileError(
             f"cannot save this {name}: its parameters no longer match its fitted plans "
             f"({exc}); were they changed with set_params after fit? Refit the model, or "

@@ -1,0 +1,198 @@
+"""A fitted pipeline in a model file: the preprocessing steps as their declared parameters.
+
+A scikit-learn ``Pipeline`` whose steps are objpert's bounded transformers
+(:class:`~objpert.preprocessing.BoundedScaler`,
+:class:`~objpert.preprocessing.BoundedOneHotEncoder`,
+:class:`~objpert.preprocessing.BoundedBinner`), alone or in a ``ColumnTransformer`` (columns
+by name or position), a ``FeatureUnion`` or a nested ``Pipeline``, and ends in an objpert
+estimator, is saved as the estimator's file with one more key, ``preprocessing``: each
+step's declared bounds, category lists and bin edges and the input's column names. Their
+fit reads nothing but the width and the names of the input, so the file holds all of the
+pipeline; :func:`rebuild` refits the steps on one synthetic row made of the declared
+values only (the declared parameters are re-checked as any fit checks them).
+
+A step that reads statistics of the data (scikit-learn's ``StandardScaler``, a
+``OneHotEncoder`` whose categories come from the rows) or whose output has a private part
+(:class:`~objpert.preprocessing.PrivateFeatureBounds`, its released bounds) is refused at
+save with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from objpert.exceptions import ModelFileError
+from objpert.persistence.fileformat import quote_value
+
+__all__ = ["encode_preprocessing", "rebuild"]
+
+_KEEP = ("passthrough", "drop")
+
+
+def _types() -> dict[str, type]:
+    from objpert.preprocessing import BoundedBinner, BoundedOneHotEncoder, BoundedScaler
+
+    return {c.__name__: c for c in (BoundedScaler, BoundedOneHotEncoder, BoundedBinner)}
+
+
+def _columns(value: Any) -> list[Any]:
+    """A ColumnTransformer's column selection as a JSON list of names or positions."""
+    items = [value] if isinstance(value, str | int | np.integer) else value
+    try:
+        out = [v if isinstance(v, str) else int(v) for v in items]
+    except TypeError:
+        out = None
+    if out is None or any(isinstance(v, bool) for v in items):
+        raise ModelFileError(
+            f"cannot save a column selection {quote_value(value)}: give column names or positions"
+        )
+    return out
+
+
+def encode_step(step: Any) -> Any:
+    """One preprocessing step as JSON: its type and declared parameters."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if step is None or (isinstance(step, str) and step in _KEEP):
+        return "passthrough" if step is None else step
+    name = type(step).__name__
+    if _types().get(name) is type(step):
+        return {"type": name, "params": _plain(step.get_params(deep=False))}
+    if isinstance(step, Pipeline):
+        return {"type": "Pipeline", "steps": [[n, encode_step(s)] for n, s in step.steps]}
+    if isinstance(step, FeatureUnion):
+        parts = [[n, encode_step(t)] for n, t in step.transformer_list]
+        return {"type": "FeatureUnion", "transformer_list": parts}
+    if isinstance(step, ColumnTransformer):
+        return {
+            "type": "ColumnTransformer",
+            "transformers": [[n, encode_step(t), _columns(c)] for n, t, c in step.transformers],
+            "remainder": encode_step(step.remainder),
+        }
+    if name == "PrivateFeatureBounds":
+        raise ModelFileError(
+            "cannot save a pipeline with PrivateFeatureBounds yet: save its released bounds_ "
+            "as a BoundedScaler(bounds=...) in their place"
+        )
+    raise ModelFileError(
+        f"cannot save a pipeline step {name}: it is not one of objpert's bounded "
+        "transformers, so what it does may depend on statistics of the private rows; use "
+        "BoundedScaler, BoundedOneHotEncoder or BoundedBinner with public parameters"
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Parameters as JSON values (tuples and arrays to lists, numpy scalars to Python)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def encode_preprocessing(pipeline: Any) -> tuple[dict[str, Any], Any]:
+    """The ``preprocessing`` entry of a fitted pipeline's file, and its estimator (a
+    pipeline ending in a pipeline is read as one: the inner steps follow the outer)."""
+    from sklearn.pipeline import Pipeline
+
+    steps: list[tuple[str, Any]] = []
+    last = pipeline
+    while isinstance(last, Pipeline):  # "passthrough" steps pass their input on: left out
+        steps += [(n, s) for n, s in last.steps[:-1] if s is not None and s != "passthrough"]
+        final, last = last.steps[-1]
+    if not steps:
+        raise ModelFileError("the pipeline has no preprocessing step: save its estimator")
+    names = getattr(pipeline, "feature_names_in_", None)
+    first = pipeline[0]
+    spec = {
+        "steps": [[n, encode_step(s)] for n, s in steps],
+        "final": final,
+        "columns": None if names is None else [str(c) for c in names],
+        "n_features_in": int(first.n_features_in_) if hasattr(first, "n_features_in_") else None,
+    }
+    return spec, last
+
+
+def _decode(spec: Any) -> Any:
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(spec, str) and spec in _KEEP:
+        return spec
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ModelFileError(f"malformed preprocessing step {quote_value(spec)}")
+    kind = spec["type"]
+    if kind in _types():
+        params = spec.get("params")
+        if not isinstance(params, dict):
+            raise ModelFileError(f"{kind}: params must be a JSON object")
+        return _types()[kind](**params)
+    if kind == "Pipeline":
+        return Pipeline([(str(n), _decode(s)) for n, s in spec["steps"]])
+    if kind == "FeatureUnion":
+        return FeatureUnion([(str(n), _decode(t)) for n, t in spec["transformer_list"]])
+    if kind == "ColumnTransformer":
+        parts = [(str(n), _decode(t), c) for n, t, c in spec["transformers"]]
+        return ColumnTransformer(parts, remainder=_decode(spec["remainder"]))
+    raise ModelFileError(f"unknown preprocessing step {quote_value(kind)}")
+
+
+def _first_categories(step: Any, columns: list[Any], out: dict[Any, Any]) -> None:
+    """A declared category for every input column a one-hot encoder reads directly (so a
+    synthetic row of declared values encodes without an unknown category)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from objpert.preprocessing import BoundedOneHotEncoder
+
+    if isinstance(step, BoundedOneHotEncoder):
+        for col, cats in zip(columns, step.categories, strict=False):
+            out.setdefault(col, next(iter(cats)))
+    elif isinstance(step, Pipeline) and step.steps:
+        _first_categories(step.steps[0][1], columns, out)
+    elif isinstance(step, FeatureUnion):
+        for _, t in step.transformer_list:
+            _first_categories(t, columns, out)
+    elif isinstance(step, ColumnTransformer):
+        for _, t, cols in step.transformers:
+            chosen = [columns[c] if isinstance(c, int) else c for c in _columns(cols)]
+            _first_categories(t, chosen, out)
+
+
+def rebuild(spec: Any, estimator: Any) -> Any:
+    """The fitted pipeline of a file's ``preprocessing`` entry and its loaded estimator."""
+    import pandas as pd
+    from sklearn.pipeline import Pipeline
+
+    from objpert.preprocessing import row_norm_bound
+
+    if not isinstance(spec, dict) or not isinstance(spec.get("steps"), list):
+        raise ModelFileError("preprocessing must be an object with a list of steps")
+    steps = [(str(n), _decode(s)) for n, s in spec["steps"]]
+    names, width = spec.get("columns"), spec.get("n_features_in")
+    columns = list(names) if names is not None else list(range(int(width)))
+    values: dict[Any, Any] = {}
+    _first_categories(steps[0][1], columns, values)
+    row = [values.get(c, 0.0) for c in columns]
+    frame = (
+        pd.DataFrame([row], columns=columns)
+        if names is not None
+        else np.asarray([row], dtype=object if values else np.float64)
+    )
+    preprocessing = Pipeline(steps)
+    try:
+        out = preprocessing.fit_transform(frame)  # the declared parameters, checked
+        row_norm_bound(preprocessing)  # every step declares its bound
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"invalid preprocessing: {' '.join(str(exc).split())}") from None
+    if out.shape[1] != estimator.n_features_in_:
+        raise ModelFileError(
+            f"the preprocessing outputs {out.shape[1]} columns but the estimator takes "
+            f"{estimator.n_features_in_}"
+        )
+    return Pipeline([*steps, (str(spec.get("final", "model")), estimator)])

@@ -1,0 +1,140 @@
+"""A fitted pipeline of objpert's bounded transformers and an estimator is a model file:
+signed, re-checked at load, predicting the same on the raw frame; a step that reads
+statistics of the rows is refused at save."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from objpert import ModelFileError, PrivateLogisticRegression, PrivateRobustRegression
+from objpert.persistence import load, save
+from objpert.preprocessing import (
+    BoundedBinner,
+    BoundedOneHotEncoder,
+    BoundedScaler,
+    PrivateFeatureBounds,
+)
+
+KEY = b"k" * 32
+N = 300
+CATEGORIES = [["month", "year"], ["card", "transfer", "check"]]
+BOUNDS = [(0, 72), (0, 150)]
+
+pytestmark = pytest.mark.filterwarnings("ignore::objpert.TestingSeedWarning")
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {
+            "tenure": rng.integers(0, 73, N),
+            "charges": rng.uniform(18, 120, N),
+            "contract": rng.choice(CATEGORIES[0], N),
+            "payment": rng.choice(CATEGORIES[1], N),
+        }
+    )
+    y = ((df["contract"] == "month") * 1.0 - df["tenure"] / 36 > 0).astype(int).to_numpy()
+    return df, y
+
+
+def _columns():
+    return ColumnTransformer(
+        [
+            ("numbers", BoundedScaler(BOUNDS), ["tenure", "charges"]),
+            ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+        ]
+    )
+
+
+def _model():
+    return PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=300, random_state=0)
+
+
+def test_a_column_transformer_pipeline_round_trips_signed(frame, tmp_path):
+    df, y = frame
+    pipe = make_pipeline(_columns(), _model()).fit(df, y)
+    path = save(pipe, tmp_path / "pipe.json", key=KEY)
+    stored = json.loads(path.read_text())["preprocessing"]
+    assert stored["columns"] == ["tenure", "charges", "contract", "payment"]
+    text = json.dumps(stored)
+    assert '"bounds": [[0, 72], [0, 150]]' in text and '"transfer"' in text
+    back = load(path, key=KEY)  # verified: no warning
+    np.testing.assert_array_equal(back.predict(df), pipe.predict(df))
+    np.testing.assert_array_equal(back.predict_proba(df), pipe.predict_proba(df))
+    assert back[-1].certificate_.to_dict() == pipe[-1].certificate_.to_dict()
+    assert back[0].named_transformers_["categories"].categories == CATEGORIES
+
+
+def test_a_changed_bound_is_refused(frame, tmp_path):
+    df, y = frame
+    path = save(make_pipeline(_columns(), _model()).fit(df, y), tmp_path / "p.json", key=KEY)
+    payload = json.loads(path.read_text())
+    payload["preprocessing"]["steps"][0][1]["transformers"][0][1]["params"]["bounds"][0] = [0, 7]
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ModelFileError, match=r"digest|signature"):
+        load(path, key=KEY)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: make_pipeline(
+            BoundedScaler([(-3, 3)] * 3), PrivateRobustRegression(max_iter=200, random_state=0)
+        ),
+        lambda: make_pipeline(
+            FeatureUnion(
+                [("s", BoundedScaler([(-3, 3)] * 3)), ("b", BoundedBinner([[-1, 0, 1]] * 3))]
+            ),
+            make_pipeline("passthrough", PrivateRobustRegression(max_iter=200, random_state=0)),
+        ),
+    ],
+)
+def test_arrays_and_nested_steps_round_trip(tmp_path, build):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    t = X @ [1.0, -0.5, 0.2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = build().fit(X, t)
+        back = load(save(pipe, tmp_path / "p.json", key=KEY), key=KEY)
+    np.testing.assert_array_equal(back.predict(X), pipe.predict(X))
+
+
+@pytest.mark.parametrize(
+    ("step", "reason"),
+    [
+        (StandardScaler(), "StandardScaler"),
+        (OneHotEncoder(), "OneHotEncoder"),
+        (PrivateFeatureBounds(1.0, ranges=[(-3, 3)] * 3), "PrivateFeatureBounds"),
+    ],
+)
+def test_a_step_that_reads_the_rows_is_refused_at_save(tmp_path, step, reason):
+    rng = np.random.default_rng(2)
+    X = np.clip(rng.normal(size=(200, 3)), -3, 3)
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(step, _model()).fit(X, y)
+    with pytest.raises(ModelFileError, match=reason):
+        save(pipe, tmp_path / "p.json", key=KEY)
+    assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize("command", ["verify", "report"])
+def test_the_command_line_says_what_a_pipeline_file_is(frame, tmp_path, capsys, command):
+    from objpert.cli import main
+
+    df, y = frame
+    path = save(make_pipeline(_columns(), _model()).fit(df, y), tmp_path / "p.json", key=KEY)
+    assert main([command, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a pipeline file" in err
