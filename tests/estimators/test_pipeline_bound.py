@@ -90,7 +90,7 @@ def test_a_column_transformer_declares_the_bound_the_estimator_uses(frame):
                 ]
             ),
             m,
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_however_the_pipeline_is_built(frame, build):

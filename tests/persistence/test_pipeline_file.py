@@ -138,3 +138,20 @@ def test_the_command_line_says_what_a_pipeline_file_is(frame, tmp_path, capsys, 
     assert main([command, str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a pipeline file" in err
+
+
+def test_objpert_predict_reads_the_raw_csv_of_a_pipeline_file(frame, tmp_path, capsys):
+    from objpert.cli import main
+
+    df, y = frame
+    pipe = make_pipeline(_columns(), _model()).fit(df, y)
+    path = save(pipe, tmp_path / "p.json", key=KEY)
+    data = tmp_path / "raw.csv"
+    df.assign(label=y).to_csv(data, index=False)
+    (tmp_path / "key").write_bytes(KEY)
+    argv = ["predict", "--model", str(path), "--data", str(data), "--target", "label",
+            "--key-file", str(tmp_path / "key"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["predictions"] == pipe.predict(df).tolist()
+    assert out["score"] == pytest.approx(pipe.score(df, y))

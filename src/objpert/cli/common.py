@@ -444,16 +444,19 @@ def add_max_bytes_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def read_model(path: str, key: bytes | None, max_bytes: int | None = None):
+def read_model(
+    path: str, key: bytes | None, max_bytes: int | None = None, *, pipelines: bool = False
+):
     """:func:`objpert.persistence.read` of a model file, refusing one larger than
-    ``max_bytes`` (None: the library's limit) before it is read."""
+    ``max_bytes`` (None: the library's limit) before it is read, and a pipeline file
+    unless ``pipelines``."""
     from objpert.persistence import read
 
     loaded = read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
-    if not hasattr(loaded.model, "coef_"):  # a pipeline file
+    if not pipelines and not hasattr(loaded.model, "coef_"):  # a pipeline file
         raise CliError(
-            f"{path} is a pipeline file: the command line reads estimator files; load it in "
-            "Python (objpert.load(path).predict(frame))"
+            f"{path} is a pipeline file: this command reads estimator files (objpert "
+            "predict takes pipeline files; in Python, objpert.load(path))"
         )
     return loaded
 
