@@ -257,10 +257,10 @@ def test_the_time_budget_reads_the_public_shape_and_the_declared_engine(monkeypa
                 warnings.simplefilter("ignore")
                 fits.append(m.fit(data, y))
     assert len(set(seen)) == 1 and seen[0][-1] == ("default", "float64")
-    assert len({(m.max_iterations_used_, m.n_iter_[0]) for m in fits}) == 1
+    assert len({(m.max_iter_used_, m.n_iter_[0]) for m in fits}) == 1
     m = PrivateLogisticRegression(data_norm=1.5, classes=[-1, 1], max_seconds=4.0, engine="xp",
                                   random_state=0).fit(X, y)  # fmt: skip
-    assert seen[-1][-1] == ("xp", "float64") and m.max_iterations_used_ == 1000
+    assert seen[-1][-1] == ("xp", "float64") and m.max_iter_used_ == 1000
 
 
 def test_compiled_shaping_passes_equal_the_numpy_ones(monkeypatch):

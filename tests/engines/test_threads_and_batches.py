@@ -118,7 +118,7 @@ def test_multiclass_estimator_runs_one_sweep_and_equals_the_sequential_loop(monk
     m = PrivateLogisticRegression(
         classes=[0, 1, 2, 3], data_norm=1.0, random_state=5, max_iter=60
     ).fit(X, y)
-    assert len(calls) == 1 and m.max_iterations_used_ == 60
+    assert len(calls) == 1 and m.max_iter_used_ == 60
     Xp, Yp, plan, rngs = calls[0]
     assert np.array_equal(Yp, np.where(y[:, None] == np.arange(4), 1.0, -1.0))
     for k in range(4):
@@ -299,11 +299,11 @@ def test_max_seconds_cuts_the_iteration_budget_from_the_public_shape(monkeypatch
     )
     m.fit(X, y)
     assert seen == [(400, 6, "logistic", 3, 1)]
-    assert m.max_iterations_used_ == math.floor(0.5 / 0.004)
-    assert all(p.iterations <= m.max_iterations_used_ for p in m.plan_)
+    assert m.max_iter_used_ == math.floor(0.5 / 0.004)
+    assert all(p.iterations <= m.max_iter_used_ for p in m.plan_)
     r = PrivateRobustRegression(data_norm=1.0, max_seconds=100.0, random_state=0)
     r.fit(X, X[:, 0])  # 25,000 steps bought: the budget stays max_iter
-    assert r.max_iterations_used_ == r.max_iter == 5000
+    assert r.max_iter_used_ == r.max_iter == 5000
     assert seen[-1] == (400, 6, "robust", 1, None)
     with pytest.raises(ParameterError, match="max_seconds"):
         PrivateLogisticRegression(max_seconds=0).fit(X, y)

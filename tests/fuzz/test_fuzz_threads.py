@@ -118,6 +118,6 @@ def test_estimator_n_jobs_and_max_seconds(data):
         warnings.simplefilter("ignore")
         ok, fitted = outcome(model.fit, X, y)
     if ok:
-        assert 1 <= fitted.max_iterations_used_ <= 200
-        assert all(p.iterations <= fitted.max_iterations_used_ for p in fitted.plan_)
+        assert 1 <= fitted.max_iter_used_ <= 200
+        assert all(p.iterations <= fitted.max_iter_used_ for p in fitted.plan_)
         assert np.all(np.isfinite(fitted.coef_))

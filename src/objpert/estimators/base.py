@@ -509,7 +509,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             engine=p.engine, dtype=p.dtype,
         )  # fmt: skip
         seconds = time.perf_counter() - start
-        self.max_iterations_used_ = p.max_iterations
+        self.max_iter_used_ = p.max_iterations
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling
         if p.fit_intercept:

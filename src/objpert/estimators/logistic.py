@@ -100,7 +100,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         buys at the speed of one step on this machine, timed on synthetic data of the
         public shape (never the private rows) before calibration, with the declared
         ``engine`` and ``dtype`` (for ``"auto"`` and ``"shaped"`` the default engine: their
-        speed depends on the private rows); recorded in ``max_iterations_used_``.
+        speed depends on the private rows); recorded in ``max_iter_used_``.
         Calibration is not counted.
     composition : {"auto", "pld", "split"}, default="auto"
         How the K one-vs-rest releases share the budget. ``"pld"``: calibrated jointly so
@@ -152,7 +152,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     releases_ : list of CertifiedRelease
         Each release's weights, plan, certificate, iterations and seed flag (no statistic
         of the private rows: :class:`objpert.mechanisms.perturbed_gd.CertifiedRelease`).
-    max_iterations_used_ : int
+    max_iter_used_ : int
         The iteration budget of the calibration: ``max_iter``, or the steps
         ``max_seconds`` buys.
     seeded_ : bool

@@ -56,7 +56,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     plan_ : Plan
     releases_ : list of CertifiedRelease
         As for :class:`PrivateLogisticRegression` (no statistic of the private rows).
-    max_iterations_used_ : int
+    max_iter_used_ : int
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
     pipeline_data_norm_ : float or None

@@ -5,7 +5,7 @@ machine, timed for the public shape (n, d) and the number of releases on synthet
 (:func:`~objpert.engines.timing.seconds_per_step`, on the fit's engine and dtype; for
 ``engine="auto"`` and ``"shaped"`` on the default engine), never on the private rows; the plan
 is then calibrated with ``max_iterations`` cut to it, and the estimator records the cut
-in ``max_iterations_used_``. Calibration and the data checks are not counted.
+in ``max_iter_used_``. Calibration and the data checks are not counted.
 """
 
 from __future__ import annotations
