@@ -139,11 +139,25 @@ def value_reader(name: str, default: Any, kind: str) -> Callable[[str], Any]:
     return read
 
 
-def parse_feature_bounds(text: str) -> list[tuple[float, float]]:
-    """``--feature-bounds``: ``"lo:hi,lo:hi,..."`` (one pair per feature column) or a file:
-    JSON (a list of [lo, hi] pairs) or CSV/text (one ``lo,hi`` or ``lo:hi`` line per
-    feature; a header line is skipped)."""
+def parse_feature_bounds(text: str) -> list[tuple[float, float]] | dict[str, tuple[float, float]]:
+    """``--feature-bounds``: ``"lo:hi,lo:hi,..."`` (one pair per feature column),
+    ``"name=lo:hi,..."`` (by column name: a dict) or a file: JSON (a list of [lo, hi]
+    pairs) or CSV/text (one ``lo,hi`` or ``lo:hi`` line per feature; a header line is
+    skipped)."""
     from pathlib import Path
+
+    items = [p.strip() for p in text.split(",") if p.strip()]
+    if items and all("=" in p for p in items):  # by name
+        named = {}
+        for item in items:
+            name, _, pair = item.rpartition("=")
+            if not name or name in named:
+                raise argparse.ArgumentTypeError(
+                    f"--feature-bounds: {one_line(repr(item), 80)} needs one column name=lo:hi "
+                    "per column, each once"
+                )
+            named[name] = parse_feature_bounds(pair)[0]
+        return named
 
     path = Path(text)
     try:

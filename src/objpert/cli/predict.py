@@ -89,6 +89,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if missing:
             raise CliError(f"{args.data} lacks the model's feature columns {_quoted(missing, 5)}")
         df = df[list(names)]
+    if hasattr(model, "steps"):  # a pipeline file: declared text categories read as text
+        from objpert.persistence.pipeline_file import text_columns
+
+        df = df.astype({c: str for c in text_columns(model)})
     pred = model.predict(df)
     payload: dict[str, Any] = {"n": len(pred)}
     if y is not None:

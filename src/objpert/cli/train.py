@@ -13,6 +13,7 @@ from objpert.cli.common import (
     THREADS_HELP,
     CliError,
     budget_warnings,
+    one_line,
     read_key,
     read_table,
     split_target,
@@ -104,6 +105,68 @@ def check_labels_for_loss(y, loss: str, target: str, path: str, classes: Any) ->
         )
 
 
+def parse_categories(items: list[str] | None, columns: Any, path: str) -> dict[str, list[str]]:
+    """--categories COLUMN=a,b,c (repeatable): each declared column's public categories
+    (compared as text)."""
+    out: dict[str, list[str]] = {}
+    for item in items or ():
+        column, _, text = item.partition("=")
+        values = [v.strip() for v in text.split(",")]
+        if not column or not text or not all(values) or len(set(values)) != len(values):
+            raise CliError(
+                f"--categories {one_line(repr(item), 80)}: give COLUMN=a,b,c (each category "
+                "once, none empty)"
+            )
+        if column not in columns:
+            raise CliError(f"--categories: {path} has no column {column!r}")
+        if column in out:
+            raise CliError(f"--categories declares column {column!r} twice")
+        out[column] = values
+    return out
+
+
+def _column_pipeline(estimator: Any, X: Any, categories: dict, bounds: Any, path: str):
+    """The pipeline of declared columns: numeric columns scaled by their bounds (by name or
+    in order), declared categorical columns one-hot encoded, then the estimator (which takes
+    the row-norm bound they declare)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler
+
+    numeric = [c for c in X.columns if c not in categories]
+    if isinstance(bounds, dict):
+        unknown = [c for c in bounds if c not in X.columns or c in categories]
+        missing = [c for c in numeric if c not in bounds]
+        if unknown:
+            raise CliError(
+                f"--feature-bounds names {unknown} that are not numeric columns of {path}"
+            )
+    elif bounds is not None:
+        if len(bounds) != len(numeric):
+            raise CliError(
+                f"--feature-bounds gives {len(bounds)} pairs for the {len(numeric)} numeric "
+                f"columns {numeric[:5]}: give one per numeric column, or name them (col=lo:hi)"
+            )
+        bounds = dict(zip(numeric, bounds, strict=True))
+        missing = []
+    else:
+        missing = numeric
+    if missing:
+        raise CliError(
+            f"the numeric columns {missing[:5]} need public bounds: --feature-bounds "
+            f"{missing[0]}=lo:hi,..."
+        )
+    parts = []
+    if numeric:
+        parts.append(("numbers", BoundedScaler([bounds[c] for c in numeric]), numeric))
+    if categories:
+        parts.append(
+            ("categories", BoundedOneHotEncoder(list(categories.values())), list(categories))
+        )
+    return Pipeline([("columns", ColumnTransformer(parts)), ("model", estimator)])
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from objpert.cli.params import estimator_kwargs
     from objpert.estimators import fit_statistics
@@ -129,7 +192,14 @@ def cmd_train(args: argparse.Namespace) -> int:
         y = y.to_numpy(dtype=str)  # text labels (object dtype in pandas): declared strings
     threads = kwargs.get("n_jobs", getattr(args, "threads", None))  # --threads K
     cap = threads if isinstance(threads, int) and threads >= 1 else None  # -1: every core
-    model = cls(**kwargs)
+    categories = parse_categories(args.categories, X.columns, args.data)
+    bounds = kwargs.get("feature_bounds")
+    if categories or isinstance(bounds, dict):  # declared columns: a pipeline file
+        kwargs.pop("feature_bounds", None)
+        model = _column_pipeline(cls(**kwargs), X, categories, bounds, args.data)
+        X = X.astype({c: str for c in categories})  # categories are compared as text
+    else:
+        model = cls(**kwargs)
     for line in budget_warnings(kwargs["epsilon"], kwargs["delta"], len(y)):
         warn(line)
     with warnings.catch_warnings(record=True) as caught, thread_limit(cap):
@@ -137,8 +207,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         with fit_statistics() as fits:  # for the terminal only: the model keeps none
             model.fit(X, y)
     warn_lines(caught)
+    estimator = model[-1] if hasattr(model, "steps") else model
     epsilon, delta = kwargs["epsilon"], kwargs["delta"]
-    cert = model.certificate_
+    cert = estimator.certificate_
     certified = bool(cert.certified and cert.epsilon <= epsilon and cert.delta <= delta)
     if not certified:
         raise CliError(
@@ -146,19 +217,19 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"delta={delta:g}): its certificate gives certified={cert.certified}, "
             f"epsilon={cert.epsilon:g}, delta={cert.delta:.3g}; nothing was written"
         )
-    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    plans = estimator.plan_ if isinstance(estimator.plan_, list) else [estimator.plan_]
     payload: dict[str, Any] = {
         "epsilon": cert.epsilon,
         "delta": cert.delta,
         "certified": certified,
         "n": len(y),
-        "n_features": int(model.n_features_in_),
+        "n_features": int(estimator.n_features_in_),
         "iterations": [p.iterations for p in plans],
         "sigma": [p.sigma for p in plans],
         "mu": [p.mu for p in plans],
         "releases": len(plans),
         "not_public": list(getattr(cert, "not_public", ())),
-        "seeded": bool(model.seeded_),
+        "seeded": bool(estimator.seeded_),
         "certificate": cert.to_dict(),
     }
     metric = "training_accuracy" if args.loss == "logistic" else "training_r2"
@@ -235,6 +306,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="sign the model file with HMAC-SHA-256 under the raw bytes of FILE (one "
         f"trailing newline stripped); default: the value of {KEY_ENV}, if set",
+    )
+    p.add_argument(
+        "--categories",
+        action="append",
+        default=None,
+        metavar="COLUMN=a,b,c",
+        help="a text column's public categories (repeatable); with it the model file is a "
+        "pipeline: declared categorical columns one-hot encoded, the others scaled by "
+        "--feature-bounds (by name: col=lo:hi,...), the row-norm bound declared by them",
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_train)

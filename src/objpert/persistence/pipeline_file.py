@@ -19,14 +19,15 @@ save with the reason.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from objpert.exceptions import ModelFileError
+from objpert.exceptions import ClippingNotice, ModelFileError
 from objpert.persistence.fileformat import quote_value
 
-__all__ = ["encode_preprocessing", "rebuild"]
+__all__ = ["encode_preprocessing", "rebuild", "text_columns"]
 
 _KEEP = ("passthrough", "drop")
 
@@ -142,9 +143,8 @@ def _decode(spec: Any) -> Any:
     raise ModelFileError(f"unknown preprocessing step {quote_value(kind)}")
 
 
-def _first_categories(step: Any, columns: list[Any], out: dict[Any, Any]) -> None:
-    """A declared category for every input column a one-hot encoder reads directly (so a
-    synthetic row of declared values encodes without an unknown category)."""
+def _declared_categories(step: Any, columns: list[Any], out: dict[Any, list[Any]]) -> None:
+    """The declared categories of every input column a one-hot encoder reads directly."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
@@ -152,16 +152,26 @@ def _first_categories(step: Any, columns: list[Any], out: dict[Any, Any]) -> Non
 
     if isinstance(step, BoundedOneHotEncoder):
         for col, cats in zip(columns, step.categories, strict=False):
-            out.setdefault(col, next(iter(cats)))
+            out.setdefault(col, list(cats))
     elif isinstance(step, Pipeline) and step.steps:
-        _first_categories(step.steps[0][1], columns, out)
+        _declared_categories(step.steps[0][1], columns, out)
     elif isinstance(step, FeatureUnion):
         for _, t in step.transformer_list:
-            _first_categories(t, columns, out)
+            _declared_categories(t, columns, out)
     elif isinstance(step, ColumnTransformer):
         for _, t, cols in step.transformers:
             chosen = [columns[c] if isinstance(c, int) else c for c in _columns(cols)]
-            _first_categories(t, chosen, out)
+            _declared_categories(t, chosen, out)
+
+
+def text_columns(pipeline: Any) -> list[Any]:
+    """The input columns whose declared categories are all text (a reader of a CSV gives
+    them as text, whatever they look like)."""
+    declared: dict[Any, list[Any]] = {}
+    names = getattr(pipeline, "feature_names_in_", None)
+    columns = list(names) if names is not None else list(range(pipeline.n_features_in_))
+    _declared_categories(pipeline.steps[0][1], columns, declared)
+    return [c for c, cats in declared.items() if all(isinstance(v, str) for v in cats)]
 
 
 def rebuild(spec: Any, estimator: Any) -> Any:
@@ -176,8 +186,9 @@ def rebuild(spec: Any, estimator: Any) -> Any:
     steps = [(str(n), _decode(s)) for n, s in spec["steps"]]
     names, width = spec.get("columns"), spec.get("n_features_in")
     columns = list(names) if names is not None else list(range(int(width)))
-    values: dict[Any, Any] = {}
-    _first_categories(steps[0][1], columns, values)
+    declared: dict[Any, list[Any]] = {}
+    _declared_categories(steps[0][1], columns, declared)
+    values = {c: cats[0] for c, cats in declared.items()}  # one declared category each
     row = [values.get(c, 0.0) for c in columns]
     frame = (
         pd.DataFrame([row], columns=columns)
@@ -186,7 +197,9 @@ def rebuild(spec: Any, estimator: Any) -> Any:
     )
     preprocessing = Pipeline(steps)
     try:
-        out = preprocessing.fit_transform(frame)  # the declared parameters, checked
+        with warnings.catch_warnings():  # the synthetic row is ours: no notice about it
+            warnings.simplefilter("ignore", ClippingNotice)
+            out = preprocessing.fit_transform(frame)  # the declared parameters, checked
         row_norm_bound(preprocessing)  # every step declares its bound
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"invalid preprocessing: {' '.join(str(exc).split())}") from None

@@ -1,0 +1,120 @@
+"""objpert train speaks columns: --categories COLUMN=a,b,c and --feature-bounds by name
+give the Python pipeline's encoding and row-norm bound, in a signed pipeline file that
+objpert predict reads with the raw CSV."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
+
+from objpert import PrivateLogisticRegression, load
+from objpert.cli import main
+from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler, row_norm_bound
+
+KEY = b"k" * 32
+CATEGORIES = {"plan": ["basic", "plus", "pro"], "region": ["1", "2"]}  # region: digits
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "income": rng.uniform(0, 2e5, n),
+        "plan": rng.choice(CATEGORIES["plan"], n),
+        "region": rng.choice([1, 2], n),  # read back from the CSV as integers
+    })  # fmt: skip
+    df["label"] = np.where((df["plan"] == "pro") | (df["age"] > 60), "yes", "no")
+    root = tmp_path_factory.mktemp("columns")
+    df.to_csv(root / "mixed.csv", index=False)
+    (root / "key").write_bytes(KEY)
+    return root, df
+
+
+def _train(capsys, root, *extra):
+    argv = ["train", "--data", str(root / "mixed.csv"), "--target", "label", "--epsilon",
+            "1", "--delta", "1e-6", "--classes", "no,yes", "--key-file", str(root / "key"),
+            "--json", *extra]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_categories_give_the_python_pipelines_bound(capsys, table):
+    root, df = table
+    model_file = root / "model.json"
+    code, out, err = _train(
+        capsys, root, "--feature-bounds", "age=18:99,income=0:200000",
+        "--categories", "plan=basic,plus,pro", "--categories", "region=1,2",
+        "--out", str(model_file),
+    )  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["certified"] is True and result["not_public"] == []
+    assert result["n_features"] == 2 + 3 + 2  # two scaled columns, 3 + 2 indicators
+    python = ColumnTransformer([
+        ("numbers", BoundedScaler([(18, 99), (0, 200000)]), ["age", "income"]),
+        ("categories", BoundedOneHotEncoder(list(CATEGORIES.values())), ["plan", "region"]),
+    ])  # fmt: skip
+    bound = row_norm_bound(python)
+    assert bound == pytest.approx(2.0)  # sqrt(2 scaled + 2 encoded columns)
+    pipe = load(model_file, key=KEY)
+    assert pipe[-1].get_params()["data_norm"] == pytest.approx(bound)
+    assert pipe[-1].plan_.zeta == pytest.approx(math.hypot(bound, bound))  # intercept c
+    # the same release as the Python pipeline with the same seed
+    X = df.drop(columns="label").astype({"region": str})
+    same = make_pipeline(python, PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, classes=["no", "yes"])).fit(X, df["label"])  # fmt: skip
+    assert same[-1].plan_ == pipe[-1].plan_
+    # objpert predict reads the raw CSV (region as integers) through the pipeline file
+    argv = ["predict", "--model", str(model_file), "--key-file", str(root / "key"),
+            "--data", str(root / "mixed.csv"), "--target", "label", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    pred = json.loads(capsys.readouterr().out)
+    assert pred["predictions"] == pipe.predict(X).tolist() and pred["score"] > 0.6
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--categories", "plan=basic,plus,pro"], "numeric columns .* need public bounds"),
+        (["--categories", "nope=a,b"], "has no column 'nope'"),
+        (["--categories", "plan"], "give COLUMN=a,b,c"),
+        (["--categories", "plan=a,a"], "give COLUMN=a,b,c"),
+        (
+            [
+                "--feature-bounds",
+                "age=18:99,wage=0:1",
+                "--categories",
+                "plan=basic,plus,pro",
+                "--categories",
+                "region=1,2",
+            ],
+            "not numeric columns",
+        ),
+        (
+            [
+                "--feature-bounds",
+                "18:99",
+                "--categories",
+                "plan=basic,plus,pro",
+                "--categories",
+                "region=1,2",
+            ],
+            "1 pairs for the 2 numeric columns",
+        ),
+    ],
+)
+def test_column_mistakes_are_one_line(capsys, table, extra, message):
+    root, _ = table
+    code, _, err = _train(capsys, root, *extra)
+    assert code == 2 and err.count("\n") == 1
+    assert re.search(message, err), err
