@@ -24,8 +24,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from objpert.apps.privacy_report import build_report, render
 
     fmt = _format(args)
-    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes)
-    text = render(build_report(args.model, loaded), fmt)
+    import datetime
+
+    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes, pipelines=True)
+    date = datetime.datetime.now(datetime.UTC).date().isoformat()
+    report = build_report(args.model, loaded, title=args.title, purpose=args.purpose, date=date)
+    text = render(report, fmt)
     if args.out is None:
         sys.stdout.write(text)
         return 0
@@ -45,7 +49,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a privacy report of a model file: what was released, its certificate, the "
         "privacy profile and the attacker's bound (HTML or Markdown)",
     )
-    p.add_argument("model", metavar="MODEL.json")
+    p.add_argument("model", metavar="MODEL.json", help="an estimator's or a pipeline's file")
+    p.add_argument("--title", default=None, help="the report's title (default: the file)")
+    p.add_argument(
+        "--purpose", default=None, help="what the model is for, in a sentence, for the reader"
+    )
     p.add_argument(
         "--out",
         default=None,

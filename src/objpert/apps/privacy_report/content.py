@@ -105,6 +105,10 @@ class PrivacyReport:
     tpr_bounds: tuple[float, ...]
     tradeoff_alpha: tuple[float, ...]
     tradeoff_tpr: tuple[float, ...]
+    features: tuple[tuple[str, str], ...] = ()  # (input column, what is declared of it)
+    title: str | None = None
+    purpose: str | None = None
+    date: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -210,8 +214,57 @@ def _profile(plans: list[Plan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
     return np.minimum(total, 1.0), "basic"
 
 
-def build_report(path: str, loaded: Any, *, points: int = 401) -> PrivacyReport:
-    """The report of a model file read by :func:`objpert.persistence.read`.
+def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
+    """Each input column and what is declared of it: a pipeline's bounded steps (ranges,
+    categories, bin edges), or the estimator's feature_bounds."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from objpert.preprocessing import BoundedBinner, BoundedOneHotEncoder, BoundedScaler
+
+    names = getattr(model, "feature_names_in_", None)
+    width = int(getattr(model, "n_features_in_", estimator.n_features_in_))
+    columns = [str(c) for c in names] if names is not None else [str(j) for j in range(width)]
+    out: dict[str, list[str]] = {}
+
+    def walk(step: Any, cols: list[str]) -> None:
+        if isinstance(step, BoundedScaler):
+            for c, (lo, hi) in zip(cols, step.bounds, strict=False):
+                out.setdefault(c, []).append(f"numeric, declared range [{lo:g}, {hi:g}]")
+        elif isinstance(step, BoundedOneHotEncoder):
+            for c, cats in zip(cols, step.categories, strict=False):
+                out.setdefault(c, []).append("categories " + ", ".join(map(str, cats)))
+        elif isinstance(step, BoundedBinner):
+            for c, edges in zip(cols, step.edges, strict=False):
+                out.setdefault(c, []).append("bins at " + ", ".join(f"{v:g}" for v in edges))
+        elif isinstance(step, Pipeline) and step.steps:
+            walk(step.steps[0][1], cols)
+        elif isinstance(step, FeatureUnion):
+            for _, t in step.transformer_list:
+                walk(t, cols)
+        elif isinstance(step, ColumnTransformer):
+            for _, t, sel in step.transformers:
+                sel = [sel] if isinstance(sel, str | int) else list(sel)
+                walk(t, [columns[c] if isinstance(c, int) else str(c) for c in sel])
+
+    if isinstance(model, Pipeline):
+        walk(model.steps[0][1], columns)
+    elif getattr(estimator, "feature_bounds", None) is not None:
+        walk(BoundedScaler(estimator.feature_bounds), columns)
+    return tuple((c, "; ".join(out.get(c, ["not used"]))) for c in columns)
+
+
+def build_report(
+    path: str,
+    loaded: Any,
+    *,
+    points: int = 401,
+    title: str | None = None,
+    purpose: str | None = None,
+    date: str | None = None,
+) -> PrivacyReport:
+    """The report of a model file (an estimator's or a pipeline's) read by
+    :func:`objpert.persistence.read`; ``title``, ``purpose`` and ``date`` head it.
 
     The profile is evaluated at :func:`objpert.certify.tradeoff.epsilon_grid` (``points``
     epsilons); the attacker's bound uses every point of it and the model's certificate.
@@ -221,7 +274,8 @@ def build_report(path: str, loaded: Any, *, points: int = 401) -> PrivacyReport:
             f"build_report needs a model file read by objpert.persistence.read; got "
             f"{type(loaded).__name__}"
         )
-    model = loaded.model
+    pipeline = loaded.model
+    model = pipeline[-1] if hasattr(pipeline, "steps") else pipeline
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     mech = _mechanism_of(plans[0])
     cert = model.certificate_
@@ -268,6 +322,10 @@ def build_report(path: str, loaded: Any, *, points: int = 401) -> PrivacyReport:
         tpr_bounds=tuple(float(t) for t in tpr),
         tradeoff_alpha=tuple(float(a) for a in alphas),
         tradeoff_tpr=tuple(float(t) for t in curve),
+        features=_features(pipeline, model),
+        title=title,
+        purpose=purpose,
+        date=date,
     )
 
 
@@ -279,12 +337,16 @@ def _reasons(cert: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def profile_rows(report: PrivacyReport, count: int = 12) -> list[tuple[float, float]]:
-    """About ``count`` (epsilon, delta) points of the profile for a table: the
-    certificate's epsilon and evenly spaced points of the grid."""
+#: The epsilons of the profile table, as multiples of the certificate's epsilon.
+PROFILE_TABLE_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
+
+
+def profile_rows(report: PrivacyReport) -> list[tuple[float, float]]:
+    """(epsilon, delta) points of the profile for a table: the grid points nearest to the
+    certificate's epsilon times :data:`PROFILE_TABLE_MULTIPLES` (within the grid)."""
     eps = np.asarray(report.epsilons)
-    picks = set(np.linspace(0, eps.size - 1, count).round().astype(int).tolist())
-    picks.add(int(np.argmin(np.abs(eps - report.epsilon))))
+    targets = [m * report.epsilon for m in PROFILE_TABLE_MULTIPLES if m * report.epsilon <= eps[-1]]
+    picks = {int(np.argmin(np.abs(eps - t))) for t in targets}
     return [(report.epsilons[i], report.deltas[i]) for i in sorted(picks)]
 
 

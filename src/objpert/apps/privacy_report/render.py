@@ -47,7 +47,12 @@ def _html_block(b: Block) -> str:
 
 
 def _title(report: PrivacyReport) -> str:
-    return f"Privacy report: {report.model_path}"
+    return report.title or f"Privacy report: {report.model_path}"
+
+
+def _subtitle(report: PrivacyReport) -> str:
+    dated = f"; report of {report.date}" if report.date else ""
+    return f"{report.estimator}, released by {report.mechanism} ({report.model_path}{dated})"
 
 
 def to_html(report: PrivacyReport) -> str:
@@ -59,7 +64,7 @@ def to_html(report: PrivacyReport) -> str:
         f"<title>{html.escape(_title(report))}</title>",
         f"<style>{_CSS}</style></head><body><main>",
         f"<h1>{html.escape(_title(report))}</h1>",
-        f'<p class="sub">{html.escape(report.estimator)}, released by {report.mechanism}</p>',
+        f'<p class="sub">{html.escape(_subtitle(report))}</p>',
         *(_html_block(b) for b in head),
     ]
     for s in secs:
@@ -101,7 +106,7 @@ def _md_section(s: Section) -> str:
 def to_markdown(report: PrivacyReport) -> str:
     """The report as Markdown: the same content, figures replaced by their tables."""
     head, secs = sections(report)
-    parts = [f"# {_title(report)}", f"{report.estimator}, released by {report.mechanism}"]
+    parts = [f"# {_title(report)}", _subtitle(report)]
     parts += [_md_block(b) for b in head]
     parts += [_md_section(s) for s in secs]
     return "\n\n".join(parts) + "\n"

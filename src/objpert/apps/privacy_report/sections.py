@@ -115,6 +115,70 @@ def _headline(r: PrivacyReport) -> list[Block]:
     return blocks
 
 
+def _summary(r: PrivacyReport) -> Section:
+    """The page an officer reads first: what was released, for which data, the guarantee
+    in one sentence, the attacker's bound at 1% and 10% false-positive rates, and what is
+    not covered."""
+    what = "a classifier" if r.classes is not None else "a regression model"
+    labels = f" over the labels {', '.join(r.classes)}" if r.classes is not None else ""
+    names = [c for c, _ in r.features]
+    over = (
+        f" on the columns {', '.join(names[:12])}{' and more' if len(names) > 12 else ''}"
+        if names
+        else f" on {r.n_features} features"
+    )
+    items = [f"What was released: {what} ({r.estimator}){over}{labels}: its weights only."]
+    if r.purpose:
+        items.append(f"Purpose: {r.purpose}")
+    if r.certified and not r.seeded:
+        items.append(
+            f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
+            "privacy for every person's row: replacing any one row of the training data "
+            "changes the probability of any outcome by at most a factor e^epsilon, except "
+            "with probability delta."
+        )
+    else:
+        items.append("The guarantee: NONE (see the notices above).")
+    bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
+    at = [
+        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
+        for a in (0.01, 0.1)
+        if a in bounds
+    ]
+    if at:
+        items.append(
+            "An attacker testing whether one person's row was used can be right at most "
+            + " and ".join(at)
+            + " (random guessing: the false-positive rate itself)."
+        )
+    if r.not_public:
+        items.append(
+            f"Not covered: {', '.join(r.not_public)} (read from the training data), and "
+            "what the threat model lists below."
+        )
+    else:
+        items.append(
+            "Not covered: what the threat model lists below (nothing in this model was read "
+            "from the training data)."
+        )
+    return Section("Summary", (Block("list", items=tuple(items)),))
+
+
+def _features_section(r: PrivacyReport) -> Section | None:
+    if not r.features:
+        return None
+    return Section(
+        "The features and their declared bounds",
+        (
+            _p(
+                "Each input column and what the model file declares of it (public values, "
+                "chosen before training: no statistic of the rows)."
+            ),
+            _table(("column", "declared"), list(r.features)),
+        ),
+    )
+
+
 def _released(r: PrivacyReport) -> Section:
     rows = [
         ("estimator", r.estimator),
@@ -254,10 +318,11 @@ def _profile(r: PrivacyReport) -> Section:
         marks=[(r.epsilon, r.delta, f"certificate ({fmt_upper(r.epsilon)}, "
                 f"{fmt_upper(r.delta)})")] if r.certified else [],
     )  # fmt: skip
-    rows = [
-        (fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}")
-        for e, d in profile_rows(r)
-    ]
+    rows = []
+    for e, d in profile_rows(r):
+        if d < _FLOOR and rows and rows[-1][1].startswith("<"):
+            continue  # one row says where delta falls below the floor
+        rows.append((fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}"))
     text = (
         "The release is (epsilon, delta(epsilon))-differentially private for every epsilon at "
         "once. For each epsilon, delta(epsilon) is the smallest delta that Theorem C.13 of "
@@ -340,13 +405,14 @@ def _sources() -> Section:
 
 def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
     """(the headline notices, the sections) of ``report``."""
-    return _headline(report), [
+    first = [_summary(report), _features_section(report), _attacker(report)]
+    technical = [
+        _not_covered(report),
         _released(report),
-        _mechanism(report),
-        _constants(report),
         _certificate(report),
         _profile(report),
-        _attacker(report),
-        _not_covered(report),
+        _mechanism(report),
+        _constants(report),
         _sources(),
     ]
+    return _headline(report), [s for s in (*first, *technical) if s is not None]

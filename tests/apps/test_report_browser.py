@@ -1,0 +1,50 @@
+"""The HTML report in a real headless browser (Chromium, where it is installed): the page
+loads, its sections come in the order an officer reads them, and it renders to a
+screenshot."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from objpert import PrivateLogisticRegression
+from objpert.cli import main
+from objpert.persistence import save
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
+
+
+def _browser(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_report_renders_in_a_headless_browser(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True).max()
+    model = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1]).fit(
+        X, (X[:, 0] > 0).astype(int)
+    )
+    path = save(model, tmp_path / "m.json", key=b"k" * 32)
+    page = tmp_path / "report.html"
+    argv = ["report", str(path), "--out", str(page), "--title", "A model", "--purpose", "p"]
+    assert main(argv) == 0
+    dom = _browser("--dump-dom", page.as_uri()).stdout
+    headings = [
+        h for h in ("Summary", "What an attacker can achieve", "Privacy profile") if h in dom
+    ]
+    assert headings == ["Summary", "What an attacker can achieve", "Privacy profile"]
+    assert dom.index("Summary") < dom.index("What an attacker") < dom.index("Privacy profile")
+    shot = tmp_path / "report.png"
+    _browser("--hide-scrollbars", "--window-size=1100,2000", f"--screenshot={shot}", page.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
