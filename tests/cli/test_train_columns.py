@@ -118,3 +118,41 @@ def test_column_mistakes_are_one_line(capsys, table, extra, message):
     code, _, err = _train(capsys, root, *extra)
     assert code == 2 and err.count("\n") == 1
     assert re.search(message, err), err
+
+
+@pytest.fixture(scope="module")
+def gaps(table):
+    root, df = table
+    gappy = df.astype({"plan": object, "income": float, "region": object}).copy()
+    gappy.loc[5, "income"] = np.nan
+    gappy.loc[9, "plan"] = None
+    gappy.loc[3, "region"] = "n/a"  # a category, not a missing value
+    gappy.to_csv(root / "gaps.csv", index=False)
+    return root, len(gappy)
+
+
+def _train_gaps(capsys, root, *extra):
+    argv = ["train", "--data", str(root / "gaps.csv"), "--target", "label", "--epsilon", "1",
+            "--delta", "1e-6", "--classes", "no,yes", "--json",
+            "--feature-bounds", "age=18:99,income=0:200000",
+            "--categories", "plan=basic,plus,pro",
+            "--categories", "region=1,2,n/a", *extra]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_missing_values_are_refused_naming_column_and_row(capsys, gaps):
+    root, _ = gaps
+    code, _, err = _train_gaps(capsys, root)
+    assert code == 2 and err.count("\n") == 1
+    assert "'income' (1, first at data row 6)" in err and "'plan' (1, first at data row 10)" in err
+    assert "--missing drop" in err
+
+
+def test_missing_drop_trains_on_the_complete_rows_and_says_so(capsys, gaps):
+    root, n = gaps
+    code, out, err = _train_gaps(capsys, root, "--missing", "drop")
+    assert code == 0, err
+    assert json.loads(out)["n"] == n - 2  # "n/a" is a declared category, not missing
+    assert "2 row(s) with missing values were left out" in err and "do not publish" in err

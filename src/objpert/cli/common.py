@@ -60,6 +60,7 @@ __all__ = [
     "count",
     "floats",
     "loss_params",
+    "missing_values",
     "names",
     "one_line",
     "plan_payload",
@@ -304,8 +305,8 @@ def read_table(path: str):
 
 
 def _read_csv(pd, path: str):
-    try:
-        return pd.read_csv(path)
+    try:  # only an empty cell is missing: "n/a", "NA" and "null" are values (a category)
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
     except OSError:
         raise
     except pd.errors.EmptyDataError:
@@ -319,6 +320,29 @@ def _read_csv(pd, path: str):
         ) from None
     except (ValueError, EOFError) as err:  # unparsable, bad gzip
         raise CliError(f"cannot read {path} as CSV: {one_line(str(err), 300)}") from None
+
+
+def missing_values(X, path: str, policy: str):
+    """Feature columns with missing values under ``policy``: "refuse" (one line naming the
+    columns, the first row of each and what to do) or "drop" (the complete rows, and how
+    many were dropped: a statistic of the private rows, for the terminal only)."""
+    missing = X.isna()
+    counts = missing.sum()
+    if not counts.any():
+        return X, 0
+    if policy == "drop":
+        keep = ~missing.any(axis=1).to_numpy()
+        return X[keep], int((~keep).sum())
+    first = {c: int(missing[c].to_numpy().argmax()) + 1 for c in counts.index}
+    where = [
+        f"{one_line(str(c), 40)!r} ({int(n)}, first at data row {first[c]})"
+        for c, n in counts.items()
+        if n
+    ]
+    raise CliError(
+        f"{path} has missing values in columns {', '.join(where[:5])}: impute them from public "
+        "knowledge, or give --missing drop to train on the complete rows"
+    )
 
 
 def split_target(df, target: str, path: str):

@@ -13,6 +13,7 @@ from objpert.cli.common import (
     THREADS_HELP,
     CliError,
     budget_warnings,
+    missing_values,
     one_line,
     read_key,
     read_table,
@@ -181,6 +182,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_open_unit("--delta", kwargs["delta"])
     df = read_table(args.data)
     X, y = split_target(df, args.target, args.data)
+    X, dropped = missing_values(X, args.data, args.missing)
+    if dropped:
+        y = y.loc[X.index]
+        warn(
+            f"--missing drop: {dropped} row(s) with missing values were left out (a statistic "
+            "of the private rows: do not publish it); n, the number of rows trained on, is "
+            "treated as public and now depends on which rows were complete"
+        )
     if len(y) < 2:
         raise CliError(
             f"{args.data} has {len(y)} data row: training needs at least 2 rows (and a "
@@ -315,6 +324,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a text column's public categories (repeatable); with it the model file is a "
         "pipeline: declared categorical columns one-hot encoded, the others scaled by "
         "--feature-bounds (by name: col=lo:hi,...), the row-norm bound declared by them",
+    )
+    p.add_argument(
+        "--missing",
+        choices=("refuse", "drop"),
+        default="refuse",
+        help="missing feature values (empty cells): refuse them, naming the columns (the "
+        "default), or drop the incomplete rows (their count is shown, not covered) "
+        "(default: 'refuse')",
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_train)
