@@ -48,3 +48,16 @@ def test_an_unsigned_model_file_is_said_to_be_unsigned(capsys, table, monkeypatc
         capsys, table, "--data-norm", "3", "--out", str(out_file), "--key-file", str(table / "key")
     )
     assert code == 0 and json.loads(out)["signed"] is True and "unsigned" not in err
+
+
+def test_messages_name_the_flags_not_the_python_parameters(capsys, table):
+    code, _, err = _train(capsys, table)  # --classes given, no bound declared
+    assert code == 0
+    assert "no --data-norm" in err and "declare --data-norm, --feature-bounds lo:hi" in err
+    for python in ("data_norm=None", "feature_bounds=[", "classes=[", "objpert.preprocessing"):
+        assert python not in err, python
+    argv = ["train", "--data", str(table / "t.csv"), "--target", "y", "--epsilon", "1",
+            "--delta", "1e-6", "--data-norm", "3", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "no --classes" in err and "--classes a,b,..." in err and "classes=" not in err

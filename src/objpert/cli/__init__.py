@@ -29,7 +29,7 @@ from objpert.cli import (
     train,
     verify,
 )
-from objpert.cli.common import CliError, Parser, one_line
+from objpert.cli.common import CliError, Parser, cli_words, one_line
 from objpert.cli.verify import verify_payload
 from objpert.exceptions import ObjpertError
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except (CliError, ObjpertError, OSError) as err:
-        print(f"objpert: error: {one_line(str(err))}", file=sys.stderr)
+        print(f"objpert: error: {cli_words(one_line(str(err)))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency of this subcommand
         extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0], "all")

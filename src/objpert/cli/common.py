@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -57,6 +58,7 @@ __all__ = [
     "byte_count",
     "certificate_payload",
     "check_at_most",
+    "cli_words",
     "count",
     "floats",
     "loss_params",
@@ -391,9 +393,34 @@ def budget_warnings(epsilon: float, delta: float, n: int) -> list[str]:
     return out
 
 
+#: The library's words for a setting, and the command line's (messages are shared).
+CLI_WORDS = (
+    (re.compile(r"classes=\[\.\.\.\]"), "--classes a,b,..."),
+    (re.compile(r"feature_bounds=\[\(lo, hi\), \.\.\.\]"), "--feature-bounds lo:hi,..."),
+    (re.compile(r"save\(\.\.\., key=\.\.\.\)"), "--key-file FILE"),
+    (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
+    (re.compile(r"\bset max_iter\b"), "set --max-iter"),
+    (re.compile(r"alpha='auto'"), "--alpha auto"),
+    (re.compile(r"\bdeclare data_norm\b"), "declare --data-norm"),
+    (re.compile(r"\bdata_norm=None\b"), "no --data-norm"),
+    (re.compile(r"\bclasses=None\b"), "no --classes"),
+    (
+        re.compile(r"a bounded preprocessing step \(objpert\.preprocessing\)"),
+        "--categories COLUMN=a,b,... with --feature-bounds by name",
+    ),
+)
+
+
+def cli_words(message: str) -> str:
+    """``message`` with the library's names of settings replaced by their flags."""
+    for pattern, flag in CLI_WORDS:
+        message = pattern.sub(flag, message)
+    return message
+
+
 def warn(message: str) -> None:
-    """One warning line on stderr."""
-    print(f"objpert: warning: {' '.join(message.split())}", file=sys.stderr)
+    """One warning line on stderr (settings named by their flags)."""
+    print(f"objpert: warning: {cli_words(' '.join(message.split()))}", file=sys.stderr)
 
 
 @contextlib.contextmanager
