@@ -114,7 +114,6 @@ def test_arrays_and_nested_steps_round_trip(tmp_path, build):
     [
         (StandardScaler(), "StandardScaler"),
         (OneHotEncoder(), "OneHotEncoder"),
-        (PrivateFeatureBounds(1.0, ranges=[(-3, 3)] * 3), "PrivateFeatureBounds"),
     ],
 )
 def test_a_step_that_reads_the_rows_is_refused_at_save(tmp_path, step, reason):
@@ -172,3 +171,35 @@ def test_the_report_of_a_pipeline_file_shows_its_columns(frame, tmp_path, capsys
     assert "| contract | categories month, year |" in text
     assert text.index("## Summary") < text.index("## What an attacker can achieve")
     assert text.index("## What an attacker can achieve") < text.index("## Privacy profile")
+
+
+def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
+    from objpert.accounting import pipeline_certificate
+
+    df, y = frame
+    private = ColumnTransformer([
+        ("numbers", PrivateFeatureBounds(0.5, ranges=[(0, 200), (0, 500)]), ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(private, _model()).fit(df, y)
+        back = load(save(pipe, tmp_path / "p.json", key=KEY), key=KEY)
+    fitted = pipe[0].named_transformers_["numbers"]
+    restored = back[0].named_transformers_["numbers"]
+    assert type(restored) is PrivateFeatureBounds
+    np.testing.assert_array_equal(restored.bounds_, fitted.bounds_)
+    assert restored.certificate_.to_dict() == fitted.certificate_.to_dict()
+    assert pipeline_certificate(back).to_dict() == pipeline_certificate(pipe).to_dict()
+    np.testing.assert_array_equal(back.predict_proba(df), pipe.predict_proba(df))
+    # released bounds outside the declared ranges are refused
+    payload = json.loads((tmp_path / "p.json").read_text())
+    record = payload["preprocessing"]["steps"][0][1]["transformers"][0][1]
+    record["bounds"][0] = [-5, 10]
+    from objpert.persistence.fileformat import digest
+
+    payload["digest"], payload["signature"] = None, None
+    payload["digest"] = digest(payload)
+    (tmp_path / "q.json").write_text(json.dumps(payload))
+    with pytest.raises(ModelFileError, match="within ranges"):
+        load(tmp_path / "q.json")

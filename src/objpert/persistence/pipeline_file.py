@@ -11,9 +11,10 @@ fit reads nothing but the width and the names of the input, so the file holds al
 pipeline; :func:`rebuild` refits the steps on one synthetic row made of the declared
 values only (the declared parameters are re-checked as any fit checks them).
 
-A step that reads statistics of the data (scikit-learn's ``StandardScaler``, a
-``OneHotEncoder`` whose categories come from the rows) or whose output has a private part
-(:class:`~objpert.preprocessing.PrivateFeatureBounds`, its released bounds) is refused at
+A :class:`~objpert.preprocessing.PrivateFeatureBounds` is saved as its release (its
+parameters, the bounds it released, the public n and the seed flag; the certificate is
+recomputed at load). A step that reads statistics of the data (scikit-learn's
+``StandardScaler``, a ``OneHotEncoder`` whose categories come from the rows) is refused at
 save with the reason.
 """
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from objpert.exceptions import ClippingNotice, ModelFileError
 from objpert.persistence.fileformat import quote_value
+from objpert.preprocessing import BoundedScaler
 
 __all__ = ["encode_preprocessing", "rebuild", "text_columns"]
 
@@ -68,16 +70,26 @@ def encode_step(step: Any) -> Any:
         parts = [[n, encode_step(t)] for n, t in step.transformer_list]
         return {"type": "FeatureUnion", "transformer_list": parts}
     if isinstance(step, ColumnTransformer):
+        fitted = getattr(step, "named_transformers_", {})  # the fitted parts (releases)
         return {
             "type": "ColumnTransformer",
-            "transformers": [[n, encode_step(t), _columns(c)] for n, t, c in step.transformers],
+            "transformers": [
+                [n, encode_step(fitted.get(n, t)), _columns(c)] for n, t, c in step.transformers
+            ],
             "remainder": encode_step(step.remainder),
         }
-    if name == "PrivateFeatureBounds":
-        raise ModelFileError(
-            "cannot save a pipeline with PrivateFeatureBounds yet: save its released bounds_ "
-            "as a BoundedScaler(bounds=...) in their place"
-        )
+    if name == "PrivateFeatureBounds" and hasattr(step, "bounds_"):  # a release: its record
+        params = step.get_params(deep=False)
+        params["accountant"] = None  # the caller's ledger: not part of the model
+        if not isinstance(params.get("random_state"), int | type(None)):
+            params["random_state"] = None  # a Generator's state is not saved
+        return {
+            "type": name,
+            "params": _plain(params),
+            "bounds": _plain(step.bounds_),
+            "n": int(step.certificate_.certificates[0].constants["n"]),
+            "seeded": bool(step.seeded_),
+        }
     raise ModelFileError(
         f"cannot save a pipeline step {name}: it is not one of objpert's bounded "
         "transformers, so what it does may depend on statistics of the private rows; use "
@@ -128,6 +140,8 @@ def _decode(spec: Any) -> Any:
     if not isinstance(spec, dict) or "type" not in spec:
         raise ModelFileError(f"malformed preprocessing step {quote_value(spec)}")
     kind = spec["type"]
+    if kind == "PrivateFeatureBounds":  # refitted as a scaler of its released bounds
+        return _ReleasedBounds(spec.get("bounds"), spec)
     if kind in _types():
         params = spec.get("params")
         if not isinstance(params, dict):
@@ -141,6 +155,45 @@ def _decode(spec: Any) -> Any:
         parts = [(str(n), _decode(t), c) for n, t, c in spec["transformers"]]
         return ColumnTransformer(parts, remainder=_decode(spec["remainder"]))
     raise ModelFileError(f"unknown preprocessing step {quote_value(kind)}")
+
+
+class _ReleasedBounds(BoundedScaler):
+    """Stands in for a PrivateFeatureBounds while the steps are refitted on the synthetic
+    row (a scaler of its released bounds), then is swapped for the restored release
+    (:func:`_restored`); ``record`` is the release's entry of the file."""
+
+    def __init__(self, bounds, record=None):
+        super().__init__(bounds)
+        self.record = record
+
+
+def _restored(step: Any) -> Any:
+    """``step`` with every stand-in of a private-bounds release (as refitted) replaced by
+    the release restored from its record (:meth:`PrivateFeatureBounds.restore`)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from objpert.preprocessing import PrivateFeatureBounds
+
+    record = getattr(step, "record", None)
+    if isinstance(record, dict) and record.get("type") == "PrivateFeatureBounds":
+        params = record.get("params")
+        if not isinstance(params, dict):
+            raise ModelFileError("PrivateFeatureBounds: params must be a JSON object")
+        released = PrivateFeatureBounds(**params).restore(
+            record.get("bounds"), record.get("n"), record.get("seeded")
+        )
+        released.n_features_in_ = step.n_features_in_
+        if hasattr(step, "feature_names_in_"):
+            released.feature_names_in_ = step.feature_names_in_
+        return released
+    if isinstance(step, Pipeline):
+        step.steps = [(n, _restored(s)) for n, s in step.steps]
+    elif isinstance(step, FeatureUnion):
+        step.transformer_list = [(n, _restored(t)) for n, t in step.transformer_list]
+    elif isinstance(step, ColumnTransformer):
+        step.transformers_ = [(n, _restored(t), c) for n, t, c in step.transformers_]
+    return step
 
 
 def _declared_categories(step: Any, columns: list[Any], out: dict[Any, list[Any]]) -> None:
@@ -203,9 +256,10 @@ def rebuild(spec: Any, estimator: Any) -> Any:
         row_norm_bound(preprocessing)  # every step declares its bound
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"invalid preprocessing: {' '.join(str(exc).split())}") from None
+    _restored(preprocessing)
     if out.shape[1] != estimator.n_features_in_:
         raise ModelFileError(
             f"the preprocessing outputs {out.shape[1]} columns but the estimator takes "
             f"{estimator.n_features_in_}"
         )
-    return Pipeline([*steps, (str(spec.get("final", "model")), estimator)])
+    return Pipeline([*preprocessing.steps, (str(spec.get("final", "model")), estimator)])

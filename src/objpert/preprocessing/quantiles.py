@@ -31,7 +31,7 @@ from objpert.data import as_feature_matrix
 from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _BoundsTransform, _check_width, check_bounds
 from objpert.randomness import make_rng
-from objpert.validation import check_positive, check_unit
+from objpert.validation import check_int, check_positive, check_unit
 
 __all__ = [
     "MECHANISM",
@@ -185,19 +185,43 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
             )  # fmt: skip
         M = as_feature_matrix(X.toarray() if hasattr(X, "toarray") else X)
         n, d = M.shape
-        eps_i, method, slack = _per_release(epsilon, delta, 2 * d)
+        eps_i = _per_release(epsilon, delta, 2 * d)[0]
         rng, seeded = make_rng(self.random_state)
-        bounds, certs = np.empty((d, 2)), []
+        bounds = np.empty((d, 2))
         for j, (lo, hi) in enumerate(ranges):
             draws = [private_quantile(M[:, j], lo, hi, q, eps_i, rng) for q in qs]
             a, b = sorted(draws)
             bounds[j] = a, (b if b > a else math.nextafter(a, math.inf))
-            certs += [quantile_certificate(eps_i, n, j, q, lo, hi) for q in qs]
+        return self._released(bounds, n, seeded)
+
+    def _released(self, bounds: np.ndarray, n: int, seeded: bool) -> PrivateFeatureBounds:
+        """Set the fitted state of a release of ``bounds`` on n rows: the bounds, the
+        certificate (recomputed from the public parameters and n), the row-norm bound."""
+        epsilon, delta, qs, ranges = self._checked()
+        eps_i, method, slack = _per_release(epsilon, delta, 2 * len(ranges))
+        certs = [quantile_certificate(eps_i, n, j, q, lo, hi)
+                 for j, (lo, hi) in enumerate(ranges) for q in qs]  # fmt: skip
         self.bounds_ = bounds
         self.certificate_: ComposedCertificate = compose(certs, method, delta_slack=slack or None)
-        self.row_norm_bound_ = math.sqrt(d)
+        self.row_norm_bound_ = math.sqrt(len(ranges))
         self.seeded_ = seeded
         return self
+
+    def restore(self, bounds: Any, n: int, seeded: bool) -> PrivateFeatureBounds:
+        """This transformer as fitted when it released ``bounds`` on n rows (a model
+        file's record of the release): the bounds checked against ``ranges``, the
+        certificate recomputed from the public parameters, nothing read from any row."""
+        ranges = self._checked()[3]
+        released = check_bounds(bounds, "bounds")
+        if (
+            released.shape != ranges.shape
+            or np.any(released < ranges[:, :1])
+            or np.any(released > ranges[:, 1:])
+        ):
+            raise ParameterError(
+                "the released bounds must hold one (lo, hi) pair per feature within ranges"
+            )
+        return self._released(released, check_int("n", n, 1), bool(seeded))
 
     def _width(self) -> int:
         if self.ranges is None:
