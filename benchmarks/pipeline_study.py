@@ -48,7 +48,7 @@ from objpert.apps.bench.threads import competing_load
 from objpert.apps.pipeline_datasets import coarse_ranges, load_pipeline_dataset, public_preprocessor
 from objpert.estimators import PrivateLogisticRegression
 from objpert.model_selection import PrivateGridSearch
-from objpert.preprocessing import PrivateFeatureBounds, private_pipeline
+from objpert.preprocessing import PrivateFeatureBounds, row_norm_bound
 
 DELTA = 1e-6
 GRID = {"comparator_norm": [1.0, 3.0, 10.0]}
@@ -107,8 +107,8 @@ def _public(data, epsilon: float, **kw):
     Xtr, Xte, ytr, yte = data.split()
 
     def make(seed):
-        m = private_pipeline(public_preprocessor(data), _model(data, epsilon=epsilon,
-                             random_state=seed, **kw)).fit(Xtr, ytr)  # fmt: skip
+        m = make_pipeline(public_preprocessor(data), _model(data, epsilon=epsilon,
+                          random_state=seed, **kw)).fit(Xtr, ytr)  # fmt: skip
         c = pipeline_certificate(m)
         plan = m[-1].plan_
         plan = plan[0] if isinstance(plan, list | tuple) else plan
@@ -126,7 +126,7 @@ def _private_bounds(data, bounds_epsilon: float, epsilon: float):
     def make(seed):
         bounds = PrivateFeatureBounds(bounds_epsilon, ranges=coarse_ranges(data),
                                       random_state=seed + 10_000)  # fmt: skip
-        m = private_pipeline(
+        m = make_pipeline(
             public_preprocessor(data, bounds),
             _model(data, epsilon=epsilon - bounds_epsilon, random_state=seed),
         )
@@ -148,8 +148,8 @@ def _grid_private(data, epsilon: float):
     Xp, yp, _, _, Xte, yte = _pilot_split(data)
 
     def make(seed):
-        base = private_pipeline(public_preprocessor(data), _model(data, epsilon=epsilon))
-        pre, est = base[0], base[-1]
+        pre = public_preprocessor(data)
+        est = _model(data, epsilon=epsilon, data_norm=row_norm_bound(pre))  # fitted apart
         Zp, Zte = pre.fit_transform(Xp), pre.transform(Xte)  # reads widths and names only
         search = PrivateGridSearch(est.set_params(random_state=seed), GRID,
                                    random_state=seed).fit(Zp, yp)  # fmt: skip
@@ -194,7 +194,7 @@ def _plan_mu(data) -> float:
     """The ridge mu the default estimator's plan picks at epsilon = 1 (alpha="auto"): read
     from one release with a testing seed."""
     Xtr, _, ytr, _ = data.split()
-    m = private_pipeline(public_preprocessor(data), _model(data, epsilon=1.0, random_state=0))
+    m = make_pipeline(public_preprocessor(data), _model(data, epsilon=1.0, random_state=0))
     _timed(lambda: m.fit(Xtr, ytr))
     plan = m[-1].plan_
     return float((plan[0] if isinstance(plan, list | tuple) else plan).mu)

@@ -20,7 +20,7 @@ from objpert.estimators import (
 )
 from objpert.exceptions import ClippingNotice, DataError, ModelFileError
 from objpert.persistence import load, save
-from objpert.preprocessing import BoundedScaler, private_pipeline
+from objpert.preprocessing import BoundedScaler
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::objpert.exceptions.TestingSeedWarning",
@@ -142,14 +142,19 @@ def test_read_data_norm_round_trips_and_must_stay_recorded(tmp_path):
         load(path)
 
 
-def test_private_pipeline_sets_the_public_bound_and_one_certificate():
+def test_a_pipeline_gives_the_public_bound_and_one_certificate():
+    from sklearn.pipeline import make_pipeline
+
     from objpert.preprocessing import PrivateFeatureBounds
 
     X, y, _ = _raw(1000)
-    pipe = private_pipeline(BoundedScaler(BOUNDS), PrivateLogisticRegression(classes=[0, 1]))
-    assert pipe[-1].data_norm == pytest.approx(math.sqrt(3))
+    pipe = make_pipeline(BoundedScaler(BOUNDS), PrivateLogisticRegression(classes=[0, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        pipe.fit(X, y)
+    assert pipe[-1].pipeline_data_norm_ == pytest.approx(math.sqrt(3))
     pfb = PrivateFeatureBounds(0.5, ranges=[(0, 1000), (-1000, 1000), (0, 10000)], random_state=0)
-    pipe = private_pipeline(
+    pipe = make_pipeline(
         pfb, PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0)
     )
     with warnings.catch_warnings():

@@ -29,7 +29,7 @@ def test_the_pipeline_examples_run_and_certify(capsys):
         exec(compile(blocks[1], str(DOC), "exec"), namespace)
     assert public_cert.epsilon == 1.0 and public_cert.delta <= 1e-6
     assert public_cert.not_public == ()
-    assert public_model[-1].data_norm == pytest.approx(2.0)
+    assert public_model[-1].pipeline_data_norm_ == pytest.approx(2.0)
     cert = namespace["certificate"]
     assert cert.method == "basic" and cert.epsilon == pytest.approx(1.0) and cert.epsilon <= 1.0
     frame, churned = namespace["frame"], namespace["churned"]

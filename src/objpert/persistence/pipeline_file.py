@@ -196,34 +196,24 @@ def _restored(step: Any) -> Any:
     return step
 
 
-def _declared_categories(step: Any, columns: list[Any], out: dict[Any, list[Any]]) -> None:
+def _declared_categories(step: Any, columns: list[Any]) -> dict[Any, list[Any]]:
     """The declared categories of every input column a one-hot encoder reads directly."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
-
     from objpert.preprocessing import BoundedOneHotEncoder
+    from objpert.preprocessing.columns import column_readers
 
-    if isinstance(step, BoundedOneHotEncoder):
-        for col, cats in zip(columns, step.categories, strict=False):
-            out.setdefault(col, list(cats))
-    elif isinstance(step, Pipeline) and step.steps:
-        _declared_categories(step.steps[0][1], columns, out)
-    elif isinstance(step, FeatureUnion):
-        for _, t in step.transformer_list:
-            _declared_categories(t, columns, out)
-    elif isinstance(step, ColumnTransformer):
-        for _, t, cols in step.transformers:
-            chosen = [columns[c] if isinstance(c, int) else c for c in _columns(cols)]
-            _declared_categories(t, chosen, out)
+    out: dict[Any, list[Any]] = {}
+    for col, reader, j in column_readers(step, columns):
+        if isinstance(reader, BoundedOneHotEncoder) and j < len(reader.categories):
+            out.setdefault(col, list(reader.categories[j]))
+    return out
 
 
 def text_columns(pipeline: Any) -> list[Any]:
     """The input columns whose declared categories are all text (a reader of a CSV gives
     them as text, whatever they look like)."""
-    declared: dict[Any, list[Any]] = {}
     names = getattr(pipeline, "feature_names_in_", None)
     columns = list(names) if names is not None else list(range(pipeline.n_features_in_))
-    _declared_categories(pipeline.steps[0][1], columns, declared)
+    declared = _declared_categories(pipeline.steps[0][1], columns)
     return [c for c, cats in declared.items() if all(isinstance(v, str) for v in cats)]
 
 
@@ -239,8 +229,7 @@ def rebuild(spec: Any, estimator: Any) -> Any:
     steps = [(str(n), _decode(s)) for n, s in spec["steps"]]
     names, width = spec.get("columns"), spec.get("n_features_in")
     columns = list(names) if names is not None else list(range(int(width)))
-    declared: dict[Any, list[Any]] = {}
-    _declared_categories(steps[0][1], columns, declared)
+    declared = _declared_categories(steps[0][1], columns)
     values = {c: cats[0] for c, cats in declared.items()}  # one declared category each
     row = [values.get(c, 0.0) for c in columns]
     frame = (

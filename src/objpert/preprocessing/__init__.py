@@ -9,8 +9,8 @@ scikit-learn transformers give that bound from their parameters, never from the 
 - :class:`PrivateFeatureBounds`: bounds from differentially private quantiles (its own
   certificate), then scaling as :class:`BoundedScaler`;
 - :func:`row_norm_bound`: the bound of any of them, or of a ``ColumnTransformer`` of
-  them; :func:`private_pipeline` sets the estimator's ``data_norm`` from it (the one
-  certificate of a fitted pipeline: :func:`objpert.accounting.pipeline_certificate`).
+  them. A private estimator that ends a ``Pipeline`` after them takes that bound itself
+  (the one certificate of a fitted pipeline: :func:`objpert.accounting.pipeline_certificate`).
 
 See docs/pipeline.md.
 """
@@ -22,7 +22,6 @@ from objpert.preprocessing.bounded import (
     check_bounds,
     row_norm_bound,
 )
-from objpert.preprocessing.pipeline import private_pipeline
 from objpert.preprocessing.quantiles import PrivateFeatureBounds
 
 __all__ = [
@@ -31,6 +30,5 @@ __all__ = [
     "BoundedScaler",
     "PrivateFeatureBounds",
     "check_bounds",
-    "private_pipeline",
     "row_norm_bound",
 ]

@@ -216,41 +216,41 @@ def _profile(plans: list[Plan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
 
 def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
     """Each input column and what is declared of it: a pipeline's bounded steps (ranges,
-    categories, bin edges), or the estimator's feature_bounds."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
+    released bounds, categories, bin edges), or the estimator's feature_bounds."""
+    from sklearn.pipeline import Pipeline
 
-    from objpert.preprocessing import BoundedBinner, BoundedOneHotEncoder, BoundedScaler
+    from objpert.preprocessing import (
+        BoundedBinner,
+        BoundedOneHotEncoder,
+        BoundedScaler,
+        PrivateFeatureBounds,
+    )
+    from objpert.preprocessing.columns import column_readers
 
     names = getattr(model, "feature_names_in_", None)
     width = int(getattr(model, "n_features_in_", estimator.n_features_in_))
     columns = [str(c) for c in names] if names is not None else [str(j) for j in range(width)]
-    out: dict[str, list[str]] = {}
-
-    def walk(step: Any, cols: list[str]) -> None:
-        if isinstance(step, BoundedScaler):
-            for c, (lo, hi) in zip(cols, step.bounds, strict=False):
-                out.setdefault(c, []).append(f"numeric, declared range [{lo:g}, {hi:g}]")
-        elif isinstance(step, BoundedOneHotEncoder):
-            for c, cats in zip(cols, step.categories, strict=False):
-                out.setdefault(c, []).append("categories " + ", ".join(map(str, cats)))
-        elif isinstance(step, BoundedBinner):
-            for c, edges in zip(cols, step.edges, strict=False):
-                out.setdefault(c, []).append("bins at " + ", ".join(f"{v:g}" for v in edges))
-        elif isinstance(step, Pipeline) and step.steps:
-            walk(step.steps[0][1], cols)
-        elif isinstance(step, FeatureUnion):
-            for _, t in step.transformer_list:
-                walk(t, cols)
-        elif isinstance(step, ColumnTransformer):
-            for _, t, sel in step.transformers:
-                sel = [sel] if isinstance(sel, str | int) else list(sel)
-                walk(t, [columns[c] if isinstance(c, int) else str(c) for c in sel])
-
     if isinstance(model, Pipeline):
-        walk(model.steps[0][1], columns)
+        readers = column_readers(model.steps[0][1], columns)
     elif getattr(estimator, "feature_bounds", None) is not None:
-        walk(BoundedScaler(estimator.feature_bounds), columns)
+        readers = column_readers(BoundedScaler(estimator.feature_bounds), columns)
+    else:
+        readers = []
+    out: dict[str, list[str]] = {}
+    for col, step, j in readers:
+        if isinstance(step, PrivateFeatureBounds) and hasattr(step, "bounds_"):
+            lo, hi = step.bounds_[j]
+            text = f"numeric, released range [{lo:.4g}, {hi:.4g}] (private quantiles)"
+        elif isinstance(step, BoundedScaler):
+            lo, hi = step.bounds[j]
+            text = f"numeric, declared range [{lo:g}, {hi:g}]"
+        elif isinstance(step, BoundedOneHotEncoder):
+            text = "categories " + ", ".join(map(str, step.categories[j]))
+        elif isinstance(step, BoundedBinner):
+            text = "bins at " + ", ".join(f"{v:g}" for v in step.edges[j])
+        else:
+            continue
+        out.setdefault(str(col), []).append(text)
     return tuple((c, "; ".join(out.get(c, ["not used"]))) for c in columns)
 
 
