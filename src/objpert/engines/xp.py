@@ -276,16 +276,24 @@ class XPEngine:
         return to_numpy(self._gradient(WW, self._labels(y, WW), _derivative(loss), loss))
 
     def descend(
-        self, z: np.ndarray, eta: float, iterations: int, loss: Loss, mu: float, y: Any = None
+        self,
+        z: np.ndarray,
+        eta: float,
+        iterations: int,
+        loss: Loss,
+        mu: float,
+        y: Any = None,
+        start: np.ndarray | None = None,
     ) -> np.ndarray:
         """w_N of exactly ``iterations`` steps w <- w - eta ((1/n) X^T l'(Xw, y) + mu w + z)
-        from w_0 = 0 (eq. 4), all on the device; z (d,) or (d, B) in float64 from the
-        caller; returns w_N as a float64 host array. No stopping rule of any kind."""
+        from w_0 = 0 (eq. 4), or from the public point ``start`` (the shape of z), all on the
+        device; z (d,) or (d, B) in float64 from the caller; returns w_N as a float64 host
+        array. No stopping rule of any kind."""
         iterations = check_int("iterations", iterations, 0)
         d1 = _derivative(loss)
         zz = self._put(z)
         yy = self._labels(y, zz)  # labels resident once, with the batch's broadcast shape
-        w = self.xp.zeros_like(zz)
+        w = self.xp.zeros_like(zz) if start is None else self._put(start)
         inv_n, mu, eta = 1.0 / self.n, float(mu), float(eta)
         for _ in range(iterations):
             g = self._gradient(w, yy, d1, loss) * inv_n

@@ -1,7 +1,10 @@
 """The Watkins & Arora (2026) release, Section 3.2.
 
 Draw z ~ N(0, sigma^2 I_d) once, run exactly N steps of
-w_{k+1} = w_k - eta (grad F(w_k; S) + z) from w_0 = 0 (eq. 4), release w_N. The plan's
+w_{k+1} = w_k - eta (grad F(w_k; S) + z) from w_0 = 0 (eq. 4), release w_N. With a public
+``prior`` w_pub the ridge of eq. (1) is centred at w_pub and the descent starts there: in
+v = w - w_pub it is the same release for a GLM with public margin offsets <x_i, w_pub>, so
+the plan and its certificate are unchanged (docs/priors.md). The plan's
 certificate is recomputed from its public constants before any data is touched; a plan
 that does not certify, or data that break Assumption 1, are refused. :func:`release_batch`
 runs many independent releases in one sweep over X per step, and
@@ -41,7 +44,9 @@ __all__ = [
     "BatchRelease",
     "CertifiedRelease",
     "Release",
+    "centred",
     "check_plan",
+    "check_prior",
     "finite_or_refused",
     "perturbed_gradient_descent",
     "release_batch",
@@ -78,6 +83,7 @@ class _Released:
     seconds: float
     n_clipped: int
     seeded: bool
+    prior: np.ndarray | None = None  # the public centre w_pub (d,); None: w_pub = 0
 
 
 @dataclass(frozen=True)
@@ -92,41 +98,56 @@ class Release(_Certified, _Released):
         """The release without its statistics of the private rows (``seconds``,
         ``n_clipped``): what the certificate covers."""
         return CertifiedRelease(
-            self.weights, self.plan, self.certificate, self.iterations, self.seeded
+            self.weights, self.plan, self.certificate, self.iterations, self.seeded, self.prior
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "weights": self.weights.tolist(),
-            "plan": self.plan.to_dict(),
-            "certificate": self.certificate.to_dict(),
-            "iterations": self.iterations,
-            "seconds": self.seconds,
-            "n_clipped": self.n_clipped,
-            "seeded": self.seeded,
-        }
+        return _with_prior(
+            {
+                "weights": self.weights.tolist(),
+                "plan": self.plan.to_dict(),
+                "certificate": self.certificate.to_dict(),
+                "iterations": self.iterations,
+                "seconds": self.seconds,
+                "n_clipped": self.n_clipped,
+                "seeded": self.seeded,
+            },
+            self.prior,
+        )
 
 
 @dataclass(frozen=True)
 class CertifiedRelease(_Certified):
     """A release as a fitted model keeps it (``releases_``): the weights (d,), the plan,
-    the certificate, the iteration count (the plan's N) and whether a testing seed drew
-    the noise. No statistic of the private rows: no clipping count, no timing."""
+    the certificate, the iteration count (the plan's N), whether a testing seed drew
+    the noise and the public prior w_pub the ridge was centred at (None: 0), a public
+    input. No statistic of the private rows: no clipping count, no timing."""
 
     weights: np.ndarray
     plan: Any
     certificate: Any
     iterations: int
     seeded: bool
+    prior: np.ndarray | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "weights": self.weights.tolist(),
-            "plan": self.plan.to_dict(),
-            "certificate": self.certificate.to_dict(),
-            "iterations": self.iterations,
-            "seeded": self.seeded,
-        }
+        return _with_prior(
+            {
+                "weights": self.weights.tolist(),
+                "plan": self.plan.to_dict(),
+                "certificate": self.certificate.to_dict(),
+                "iterations": self.iterations,
+                "seeded": self.seeded,
+            },
+            self.prior,
+        )
+
+
+def _with_prior(record: dict[str, Any], prior: np.ndarray | None) -> dict[str, Any]:
+    """A release's record with its public prior (only when it has one)."""
+    if prior is not None:
+        record["prior"] = np.asarray(prior, dtype=np.float64).tolist()
+    return record
 
 
 def check_plan(plan: Plan) -> Certificate:
@@ -135,24 +156,45 @@ def check_plan(plan: Plan) -> Certificate:
     return rederive_plan(plan)
 
 
+def centred(prior: np.ndarray | None, z: np.ndarray, mu: float) -> tuple[np.ndarray, Any]:
+    """(w_0, z - mu w_pub): the start and the noise of eq. (4) for the ridge centred at the
+    public prior w_pub, since mu (w - w_pub) + z = mu w + (z - mu w_pub); ``prior`` None
+    (w_pub = 0): (0, z). ``prior`` (d,) is shared by every column of z (d, B), or (d, B)."""
+    if prior is None:
+        return np.zeros_like(z), z
+    w0 = np.array(np.broadcast_to(_as_columns(prior, z), z.shape), dtype=np.float64)
+    return w0, z - mu * w0
+
+
+def _as_columns(prior: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``prior`` (d,) as a column against z (d, B) (broadcast), else unchanged."""
+    prior = np.asarray(prior, dtype=np.float64)
+    return prior[:, None] if z.ndim == 2 and prior.ndim == 1 else prior
+
+
 def run_gradient_descent(
     objective: GLMObjective,
     z: np.ndarray,
     eta: float,
     iterations: int,
     progress: bool | None = False,
+    *,
+    prior: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exactly ``iterations`` steps of eq. (4) from w_0 = 0; no stopping rule of any kind.
 
-    z has shape (d,) or (d, B) (B runs at once). BLAS runs one thread throughout: the
-    engines thread their sweeps themselves, and a small product split over BLAS threads
-    costs more than it saves (far more on a busy machine).
+    z has shape (d,) or (d, B) (B runs at once). ``prior``: a public point w_pub ((d,), or
+    (d, B) one per run) at which the ridge is centred, the descent starting from w_0 =
+    w_pub (:func:`centred`; docs/priors.md). BLAS runs one thread throughout: the engines
+    thread their sweeps themselves, and a small product split over BLAS threads costs more
+    than it saves (far more on a busy machine).
     """
     descend = getattr(objective.engine, "descend", None)
-    w = np.zeros_like(z)
+    w, z = centred(prior, z, objective.mu)
     with single_threaded_blas():
         if descend is not None:  # an engine running the whole descent on its device
-            return descend(z, eta, iterations, objective.loss, objective.mu, objective.y)
+            start = {} if prior is None else {"start": w}
+            return descend(z, eta, iterations, objective.loss, objective.mu, objective.y, **start)
         if not progress:
             for _ in range(iterations):
                 g = objective.gradient(w)
@@ -175,18 +217,27 @@ def run_in_feature_span(
     eta: float,
     iterations: int,
     progress: bool = False,
+    *,
+    prior: np.ndarray | None = None,
 ) -> np.ndarray:
     """Eq. (4) for F on X, run in a subspace holding every row (Lemma B.6, item 1).
 
     ``objective`` is F restricted to the span, i.e. built on ``span.features``; z has shape
     (d,) or (d, B). Returns M(z) = Q M^C(Q^T z) - B_N (z - Q Q^T z), B_N = (1 - rho^N)/mu,
     rho = 1 - eta mu: the same w_N as :func:`run_gradient_descent` on X, up to rounding.
+    With a public ``prior`` w_pub (the ridge centred there, the descent started there):
+    the span part runs from Q^T w_pub centred at Q^T w_pub, and the complement p = w -
+    w_pub follows the same affine recursion from p_0 = 0 (the ridge pulls towards w_pub),
+    so M(z) = Q M^C(Q^T z) + (w_pub - Q Q^T w_pub) - B_N (z - Q Q^T z).
     """
     zc = span.project(z)
-    v = run_gradient_descent(objective, zc, eta, iterations, progress)
+    pc = None if prior is None else span.project(_as_columns(prior, z))
+    v = run_gradient_descent(objective, zc, eta, iterations, progress, prior=pc)
     b_n = -math.expm1(iterations * math.log1p(-eta * objective.mu)) / objective.mu
     w = span.lift(v + b_n * zc)
     w -= b_n * z
+    if prior is not None:  # the complement of the span stays at w_pub's component
+        w += _as_columns(prior, z) - span.lift(pc)
     return w
 
 
@@ -226,11 +277,13 @@ def _descend(
     n_jobs: int | None = None,
     engine: str = "default",
     dtype: str = "float64",
+    prior: np.ndarray | None = None,
 ) -> np.ndarray:
     """w_N for noise z of shape (d,) or (d, B) (labels y of shape (n,), or (n, B): one
     column per release), in the feature span when ``span_reduction`` (None: when
     :func:`~objpert.engines.span.span_reduction_pays`), on ``n_jobs`` threads, on the
-    ``engine`` computing in ``dtype`` (:func:`~objpert.engines.factory.build_engine`)."""
+    ``engine`` computing in ``dtype`` (:func:`~objpert.engines.factory.build_engine`),
+    with the ridge centred at the public ``prior`` ((d,) or (d, B); None: at 0)."""
     N, mu, eta = plan.iterations, plan.constants.mu, plan.constants.eta
     if engine == "auto" and N < AUTO_MIN_STEPS:  # shaping would cost more than it saves
         engine = "default"
@@ -240,14 +293,33 @@ def _descend(
     if span_reduction is None:
         span_reduction = span_reduction_pays(M, N, draws)
     if not span_reduction:
-        return finite_or_refused(
-            run_gradient_descent(
-                GLMObjective(M, y, loss, mu, n_jobs=n_jobs, **kind), z, eta, N, progress
-            )
-        )
+        objective = GLMObjective(M, y, loss, mu, n_jobs=n_jobs, **kind)
+        w = run_gradient_descent(objective, z, eta, N, progress, prior=prior)
+        return finite_or_refused(w)
     span = FeatureSpan(M)
     objective = GLMObjective(span.features, y, loss, mu, n_jobs=n_jobs, **kind)
-    return finite_or_refused(run_in_feature_span(span, objective, z, eta, N, progress))
+    return finite_or_refused(run_in_feature_span(span, objective, z, eta, N, progress, prior=prior))
+
+
+def check_prior(prior: Any, d: int, columns: int | None = None) -> np.ndarray | None:
+    """A public prior for the mechanism: None, or finite float64 of shape (d,) (every
+    release) or, with ``columns`` releases, (columns, d) (one row each); ParameterError
+    otherwise. It is a public input: no bound on it enters the certificate
+    (docs/priors.md)."""
+    if prior is None:
+        return None
+    try:
+        arr = np.array(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("prior must be an array of numbers") from None
+    shapes = [(d,)] if columns is None else [(d,), (columns, d)]
+    if arr.shape not in shapes:
+        raise ParameterError(
+            f"prior must have shape {' or '.join(map(str, shapes))}; got {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError("prior must be finite")
+    return arr
 
 
 def perturbed_gradient_descent(
@@ -262,6 +334,7 @@ def perturbed_gradient_descent(
     n_jobs: int | None = None,
     engine: str = "default",
     dtype: str = "float64",
+    prior: Any = None,
 ) -> Release:
     """Release w_N of Section 3.2 for data (X, y) under ``plan``.
 
@@ -275,15 +348,19 @@ def perturbed_gradient_descent(
     and in which precision the N steps run (:func:`~objpert.engines.factory.build_engine`;
     "auto" shapes a descent of at least ``AUTO_MIN_STEPS`` steps when the cost model says it
     pays); they change the speed and the rounding only, not the certificate (the noise is
-    drawn in float64 either way).
+    drawn in float64 either way). ``prior``: a public point w_pub of shape (d,) at which the
+    ridge of eq. (1) is centred and the descent starts (None: 0); the plan and the
+    certificate are those without it (docs/priors.md), and the release records it.
     """
     engine, dtype = check_engine(engine, dtype)
+    prior = check_prior(prior, plan.constants.d)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
     z = generator.normal(0.0, plan.sigma, size=plan.constants.d)  # the one and only draw
-    w = _descend(M, yy, loss, plan, z, span_reduction, verbose, n_jobs, engine, dtype)
-    return Release(w, plan, cert, plan.iterations, time.perf_counter() - start, clipped, seeded)
+    w = _descend(M, yy, loss, plan, z, span_reduction, verbose, n_jobs, engine, dtype, prior)
+    seconds = time.perf_counter() - start
+    return Release(w, plan, cert, plan.iterations, seconds, clipped, seeded, prior)
 
 
 @dataclass(frozen=True)
@@ -310,23 +387,26 @@ def release_batch(
     n_jobs: int | None = None,
     engine: str = "default",
     dtype: str = "float64",
+    prior: Any = None,
 ) -> BatchRelease:
     """``draws`` independent releases of :func:`perturbed_gradient_descent`, computed
     together: each step evaluates the gradient at all ``draws`` iterates in one sweep over X.
 
     Same checks, arguments and refusals as :func:`perturbed_gradient_descent`; the noise
     Z ~ N(0, sigma^2 I), shape (draws, d), is drawn once, after every check, so with a seed
-    row 0 equals the single release with that seed.
+    row 0 equals the single release with that seed. ``prior`` (d,): the public centre of
+    every draw's ridge (as for :func:`perturbed_gradient_descent`).
     """
     draws = check_int("draws", draws, 1)
     engine, dtype = check_engine(engine, dtype)
+    prior = check_prior(prior, plan.constants.d)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
     z = generator.normal(0.0, plan.sigma, size=(draws, plan.constants.d))  # the only draw
     w = _descend(
         M, yy, loss, plan, np.ascontiguousarray(z.T), span_reduction, verbose, n_jobs, engine,
-        dtype,
+        dtype, prior,
     )  # fmt: skip
     return BatchRelease(
         np.ascontiguousarray(w.T),
@@ -336,6 +416,7 @@ def release_batch(
         time.perf_counter() - start,
         clipped,
         seeded,
+        prior,
     )
 
 
@@ -351,6 +432,7 @@ def release_one_vs_rest(
     n_jobs: int | None = None,
     engine: str = "default",
     dtype: str = "float64",
+    prior: Any = None,
 ) -> list[Release]:
     """K releases of :func:`perturbed_gradient_descent` under one plan, release k with the
     labels Y[:, k] (shape (n, K); each column checked as that function checks y) and the
@@ -360,11 +442,12 @@ def release_one_vs_rest(
     0, 1, ..., as by those calls one after the other. The certificate covers each release
     on its own (their composition is the caller's to account for). Every check runs before
     the first draw; ``seconds`` of each release is the time of all of them. ``engine`` and
-    ``dtype``: as for :func:`perturbed_gradient_descent` (here and in the functions below)."""
+    ``dtype``: as for :func:`perturbed_gradient_descent` (here and in the functions below).
+    ``prior``: the public centre w_pub of every release (d,), or one per release (K, d)."""
     columns = _label_columns(Y, len(rngs))
     return _release_columns(
         X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs,
-        check_engine(engine, dtype),
+        check_engine(engine, dtype), check_prior(prior, plan.constants.d, len(columns)),
     )  # fmt: skip
 
 
@@ -418,10 +501,12 @@ def _release_columns(
     span_reduction: bool | None,
     n_jobs: int | None,
     kind: tuple[str, str] = ("default", "float64"),
+    prior: np.ndarray | None = None,
 ) -> list[Release]:
     """Release k for labels[k], plans[k] and rngs[k], all in one batched descent (the plans
     share :func:`_descent`): every plan re-derived and every label column checked, then
-    each noise drawn once, then N steps for all columns at once."""
+    each noise drawn once, then N steps for all columns at once. ``prior``: checked by
+    :func:`check_prior`, (d,) for all or (K, d) one row per release."""
     first = plans[0]
     if any(_descent(p) != _descent(first) for p in plans[1:]):
         raise ParameterError("one batched descent needs plans with the same constants and N")
@@ -440,11 +525,13 @@ def _release_columns(
     Z = np.column_stack(
         [g.normal(0.0, p.sigma, size=pc.d) for (g, _), p in zip(draws, plans, strict=True)]
     )  # each release's one and only draw
-    W = _descend(M, y, loss, first, Z, span_reduction, verbose, n_jobs, *kind)
+    priors = None if prior is None else np.broadcast_to(prior, (len(plans), pc.d))
+    columns = None if priors is None else np.ascontiguousarray(priors.T)
+    W = _descend(M, y, loss, first, Z, span_reduction, verbose, n_jobs, *kind, columns)
     seconds = time.perf_counter() - start
     return [
         Release(np.ascontiguousarray(W[:, k]), p, certs[id(p)], p.iterations, seconds,
-                clipped, seeded)
+                clipped, seeded, None if priors is None else priors[k].copy())
         for k, (p, (_, seeded)) in enumerate(zip(plans, draws, strict=True))
     ]  # fmt: skip
 
@@ -483,21 +570,27 @@ def release_targets(
     n_jobs: int | None = None,
     engine: str = "default",
     dtype: str = "float64",
+    prior: Any = None,
 ) -> list[Release]:
     """One release per target under one plan (release k: labels ``targets[k]``, noise from
     ``rngs[k]``): in-memory data with several targets go through
     :func:`release_one_vs_rest` (one sweep per step for all of them), anything else (one
     target; Dask data) through :func:`perturbed_gradient_descent`, one after the other.
     Either way release k equals ``perturbed_gradient_descent(X, targets[k], plan,
-    rngs[k])`` to rounding."""
+    rngs[k], prior=prior[k])`` to rounding. ``prior``: None, (d,) for every release or
+    (K, d) one row per release (the public centre of each ridge)."""
     if len(targets) != len(rngs):
         raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
+    prior = check_prior(prior, plan.constants.d, len(targets))
     kind = {"n_jobs": n_jobs, "engine": engine, "dtype": dtype}
     in_memory = isinstance(X, np.ndarray) or sparse.issparse(X)
     if len(targets) > 1 and in_memory and all(isinstance(t, np.ndarray) for t in targets):
         return release_one_vs_rest(X, np.column_stack(targets), plan, rngs, verbose=verbose,
-                                   **kind)  # fmt: skip
+                                   prior=prior, **kind)  # fmt: skip
+    rows = [None] * len(targets) if prior is None else np.broadcast_to(
+        prior, (len(targets), plan.constants.d)
+    )  # fmt: skip
     return [
-        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, **kind)
-        for t, rng in zip(targets, rngs, strict=True)
+        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, prior=w0, **kind)
+        for t, rng, w0 in zip(targets, rngs, rows, strict=True)
     ]
