@@ -29,7 +29,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "data": ("data",),
     "solvers": ("solvers",),
     "mechanisms": ("mechanisms",),
-    "interfaces": ("preprocessing", "estimators", "model_selection", "persistence", "audit"),
+    "interfaces": (
+        "preprocessing",
+        "estimators",
+        "model_selection",
+        "persistence",
+        "audit",
+        "spark",
+    ),
     "applications": ("apps", "cli", "__main__"),
 }
 ORDER = [part for parts in LAYERS.values() for part in parts]

@@ -108,8 +108,13 @@ def for_plan(
 ) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray, int]:
     """(X, y) checked against a plan's public n, d, zeta and label kind, rows bounded
     (clipped when ``clip``): (matrix, labels, rows clipped). Used by every mechanism.
-    Dask input gives (a DaskEngine holding the labels, None, rows clipped)."""
+    Dask input gives (a DaskEngine holding the labels, None, rows clipped); an engine with
+    a ``for_plan`` method (data checked where they live, e.g. on Spark executors) checks
+    itself against the plan and gives (engine holding the labels ``y`` selects, None, 0)."""
     kwargs = dict(n=n, d=d, zeta=zeta, label_kind=label_kind, clip=clip)
+    held = getattr(X, "for_plan", None)
+    if held is not None:  # an engine holding rows checked where they live (objpert.spark)
+        return held(y, **kwargs)
     if is_dask(X) or is_dask(y):
         from objpert.data.distributed import for_plan_dask
 
