@@ -63,6 +63,12 @@ from objpert.estimators.bounds import (
     pipeline_row_bound,
     public_zeta,
 )
+from objpert.estimators.prior import (
+    PublicPrior,
+    check_public_prior,
+    match_prior,
+    prior_weights,
+)
 from objpert.estimators.selection import SelectionGuard
 from objpert.estimators.time_budget import check_max_seconds, check_time_budget, time_budget
 from objpert.exceptions import DataError, DataTypeError, ParameterError, PrivacyLeakWarning
@@ -298,6 +304,8 @@ class FitSettings:
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
     # data_norm declared by the bounded steps before the estimator in a Pipeline
     data_norm_from_pipeline: bool = field(default=False, compare=False)
+    # the public model the ridge is centred at (original units; None: 0; docs/priors.md)
+    prior: PublicPrior | None = field(default=None, compare=False)
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -350,6 +358,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         "dtype": [StrOptions(set(DTYPES))],
         "client": [None, str, HasMethods(["submit"])],
         "step_timeout": [None, _POSITIVE],
+        "prior": "no_validation",  # checked by check_public_prior (ParameterError)
     }
 
     def _public_constants(self) -> FitSettings:
@@ -396,6 +405,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
                 None if self.feature_bounds is None
                 else check_bounds(self.feature_bounds, "feature_bounds")
             ),
+            prior=check_public_prior(params.get("prior")),
         )  # fmt: skip
 
     def _fit_settings(self) -> FitSettings:
@@ -489,14 +499,17 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         targets: list[Any],
         p: FitSettings,
         not_public: tuple[str, ...] = (),
+        classes: Any = None,
     ) -> tuple[int, float]:
         """Calibrate (cached), release once per target, and store the fitted attributes;
         returns the rows scaled down to data_norm and the seconds of the releases
         (statistics of the private rows for :meth:`_finish_fit`: the model keeps neither).
         ``not_public``: structural choices read from the data (recorded in the certificate),
-        and the model selection this fit is part of (:mod:`.selection`)."""
+        and the model selection this fit is part of (:mod:`.selection`). ``classes``: the
+        fit's label set, checked against a classifier given as ``prior``."""
         not_public = (*not_public, *self._selection_not_public())
         check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
+        prior = self._prior(p, prepared, len(targets), classes)  # before any budget
         p = time_budget(p, prepared, len(targets), self._loss)
         cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))
         plan = cal.plan
@@ -506,7 +519,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         start = time.perf_counter()
         releases: list[Release] = release_targets(
             prepared.X, targets, plan, rngs, verbose=check_verbose(self.verbose), n_jobs=p.n_jobs,
-            engine=p.engine, dtype=p.dtype,
+            engine=p.engine, dtype=p.dtype, prior=None if prior is None else prior[1],
         )  # fmt: skip
         seconds = time.perf_counter() - start
         self.max_iter_used_ = p.max_iterations
@@ -517,6 +530,7 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         else:
             coef, intercept = W, np.zeros(W.shape[0])
         self._set_release_attributes(coef, intercept)
+        self._set_prior_attributes(None if prior is None else prior[0])
         self.n_iter_ = np.array([r.iterations for r in releases], dtype=np.int64)
         self.releases_ = [r.certified() for r in releases]  # no clipping count, no timing
         self.seeded_ = any(r.seeded for r in releases)
@@ -529,6 +543,40 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             self.plan_ = [r.plan for r in releases]
             self.certificate_ = cal.compose([r.certificate for r in releases], not_public)
         return int(prepared.n_clipped), seconds
+
+    def _prior(
+        self, p: FitSettings, prepared: PreparedData, k: int, classes: Any
+    ) -> tuple[PublicPrior, np.ndarray] | None:
+        """The public prior checked against this fit (:func:`.prior.match_prior`) and in
+        the mechanism's coordinates (:func:`.prior.prior_weights`), (K, d); None without
+        one. ParameterError before any budget is spent or noise drawn."""
+        if p.prior is None:
+            return None
+        prior = match_prior(
+            p.prior,
+            n_features=int(self.n_features_in_),
+            releases=k,
+            feature_names=getattr(self, "feature_names_in_", None),
+            classes=classes,
+        )
+        weights = prior_weights(
+            prior,
+            feature_bounds=p.feature_bounds,
+            fit_intercept=p.fit_intercept,
+            intercept_scaling=prepared.intercept_scaling,
+        )
+        return prior, weights
+
+    def _set_prior_attributes(self, prior: PublicPrior | None) -> None:
+        """``prior_coef_`` and ``prior_intercept_``: the public prior in original units,
+        shaped as ``coef_`` and ``intercept_`` (None without a prior)."""
+        if prior is None:
+            self.prior_coef_ = self.prior_intercept_ = None
+            return
+        self.prior_coef_ = prior.coef.reshape(np.shape(self.coef_)).copy()
+        shape = np.shape(self.intercept_)
+        intercept = prior.intercept.reshape(shape)
+        self.prior_intercept_ = intercept.copy() if shape else float(intercept)
 
     def _calibration(self, p: FitSettings, n: int, d: int, zeta: float, k: int) -> Calibration:
         """The plan of each of the fit's k releases and how they compose (cached)."""

@@ -135,6 +135,15 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     step_timeout : float > 0 or None, default=None
         Seconds each gradient step on a cluster may wait for it before a ClusterError
         (None: 60 s; ``math.inf``: no limit).
+    prior : fitted linear model, (coef, intercept), {"coef", "intercept"}, array or None, \
+default=None
+        A public model to start from (docs/priors.md): the ridge is centred at it,
+        (mu/2) ||w - w_pub||^2, and the descent starts there; ``comparator_norm`` is then
+        the distance from it. Anything with ``coef_`` and ``intercept_`` (scikit-learn's
+        LogisticRegression, an objpert model; its feature names and classes must match),
+        or coef of shape (n_features,) or (n_classes, n_features) with an intercept, in
+        the units of the raw features. The plan and certificate are those without a
+        prior. It must be public: a prior fitted on the same private rows is not covered.
 
     Attributes
     ----------
@@ -157,6 +166,9 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
+    prior_coef_, prior_intercept_ : ndarray or None
+        The public prior in the units of the raw features, shaped as ``coef_`` and
+        ``intercept_`` (None without one).
     pipeline_data_norm_ : float or None
         The row-norm bound declared by the bounded steps before the estimator in a
         ``Pipeline`` (see ``data_norm``); None when the fit did not take it from them.
@@ -192,6 +204,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         dtype="float64",
         client=None,
         step_timeout=None,
+        prior=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -215,6 +228,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         self.dtype = dtype
         self.client = client
         self.step_timeout = step_timeout
+        self.prior = prior
 
     _loss = "logistic"
 
@@ -280,7 +294,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
         ks = [1] if len(classes) == 2 else range(len(classes))
         targets = [np.where(codes == k, 1.0, -1.0) for k in ks]
-        clipped, seconds = self._release(prepared, targets, p, not_public)
+        clipped, seconds = self._release(prepared, targets, p, not_public, classes)
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
         return self

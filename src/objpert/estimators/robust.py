@@ -37,7 +37,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     ----------
     epsilon, delta, data_norm, feature_bounds, fit_intercept, intercept_scaling, clip,
     calibration, comparator_norm, max_iter, random_state, accountant, verbose, n_jobs,
-    max_seconds, engine, dtype, client, step_timeout
+    max_seconds, engine, dtype, client, step_timeout, prior
         As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
         intercept_ in the units of the raw features).
     %(alpha)s
@@ -59,6 +59,9 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     max_iter_used_ : int
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
+    prior_coef_ : ndarray of shape (n_features,) or None
+    prior_intercept_ : float or None
+        The public prior (``prior``) in the units of the raw features.
     pipeline_data_norm_ : float or None
         As for :class:`PrivateLogisticRegression`.
     n_features_in_ : int
@@ -92,6 +95,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         dtype="float64",
         client=None,
         step_timeout=None,
+        prior=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -114,6 +118,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.dtype = dtype
         self.client = client
         self.step_timeout = step_timeout
+        self.prior = prior
 
     _loss = "robust"
 
