@@ -18,7 +18,7 @@ from scipy import optimize
 from objpert.exceptions import ParameterError
 from objpert.validation import check_nonnegative, check_open_unit
 
-__all__ = ["cdp_delta", "cdp_epsilon", "linear_rdp_epsilon"]
+__all__ = ["cdp_delta", "cdp_epsilon", "gaussian_dp_mu", "linear_rdp_epsilon"]
 
 
 def cdp_delta(rho: float, epsilon: float) -> float:
@@ -117,3 +117,19 @@ def linear_rdp_epsilon(
     if res.success and float(res.fun) < best:
         best_alpha, best = 1.0 + math.exp(float(res.x)), float(res.fun)
     return max(0.0, best), best_alpha
+
+
+def gaussian_dp_mu(noise_multipliers: Iterable[float]) -> float:
+    """mu of the composition of Gaussian mechanisms with noise / sensitivity ratios
+    ``noise_multipliers`` (sigma_i / G_i): each is (G_i / sigma_i)-GDP (Dong, Roth & Su
+    2022, Theorem 2.7) and mu-GDP releases compose to sqrt(sum mu_i^2)-GDP (their
+    Corollary 3.3). Exact: the composition's trade-off function is that of this mu."""
+    total = 0.0
+    for z in noise_multipliers:
+        z = float(z)
+        if not (z > 0.0 and math.isfinite(z)):
+            raise ParameterError(f"noise multipliers must be positive and finite; got {z!r}")
+        total += 1.0 / (z * z)
+    if total == 0.0:
+        raise ParameterError("gaussian_dp_mu needs at least one mechanism")
+    return math.sqrt(total)

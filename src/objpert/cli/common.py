@@ -496,14 +496,24 @@ def add_max_bytes_arg(p: argparse.ArgumentParser) -> None:
 
 
 def read_model(
-    path: str, key: bytes | None, max_bytes: int | None = None, *, pipelines: bool = False
+    path: str,
+    key: bytes | None,
+    max_bytes: int | None = None,
+    *,
+    pipelines: bool = False,
+    ledgers: bool = False,
 ):
     """:func:`objpert.persistence.read` of a model file, refusing one larger than
-    ``max_bytes`` (None: the library's limit) before it is read, and a pipeline file
-    unless ``pipelines``."""
+    ``max_bytes`` (None: the library's limit) before it is read, a pipeline file unless
+    ``pipelines`` and a ledger file unless ``ledgers``."""
     from objpert.persistence import read
 
     loaded = read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
+    if type(loaded.model).__name__ == "PrivacyAccountant" and not ledgers:
+        raise CliError(
+            f"{path} is a privacy ledger (an accountant's file), not a model: objpert report "
+            "reads it"
+        )
     if not pipelines and not hasattr(loaded.model, "coef_"):  # a pipeline file
         raise CliError(
             f"{path} is a pipeline file: this command reads estimator files (objpert "

@@ -1,5 +1,5 @@
-"""``objpert report``: a privacy report of a model file for a privacy officer (HTML or
-Markdown; docs/report.md)."""
+"""``objpert report``: a privacy report of a model, pipeline or ledger file for a privacy
+officer (HTML or Markdown; docs/report.md)."""
 
 from __future__ import annotations
 
@@ -21,14 +21,20 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from objpert.apps.privacy_report import build_report, render
+    from objpert.apps.privacy_report import build_ledger_report, build_report, render
 
     fmt = _format(args)
     import datetime
 
-    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes, pipelines=True)
+    loaded = read_model(
+        args.model, read_key(args.key_file), args.max_bytes, pipelines=True, ledgers=True
+    )
     date = datetime.datetime.now(datetime.UTC).date().isoformat()
-    report = build_report(args.model, loaded, title=args.title, purpose=args.purpose, date=date)
+    from objpert.accounting.accountant import PrivacyAccountant
+
+    ledger = isinstance(loaded.model, PrivacyAccountant)
+    build = build_ledger_report if ledger else build_report
+    report = build(args.model, loaded, title=args.title, purpose=args.purpose, date=date)
     text = render(report, fmt)
     if args.out is None:
         sys.stdout.write(text)
@@ -49,7 +55,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a privacy report of a model file: what was released, its certificate, the "
         "privacy profile and the attacker's bound (HTML or Markdown)",
     )
-    p.add_argument("model", metavar="MODEL.json", help="an estimator's or a pipeline's file")
+    p.add_argument(
+        "model",
+        metavar="MODEL.json",
+        help="an estimator's, a pipeline's or an accountant's ledger file",
+    )
     p.add_argument("--title", default=None, help="the report's title (default: the file)")
     p.add_argument(
         "--purpose", default=None, help="what the model is for, in a sentence, for the reader"

@@ -127,11 +127,12 @@ class LoadedModel:
     @property
     def status(self) -> str:
         """One line for people: what the signature proves."""
+        what = "entries" if type(self.model).__name__ == "PrivacyAccountant" else "weights"
         if self.signature == "verified":
             return "signed and verified"
         if self.signature == "no key":
-            return f"signed, not verified (no key: pass one or set {KEY_ENV}): weights unverified"
-        return "unsigned: weights unverified"
+            return f"signed, not verified (no key: pass one or set {KEY_ENV}): {what} unverified"
+        return f"unsigned: {what} unverified"
 
     @property
     def warning(self) -> str:
@@ -142,6 +143,12 @@ class LoadedModel:
             what = f"a version {self.version} model file (unsigned; seeding not recorded)"
         else:
             what = "the file is unsigned"
+        if type(self.model).__name__ == "PrivacyAccountant":
+            return (
+                f"{what}: anyone could have written this ledger (its releases were "
+                f"re-derived and its composition replayed within its budget); sign ledger "
+                f"files with a key (save(..., key=...) or {KEY_ENV})"
+            )
         return (
             f"{what}: its weights are unverified (its plans were re-derived and check out, "
             f"but anyone could have written the file); sign model files with a key "

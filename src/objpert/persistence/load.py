@@ -40,6 +40,7 @@ from objpert.persistence.fileformat import (
     quote_value,
     signing_key,
 )
+from objpert.persistence.ledger_file import LEDGER_FORMAT, ledger_from_payload
 
 __all__ = [
     "from_payload",
@@ -449,6 +450,8 @@ def from_payload(payload: dict[str, Any], key: bytes | str | None = None) -> Loa
         raise ModelFileError(
             f"a model file's content is a JSON object; got {type(payload).__name__}"
         )
+    if payload.get("format") == LEDGER_FORMAT:
+        return ledger_from_payload(payload, key)
     check_tree(payload)
     version = _check_header(payload)
     status = _check_signature(payload, version, signing_key(key))

@@ -156,12 +156,21 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
 
 def save(model: Any, path: str | Path, key: bytes | str | None = None) -> Path:
     """Write a fitted :class:`PrivateLogisticRegression` or :class:`PrivateRobustRegression`
-    to ``path`` as JSON (see the module docstring for the content); returns the path.
+    (alone or as the last step of a pipeline of bounded steps) to ``path`` as JSON (see the
+    module docstring for the content), or a :class:`~objpert.accounting.PrivacyAccountant`'s
+    ledger (:mod:`.ledger_file`); returns the path.
 
     Signed with HMAC-SHA-256 under ``key`` (bytes or str) or, when ``key`` is None, under
     the value of ``OBJPERT_MODEL_KEY``; unsigned when neither is set. Refuses
     (:class:`ModelFileError`) a model whose parameters no longer match its fitted plans."""
-    payload = to_payload(model, key)
+    from objpert.accounting.accountant import PrivacyAccountant
+
+    if isinstance(model, PrivacyAccountant):
+        from objpert.persistence.ledger_file import ledger_payload
+
+        payload = ledger_payload(model, key)
+    else:
+        payload = to_payload(model, key)
     path = Path(path)
     path.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path

@@ -1,5 +1,9 @@
 """A privacy report of one model file, for a privacy officer (``objpert report``).
 
+A ledger file (an accountant's, :mod:`objpert.persistence.ledger_file`) gets its own
+report: each step, its spend, the composed total against the budget
+(:func:`build_ledger_report`).
+
 What was released (the model's shape, the mechanism, its public constants, the declared
 bounds and label set), the certificate and what it does not cover, the signature status,
 the full privacy profile delta(epsilon) and the same guarantee read as the highest
@@ -13,13 +17,16 @@ one self-contained HTML page or as Markdown (docs/report.md).
 from __future__ import annotations
 
 from objpert.apps.privacy_report.content import PrivacyReport, ReleaseConstants, build_report
+from objpert.apps.privacy_report.ledger import LedgerReport, build_ledger_report
 from objpert.apps.privacy_report.render import FORMATS, to_html, to_markdown
 from objpert.exceptions import ParameterError
 
 __all__ = [
     "FORMATS",
+    "LedgerReport",
     "PrivacyReport",
     "ReleaseConstants",
+    "build_ledger_report",
     "build_report",
     "render",
     "to_html",
@@ -27,9 +34,9 @@ __all__ = [
 ]
 
 
-def render(report: PrivacyReport, fmt: str = "html") -> str:
+def render(report: PrivacyReport | LedgerReport, fmt: str = "html") -> str:
     """The report as text in ``fmt`` ("html" or "md")."""
-    if not isinstance(report, PrivacyReport):
+    if not isinstance(report, PrivacyReport | LedgerReport):
         raise ParameterError(f"render needs a PrivacyReport; got {type(report).__name__}")
     if fmt == "html":
         return to_html(report)

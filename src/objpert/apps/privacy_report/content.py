@@ -27,6 +27,7 @@ __all__ = [
     "PROFILE_COMPOSITIONS",
     "PrivacyReport",
     "ReleaseConstants",
+    "attack_bounds",
     "build_report",
     "fmt_number",
     "fmt_upper",
@@ -283,10 +284,7 @@ def build_report(
     deltas, method = _profile(plans, epsilons)
     point_eps = np.append(epsilons, float(cert.epsilon))
     point_delta = np.append(deltas, float(cert.delta) if cert.certified else 1.0)
-    fprs = np.asarray(tradeoff.FALSE_POSITIVE_RATES)
-    tpr = tradeoff.max_true_positive_rate(fprs, point_eps, point_delta)
-    alphas = np.unique(np.concatenate([np.geomspace(1e-4, 1.0, 161), fprs, [0.0]]))
-    curve = tradeoff.max_true_positive_rate(alphas, point_eps, point_delta)
+    fprs, tpr, alphas, curve = attack_bounds(point_eps, point_delta)
     classes = getattr(model, "classes_", None)
     params = model.get_params()
     is_classifier = classes is not None
@@ -327,6 +325,18 @@ def build_report(
         purpose=purpose,
         date=date,
     )
+
+
+def attack_bounds(
+    epsilons: np.ndarray, deltas: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The attacker's bound a profile implies (:mod:`objpert.certify.tradeoff`): the
+    report's false-positive rates and the highest true-positive rate at each, then a grid
+    of false-positive rates and the trade-off curve on it."""
+    fprs = np.asarray(tradeoff.FALSE_POSITIVE_RATES)
+    tpr = tradeoff.max_true_positive_rate(fprs, epsilons, deltas)
+    alphas = np.unique(np.concatenate([np.geomspace(1e-4, 1.0, 161), fprs, [0.0]]))
+    return fprs, tpr, alphas, tradeoff.max_true_positive_rate(alphas, epsilons, deltas)
 
 
 def _reasons(cert: Any) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ asset) or as Markdown (the figures' numbers in tables)."""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from objpert.apps.privacy_report.content import PrivacyReport
 from objpert.apps.privacy_report.sections import Block, Section, sections
@@ -55,16 +56,26 @@ def _subtitle(report: PrivacyReport) -> str:
     return f"{report.estimator}, released by {report.mechanism} ({report.model_path}{dated})"
 
 
-def to_html(report: PrivacyReport) -> str:
-    """The report as one HTML page that references nothing outside itself."""
+def _page(report: Any) -> tuple[str, str, list[Block], list[Section]]:
+    """(title, subtitle, headline notices, sections) of a model's or a ledger's report."""
+    from objpert.apps.privacy_report.ledger import LedgerReport, ledger_page
+
+    if isinstance(report, LedgerReport):
+        return ledger_page(report)
     head, secs = sections(report)
+    return _title(report), _subtitle(report), head, secs
+
+
+def to_html(report: Any) -> str:
+    """The report as one HTML page that references nothing outside itself."""
+    title, subtitle, head, secs = _page(report)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(_title(report))}</title>",
+        f"<title>{html.escape(title)}</title>",
         f"<style>{_CSS}</style></head><body><main>",
-        f"<h1>{html.escape(_title(report))}</h1>",
-        f'<p class="sub">{html.escape(_subtitle(report))}</p>',
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="sub">{html.escape(subtitle)}</p>',
         *(_html_block(b) for b in head),
     ]
     for s in secs:
@@ -103,10 +114,10 @@ def _md_section(s: Section) -> str:
     return f"## {s.title}\n\n" + "\n\n".join(blocks)
 
 
-def to_markdown(report: PrivacyReport) -> str:
+def to_markdown(report: Any) -> str:
     """The report as Markdown: the same content, figures replaced by their tables."""
-    head, secs = sections(report)
-    parts = [f"# {_title(report)}", _subtitle(report)]
+    title, subtitle, head, secs = _page(report)
+    parts = [f"# {title}", subtitle]
     parts += [_md_block(b) for b in head]
     parts += [_md_section(s) for s in secs]
     return "\n\n".join(parts) + "\n"

@@ -4,6 +4,7 @@ lists, figures), rendered to HTML or Markdown by :mod:`.render`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from objpert.apps.privacy_report.content import (
     PROFILE_COMPOSITIONS,
@@ -14,7 +15,15 @@ from objpert.apps.privacy_report.content import (
 )
 from objpert.apps.privacy_report.svg import Series, line_plot
 
-__all__ = ["NOT_COVERED", "Block", "Section", "sections"]
+__all__ = [
+    "NOT_COVERED",
+    "Block",
+    "Section",
+    "attacker_section",
+    "gaussian_dp_text",
+    "sections",
+    "sources_section",
+]
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,7 @@ def _summary(r: PrivacyReport) -> Section:
             + " and ".join(at)
             + " (random guessing: the false-positive rate itself)."
         )
+    items.append(gaussian_dp_text(None, "this release"))
     if r.not_public:
         items.append(
             f"Not covered: {', '.join(r.not_public)} (read from the training data), and "
@@ -162,6 +172,23 @@ def _summary(r: PrivacyReport) -> Section:
             "from the training data)."
         )
     return Section("Summary", (Block("list", items=tuple(items)),))
+
+
+def gaussian_dp_text(mu: float | None, what: str) -> str:
+    """The Gaussian-DP headline: mu when it is proven (Gaussian mechanisms only: Dong, Roth
+    & Su 2022, Corollary 3.3), else why none is stated."""
+    if mu is not None:
+        return (
+            f"Gaussian-DP: {what} is {fmt_upper(mu)}-GDP (Dong, Roth & Su 2022): telling "
+            "whether one person's row was used is no easier than telling apart two normal "
+            f"distributions {fmt_upper(mu)} standard deviations apart."
+        )
+    return (
+        f"Gaussian-DP: no mu is stated for {what}. Its guarantee is a privacy profile with a "
+        "truncation term (Watkins & Arora 2026, Theorem C.13), which no Gaussian trade-off "
+        "curve is proven to dominate at every epsilon; the attacker's bounds above are the "
+        "equivalent headline."
+    )
 
 
 def _features_section(r: PrivacyReport) -> Section | None:
@@ -343,7 +370,9 @@ def _profile(r: PrivacyReport) -> Section:
     return Section("Privacy profile", tuple(blocks))
 
 
-def _attacker(r: PrivacyReport) -> Section:
+def attacker_section(r: Any, what: str = "the released model") -> Section:
+    """The attacker's bound (a report with fpr_levels, tpr_bounds and the trade-off curve);
+    ``what`` the attacker sees."""
     rows = [
         (f"{100 * a:g}%", f"{fmt_upper(100 * t, 3)}%", fmt_upper(t / a, 3))
         for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)
@@ -360,7 +389,7 @@ def _attacker(r: PrivacyReport) -> Section:
         ylim=(0.0, 1.0),
     )
     text = (
-        "An attacker who sees the released model and wants to tell whether one person's row "
+        f"An attacker who sees {what} and wants to tell whether one person's row "
         "was in the training data runs a test. Whatever the test, and even if the attacker "
         "knows every other row, at a given false-positive rate its true-positive rate is "
         "at most the number below: 1 - f(alpha), with f the trade-off function that the "
@@ -388,7 +417,7 @@ def _not_covered(r: PrivacyReport) -> Section:
     )
 
 
-def _sources() -> Section:
+def sources_section() -> Section:
     items = (
         "Watkins, A. & Arora, R. (2026). Differential Privacy of Gradient Descent on Perturbed "
         "Objectives. arXiv:2610.02716. The mechanism and Theorem C.13.",
@@ -405,7 +434,7 @@ def _sources() -> Section:
 
 def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
     """(the headline notices, the sections) of ``report``."""
-    first = [_summary(report), _features_section(report), _attacker(report)]
+    first = [_summary(report), _features_section(report), attacker_section(report)]
     technical = [
         _not_covered(report),
         _released(report),
@@ -413,6 +442,6 @@ def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
         _profile(report),
         _mechanism(report),
         _constants(report),
-        _sources(),
+        sources_section(),
     ]
     return _headline(report), [s for s in (*first, *technical) if s is not None]
