@@ -6,12 +6,14 @@ divergence is at least the release's at every epsilon, so that composing PLDs (t
 convolution of Koskela, Jaelkoe & Honkela 2020; Meiser & Mohammadi 2018) over-states the
 joint privacy loss, never under-states it.
 
-- Watkins & Arora (2026) releases and zCDP releases: their privacy profile
-  (:mod:`objpert.accounting.profiles`) made a PLD by the pessimistic connect-the-dots
-  construction (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, Algorithm 1) on the
-  grid epsilon_i = i * discretization, after taking the profile's greatest convex
-  minorant in e^epsilon (:func:`~objpert.accounting.profiles.convex_envelope`); the mass
-  left at the grid's end (delta <= :data:`TAIL`) is put at +infinity.
+- Watkins & Arora (2026) releases and zCDP releases: the tight dominating pair of their
+  privacy profile (:mod:`objpert.accounting.profiles`): the profile extended to negative
+  epsilon by the symmetry of the replace-one relation (Zhu, Dong & Wang 2022), made
+  convex in e^epsilon (:func:`~objpert.accounting.profiles.convex_envelope`), discretised
+  by pessimistic connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022,
+  Algorithm 1) on the grid epsilon_i = i * discretization, negative privacy losses
+  included (:func:`_profile_pld`); the mass left at the grid's end (delta <= :data:`TAIL`)
+  is put at +infinity.
 - Gaussian and Laplace mechanisms: dp-accounting's own PLDs (connect-the-dots,
   pessimistic).
 - Any other (epsilon, delta)-DP release: the pessimistic PLD of the point (Koskela et al.
@@ -250,10 +252,35 @@ def from_plan(plan: Any) -> PrivacyLoss:
 
 
 def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float) -> Any:
-    """Pessimistic connect-the-dots PLD of a profile given on grid points (multiples of
-    the discretization, increasing from 0)."""
+    """The tight dominating pair of a profile given on grid points (multiples of the
+    discretization, increasing from 0), as a pessimistic PLD with negative privacy losses.
+
+    1. The profile is extended to -epsilon_i by the symmetry of the neighbouring relation
+       (:func:`~objpert.accounting.profiles.symmetric_extension`) and its greatest convex
+       minorant in e^epsilon is taken over the whole grid
+       (:func:`~objpert.accounting.profiles.convex_envelope`): a curve H with H(0) = 1,
+       convex, H(alpha) = 1 - alpha + alpha H(1/alpha), above the release's hockey-stick
+       divergence at every alpha = e^epsilon > 0.
+    2. Connect-the-dots on epsilon_i >= 0 (Doroshenko et al. 2022, Algorithm 1) gives the
+       masses w_i at epsilon_i > 0 and w_inf = H(e^epsilon_n) at +infinity, the PLD whose
+       delta is H interpolated linearly in e^epsilon at every epsilon >= 0.
+    3. The negative losses mirror them, w(-epsilon_i) = e^-epsilon_i w_i (the PLD of a
+       symmetric pair: P(L = -l) = e^-l P(L = l)), and w_0 = 1 - w_inf - sum_i w_i
+       (1 + e^-epsilon_i) >= 0 (convexity of H at alpha = 1) is the mass at 0. Then
+       E[e^-L] = 1 - w_inf <= 1, so w is the privacy-loss distribution of a pair (P, Q)
+       (Q puts w_inf where P is 0), and its delta at -e is 1 - e^-e + e^-e delta(e): the
+       mirror of step 1, above the release's divergence at every negative epsilon too.
+
+    So (P, Q) dominates the release at every alpha >= 0 (Zhu, Dong & Wang 2022, Definition 7),
+    and K dominating pairs compose to a dominating pair of the K-fold (adaptive)
+    composition (their Theorem 10), whose PLD is the convolution of the w
+    (docs/accounting.md has the argument). The mirrored masses are computed from the
+    positive ones, never as differences of deltas near 1, so E[e^-L] <= 1 holds in floating
+    point too.
+    """
     dist, pmf, _ = _dp()
-    env = profiles.convex_envelope(epsilons, deltas)
+    grid, mirrored = profiles.symmetric_extension(epsilons, deltas)
+    env = profiles.convex_envelope(grid, mirrored)[epsilons.size - 1 :]  # epsilon >= 0
     rounded = np.rint(epsilons / discretization).astype(np.int64)
     if rounded.size == 1 or np.all(np.diff(rounded) == 1):
         built = pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
@@ -261,7 +288,21 @@ def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float
         )
     else:
         built = pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, env)
-    return dist.PrivacyLossDistribution(built)
+    dense = built.to_dense_pmf()  # dp-accounting keeps its arrays in these attributes
+    positive, inf_mass = np.asarray(dense._probs, dtype=float), float(dense._infinity_mass)
+    if dense._lower_loss != 0:
+        raise ParameterError("a profile's grid must start at epsilon = 0")
+    weights = np.exp(-discretization * np.arange(positive.size))  # e^-epsilon on the grid
+    at_zero = 1.0 - inf_mass - float(np.sum(positive[1:] * (1.0 + weights[1:])))
+    if at_zero < -1e-9:  # H is convex at alpha = 1 by step 1: only rounding can get here
+        raise PrivacyError(
+            f"the profile's dominating pair has mass {at_zero:.3g} at privacy loss 0; the "
+            "profile is not a hockey-stick curve"
+        )
+    probs = np.concatenate([positive[:0:-1] * weights[:0:-1], [max(at_zero, 0.0)], positive[1:]])
+    return dist.PrivacyLossDistribution(
+        pmf.DensePLDPmf(discretization, 1 - positive.size, probs, inf_mass, True)
+    )
 
 
 def _grid_end(profile: Any, discretization: float) -> float:
@@ -302,7 +343,7 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
     if kind == "zcdp":
         end = _grid_end(lambda e: profiles.zcdp_profile(p["rho"], e), discretization)
         steps = math.ceil(end / discretization)
-        check_points(steps + 1, f"a {p['rho']:g}-zCDP release", discretization)
+        check_points(2 * steps + 1, f"a {p['rho']:g}-zCDP release", discretization)
         idx = np.unique(np.rint(np.linspace(0, steps, _ZCDP_POINTS)).astype(np.int64))
         eps = idx * discretization
         return _profile_pld(eps, profiles.zcdp_profile(p["rho"], eps), discretization)
@@ -325,7 +366,7 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
             return np.where(np.asarray(e) >= pt[0], np.minimum(val, pt[1]), val)
 
     end = _grid_end(profile, discretization)
-    check_points(math.ceil(end / discretization) + 1, f"a {kind} release", discretization)
+    check_points(2 * math.ceil(end / discretization) + 1, f"a {kind} release", discretization)
     eps = np.arange(math.ceil(end / discretization) + 1) * discretization
     return _profile_pld(eps, profile(eps), discretization)
 

@@ -14,7 +14,10 @@ point, is what composes tightly (:mod:`objpert.accounting.pld`).
 - **zCDP.** rho-zCDP gives delta(epsilon) by Corollary 13 of Canonne, Kamath & Steinke
   (2020) (:func:`objpert.accounting.conversions.cdp_delta`).
 
-Every value is an upper bound on the hockey-stick divergence of the release at epsilon.
+Every value is an upper bound on the hockey-stick divergence of the release at epsilon,
+for every ordered pair of neighbouring datasets. The relation (replace-one,
+:mod:`objpert.certify.neighbours`) is symmetric, so the profile also bounds the
+divergence at negative epsilon (:func:`symmetric_extension`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "convex_envelope",
     "limit_profile",
     "profile_kind",
+    "symmetric_extension",
     "watkins_arora_profile",
     "zcdp_profile",
 ]
@@ -156,6 +160,34 @@ def convex_envelope(epsilons: np.ndarray, deltas: np.ndarray) -> np.ndarray:
         hull.append(i)
     env = np.interp(alpha, xs[hull], ys[hull])
     return np.minimum(env, ys[1:])
+
+
+def symmetric_extension(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """The profile at the negative epsilons -epsilon_i too: (epsilons, deltas) on the grid
+    -epsilon_n < ... < -epsilon_1 < 0 = epsilon_0 < ... < epsilon_n.
+
+    For any two distributions and alpha > 0, P(S) - alpha Q(S) = (1 - alpha)
+    + alpha (Q(S^c) - P(S^c) / alpha), so H_alpha(P || Q) = 1 - alpha
+    + alpha H_{1/alpha}(Q || P) (the hockey-stick divergence H_alpha(P || Q) =
+    sup_S P(S) - alpha Q(S); Zhu, Dong & Wang 2022, Section 3). Under a symmetric
+    neighbouring relation the swapped pair (M(D'), M(D)) is also a pair of neighbours, so
+    a profile delta(.) of the release bounds every ordered pair at negative epsilon by
+
+        delta(-e) = 1 - e^-e + e^-e delta(e),   e >= 0.
+
+    ``epsilons`` must increase from 0; ``deltas`` are made non-increasing first (valid: an
+    (e, d)-DP release is (e', d)-DP for every e' >= e).
+    """
+    eps = check_array("epsilon", epsilons, minimum=0.0)
+    dlt = check_array("delta", deltas, minimum=0.0, maximum=1.0)
+    if eps.ndim != 1 or eps.size == 0 or eps.shape != dlt.shape:
+        raise ParameterError("epsilons and deltas must be 1-d arrays of one length")
+    if eps[0] != 0.0 or np.any(np.diff(eps) <= 0.0):
+        raise ParameterError("epsilons must increase strictly from 0")
+    dlt = np.minimum.accumulate(dlt)
+    e, d = eps[:0:-1], dlt[:0:-1]
+    mirrored = np.minimum(-np.expm1(-e) + np.exp(-e) * d, 1.0)
+    return np.concatenate([-e, eps]), np.concatenate([mirrored, dlt])
 
 
 def profile_kind(cert: Any) -> str:
