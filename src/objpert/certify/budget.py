@@ -1,44 +1,38 @@
-"""Is the iteration budget a ceiling? The noise a doubled budget would need, from public
-constants alone.
+"""Is the iteration budget a ceiling? What doubling it would buy, from public constants alone.
 
-The tight calibration (:func:`objpert.certify.calibration.tight`) plans at most
-``max_iterations`` gradient steps. Under Theorem C.13 of Watkins & Arora (2026) the
-smallest certifying sigma falls as N grows (the contraction term s_N of the privacy loss
-shrinks with N), so a plan that uses its whole budget may need far more noise than the
-same target at a larger budget: on TV16-like constants (n = 37,591, d = 26, epsilon = 1)
-the plan at 5,000 steps has sigma 2.8e-3, while doubling the budget at the same mu plans
-6,072 steps with sigma 1.4e-3. :func:`ceiling` recalibrates with twice the budget at the
-plan's mu (a pure, cached function of the plan's public constants: no data).
+The tight calibration (:func:`objpert.certify.calibration.tight`) calibrates at the knee
+of its bound B*(N) (the smallest budget at which a doubling of the steps lowers the bound
+by at most ``knee_tolerance``, 0.1 in the loss's units by default) or at ``max_iterations``
+when the knee lies beyond it. Under Theorem C.13 of Watkins & Arora (2026) the smallest
+certifying sigma falls as N grows and, with mu chosen by the calibration, a smaller mu
+becomes certifiable, so a budget below the knee costs accuracy. :func:`ceiling` says
+whether the budget binds by that same rule (:attr:`Knee.binds`, one cached computation
+shared with the calibration) and, when it does, what twice the budget would plan.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from objpert.certify.calibration import Plan, tight
+from objpert.certify.calibration import KNEE_TOLERANCE, Plan, knee, tight
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int
 
-__all__ = ["NOTABLE_GAIN", "CeilingReport", "ceiling"]
-
-#: The relative cut in sigma above which a doubled budget is worth telling the user about.
-NOTABLE_GAIN = 0.10
+__all__ = ["CeilingReport", "ceiling"]
 
 
 @dataclass(frozen=True)
 class CeilingReport:
     """What doubling the iteration budget would change (public constants only).
 
-    ``at_ceiling``: the plan uses (nearly) its whole budget (N > max_iterations / 2) and
-    the recalibration with twice the budget plans more than max_iterations steps (the
-    budget binds); ``sigma_now`` is the
-    plan's sigma, ``sigma_with_double_budget`` the tight calibration's sigma at the same
-    mu and target with ``2 max_iterations``; ``relative_gain`` = 1 - sigma_double /
-    sigma_now (0 when not at the ceiling); ``iterations_with_double_budget`` the steps
-    that plan would run.
+    ``at_ceiling``: the knee of the calibration's bound lies beyond ``max_iterations``:
+    twice the budget lowers the bound B* by ``bound_now - bound_with_double_budget`` >
+    ``tolerance`` (loss units). ``sigma_with_double_budget`` and
+    ``iterations_with_double_budget``: the tight plan with ``2 max_iterations`` (the same
+    as now when not at the ceiling); ``relative_gain`` = 1 - sigma_double / sigma_now (0
+    when not at the ceiling).
     """
 
     at_ceiling: bool
@@ -48,11 +42,14 @@ class CeilingReport:
     sigma_with_double_budget: float
     iterations_with_double_budget: int
     relative_gain: float
+    bound_now: float = 0.0
+    bound_with_double_budget: float = 0.0
+    tolerance: float = KNEE_TOLERANCE
 
     @property
     def notable(self) -> bool:
-        """At the ceiling, and a doubled budget cuts sigma by more than :data:`NOTABLE_GAIN`."""
-        return self.at_ceiling and self.relative_gain > NOTABLE_GAIN
+        """At the ceiling: raising the budget would help materially (the knee rule)."""
+        return self.at_ceiling
 
     def advice(self) -> str:
         """One line saying what to set (empty when not :attr:`notable`)."""
@@ -60,30 +57,33 @@ class CeilingReport:
             return ""
         return (
             f"the plan uses {self.iterations} of its budget of {self.max_iterations} gradient "
-            "steps; "
-            f"max_iter={2 * self.max_iterations} (the estimators' budget) would plan "
-            f"{self.iterations_with_double_budget} steps with {100 * self.relative_gain:.0f}% "
-            f"less noise (sigma {self.sigma_now:.3g} -> {self.sigma_with_double_budget:.3g}, "
-            "same certificate): set max_iter higher if the compute time allows"
+            f"steps and the budget binds: max_iter={2 * self.max_iterations} (the estimators' "
+            f"budget) would lower the calibration's excess-loss bound from {self.bound_now:.3g} "
+            f"to {self.bound_with_double_budget:.3g} (more than the knee tolerance "
+            f"{self.tolerance:g}; plan: {self.iterations_with_double_budget} steps, sigma "
+            f"{self.sigma_now:.3g} -> {self.sigma_with_double_budget:.3g}, same certificate): "
+            "set max_iter higher if the compute time allows"
         )
 
 
-def ceiling(plan: Plan, max_iterations: int | None = None) -> CeilingReport:
-    """Recalibrate ``plan`` with twice ``max_iterations`` (default: the plan's own N) at the
-    same loss, n, d, zeta, mu, target, comparator norm, delta_sample and objective.
+def ceiling(
+    plan: Plan, max_iterations: int | None = None, *, mu_fixed: bool = False
+) -> CeilingReport:
+    """Does the budget ``max_iterations`` (default: the plan's own N) bind ``plan``?
 
-    Only tight plans depend on a budget; a Corollary 4.13 plan chooses N itself and is
-    never at a ceiling. The tight calibration picks the smallest N whose Theorem 4.10
-    bound is within 1% of its value at the budget, so a binding budget shows as N close
-    to (not always equal to) max_iterations; a plan with N <= max_iterations / 2 has
-    flattened out well inside its budget and is not recalibrated. Pure and cached: the
-    same public constants give the same report.
+    By the knee rule of :func:`objpert.certify.calibration.tight` at the plan's loss, n, d,
+    zeta, target, comparator norm, delta_sample and objective: the budget binds when
+    doubling it lowers the bound B* by more than the knee tolerance, with mu re-chosen at
+    each budget (the estimators' ``alpha="auto"``) or kept at the plan's (``mu_fixed``: a
+    given alpha). Only tight plans depend on a budget; a Corollary 4.13 plan chooses N
+    itself and is never at a ceiling. Pure and cached: the same public constants give the
+    same report, and the calibration's own computation is reused.
     """
     if not isinstance(plan, Plan):
         raise ParameterError(f"plan must be an objpert Plan; got {type(plan).__name__}")
     budget = plan.iterations if max_iterations is None else max_iterations
     budget = check_int("max_iterations", budget, 1)
-    if plan.method != "tight" or 2 * plan.iterations <= budget:
+    if plan.method != "tight":
         return CeilingReport(
             False, budget, plan.iterations, plan.sigma, plan.sigma, plan.iterations, 0.0
         )
@@ -94,31 +94,39 @@ def ceiling(plan: Plan, max_iterations: int | None = None) -> CeilingReport:
         )
     params = tuple(tuple(p) for p in plan.certificate.constants.get("loss_params", ()))
     public = tuple((k, getattr(plan, k)) for k in _PUBLIC)
-    sigma2, n2 = _doubled(plan.loss, params, public, plan.comparator_radius, 2 * budget)
-    at = n2 > budget
-    gain = 1.0 - sigma2 / plan.sigma if at and math.isfinite(sigma2) else 0.0
-    return CeilingReport(at, budget, plan.iterations, plan.sigma, sigma2, n2, max(gain, 0.0))
+    mu = plan.mu if mu_fixed else None
+    return _report(
+        plan.loss, params, public, plan.comparator_radius, mu, budget, plan.iterations,
+        plan.sigma,
+    )  # fmt: skip
 
 
 #: The plan's fields that the tight calibration takes under the same names.
-_PUBLIC = ("n", "d", "zeta", "epsilon", "delta", "delta_sample", "objective", "mu")
+_PUBLIC = ("n", "d", "zeta", "epsilon", "delta", "delta_sample", "objective")
 
 
 @functools.lru_cache(maxsize=256)
-def _doubled(
+def _report(
     loss: str,
     params: tuple[tuple[str, float], ...],
     public: tuple[tuple[str, Any], ...],
     comparator_norm: float,
+    mu: float | None,
     budget: int,
-) -> tuple[float, int]:
-    """(sigma, N) of the tight plan at ``budget`` iterations, the plan's public constants
-    and mu (``public``) and the loss parameters ``params``."""
-    doubled = tight(
-        loss,
-        comparator_norm=comparator_norm,
-        max_iterations=budget,
-        **dict(public),
-        **dict(params),
-    )
-    return doubled.sigma, doubled.iterations
+    iterations: int,
+    sigma: float,
+) -> CeilingReport:
+    kw: dict[str, Any] = dict(public, comparator_norm=comparator_norm, mu=mu, **dict(params))
+    found = knee(loss, max_iterations=budget, **kw)
+    gain = found.gain_at_max
+    if not found.binds:
+        return CeilingReport(
+            False, budget, iterations, sigma, sigma, iterations, 0.0,
+            found.bound_at_max, found.bound_at_double, found.tolerance,
+        )  # fmt: skip
+    doubled = tight(loss, max_iterations=2 * budget, **kw)
+    cut = max(1.0 - doubled.sigma / sigma, 0.0)
+    return CeilingReport(
+        True, budget, iterations, sigma, doubled.sigma, doubled.iterations, cut,
+        found.bound_at_max, found.bound_at_max - gain, found.tolerance,
+    )  # fmt: skip

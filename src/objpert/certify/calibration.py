@@ -16,8 +16,9 @@ never returned.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from objpert.certify.sequences import rho_power
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import get_loss, require_bounded_gradient
 from objpert.special import chi_radius, log_over, q1, square
-from objpert.validation import check_int, check_positive, numeric_guard
+from objpert.validation import check_int, check_nonnegative, check_positive, numeric_guard
 
 DEFAULT_MAX_ITERATIONS = 100_000
 _SAFETY = 1.0 - 1e-9  # tight plans aim at delta (1 - 1e-9): room for floating-point rounding
@@ -227,6 +228,237 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
     return float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample))
 
 
+#: The knee tolerance, in the loss's units (nats for the logistic loss): a doubling of the
+#: step budget is worth its compute only when it lowers the optimised bound by more.
+KNEE_TOLERANCE = 0.1
+#: The smallest budget the knee goes down to: below it the steps saved are not worth a
+#: worse bound (a plan may still run fewer steps: the rtol rule of :func:`tight`).
+KNEE_FLOOR = 1000
+_KNEE_GRID = 4  # candidate budgets per octave: max_iterations 2^(-j/4), j = 0, 1, ...
+_PROBE_STEPS = 14  # golden-section steps of log mu at a budget below or above max_iterations
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where more gradient steps stop buying a material improvement of the bound the tight
+    calibration minimises (a pure function of public constants; see :func:`tight`).
+
+    ``budget``: the step budget N_k the plan is calibrated at (the smallest candidate
+    max_iterations 2^(-j/4) >= :data:`KNEE_FLOOR` whose doubling, and that of every larger
+    candidate, lowers the bound by at most ``tolerance``; max_iterations when the budget
+    binds).
+    ``bound``: the bound at N_k, with ``mu`` chosen there (the given mu when fixed).
+    ``bound_at_max`` and ``bound_at_double``: the bound with max_iterations and with
+    twice as many steps (mu re-chosen at each unless fixed).
+    """
+
+    budget: int
+    max_iterations: int
+    tolerance: float
+    mu: float
+    bound: float
+    bound_at_max: float
+    bound_at_double: float
+
+    @property
+    def gain_at_max(self) -> float:
+        """How much doubling max_iterations would lower the bound (loss units)."""
+        return self.bound_at_max - self.bound_at_double
+
+    @property
+    def binds(self) -> bool:
+        """The knee lies beyond max_iterations: doubling it lowers the bound by more than
+        ``tolerance``."""
+        return not self.gain_at_max <= self.tolerance
+
+
+class _Curve:
+    """B*(N): the calibration's bound with at most N steps at its best (sigma, split) and,
+    unless mu is fixed, its best mu; memoised over N."""
+
+    def __init__(self, loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, objective, mu):
+        self.args = (loss_obj, n, d, zeta, epsilon, delta, W, delta_sample)
+        self.objective, self.mu = objective, mu
+        self.memo: dict[int, tuple[float, float]] = {}
+
+    def pc(self, mu: float) -> ProblemConstants:
+        loss_obj, n, d, zeta = self.args[:4]
+        return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
+
+    def bound_at(self, mu: float, N: int) -> float:
+        pc = self.pc(mu)
+        epsilon, delta, W, delta_sample = self.args[4:]
+        sigma, _ = _best_sigma(pc, epsilon, delta, N)
+        return _bound(pc, sigma, N, W, delta_sample, self.objective)
+
+    def perturbation(self, mu: float, N: int) -> float:
+        pc = self.pc(mu)
+        sigma, _ = _best_sigma(pc, *self.args[4:6], N)
+        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
+
+    def best(self, N: int, near: tuple[float, int] | None = None) -> tuple[float, float]:
+        """(B*(N), its mu). ``near`` = (mu*, N') of another budget: golden-section search
+        of log mu between mu* and mu* N'/N (mu* falls like 1/N where the certificate's
+        step count binds mu), widened by a factor 1.5 each side; the full search of
+        :func:`_search_mu` without it, or when the minimum lies at an end of that bracket."""
+        if N in self.memo:
+            return self.memo[N]
+        if self.mu is not None:
+            out = (self.bound_at(self.mu, N), self.mu)
+        elif near is not None:
+            mu0, n0 = near
+            a, b = sorted((math.log(mu0), math.log(mu0 * n0 / N)))
+            a, b = a - math.log(1.5), b + math.log(1.5)
+            x, f = _golden(lambda x: self.bound_at(math.exp(x), N), a, b, _PROBE_STEPS)
+            edge = (b - a) * 0.618**_PROBE_STEPS * 2
+            out = (f, math.exp(x)) if math.isfinite(f) and a + edge < x < b - edge else None
+            if out is None:
+                out = self._full(N)
+        else:
+            out = self._full(N)
+        self.memo[N] = out
+        return out
+
+    def _full(self, N: int) -> tuple[float, float]:
+        loss_obj, n, d, zeta, epsilon, delta, W, delta_sample = self.args
+        mu = _search_mu(
+            self.bound_at, loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, N, strict=False
+        )
+        return (self.bound_at(mu, N), mu) if mu is not None else (math.inf, math.nan)
+
+
+def _golden(f, a: float, b: float, steps: int) -> tuple[float, float]:
+    """Golden-section search for the minimum of f on [a, b]: (x, f(x)), the best point
+    evaluated. Where both inner points are +inf (no certificate: mu too small) it moves
+    right."""
+    phi = (math.sqrt(5) - 1) / 2
+    x1, x2 = b - phi * (b - a), a + phi * (b - a)
+    f1, f2 = f(x1), f(x2)
+    best = min((f1, x1), (f2, x2))
+    for _ in range(steps):
+        if f1 <= f2 and math.isfinite(f1):
+            b, x2, f2 = x2, x1, f1
+            x1 = b - phi * (b - a)
+            f1 = f(x1)
+            best = min(best, (f1, x1))
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + phi * (b - a)
+            f2 = f(x2)
+            best = min(best, (f2, x2))
+    return best[1], best[0]
+
+
+def _grid(max_iterations: int) -> list[int]:
+    """The candidate budgets round(max_iterations 2^(-j/4)) for j = -4, -3, ... until 1
+    (entry 0 is 2 max_iterations, entry 4 max_iterations; entry k - 4 is an octave above
+    entry k)."""
+    out: list[int] = []
+    j = -_KNEE_GRID
+    while not out or out[-1] > 1:
+        out.append(max(1, round(max_iterations * 2.0 ** (-j / _KNEE_GRID))))
+        j += 1
+    return out
+
+
+def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
+    """The knee of :func:`tight` on ``curve``; raises UnreachableTargetError when no plan
+    with at most max_iterations steps certifies."""
+    b_max = curve.best(max_iterations)[0]
+    if not math.isfinite(b_max):
+        epsilon, delta = curve.args[4:6]
+        if curve.mu is not None:
+            raise UnreachableTargetError(
+                f"mu = {curve.mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) "
+                f"within {max_iterations} iterations; allow more iterations, a larger mu or "
+                "epsilon"
+            )
+        raise UnreachableTargetError(
+            f"no plan with at most {max_iterations} iterations certifies (epsilon={epsilon:g}, "
+            f"delta={delta:g}); allow more iterations or a larger epsilon"
+        )
+    grid = _grid(max_iterations)
+    top = _KNEE_GRID  # grid[top] == max_iterations
+
+    def at(k: int) -> float:  # B* at grid[k], searched near the budget one step closer to top
+        near = k + 1 if k < top else k - 1
+        return curve.best(grid[k], near=(curve.best(grid[near])[1], grid[near]))[0]
+
+    for k in range(top - 1, -1, -1):  # the budgets above max_iterations, upwards
+        at(k)
+    b_dbl = at(0)
+    chosen = max_iterations
+    if b_max - b_dbl <= tolerance:
+        for k in range(top + 1, len(grid)):  # downwards while a doubling is immaterial
+            if grid[k] < KNEE_FLOOR:
+                break
+            if grid[k] == grid[k - 1]:
+                continue
+            if not at(k) - at(k - _KNEE_GRID) <= tolerance:
+                break
+            chosen = grid[k]
+    b, mu = curve.best(chosen)
+    return Knee(chosen, max_iterations, tolerance, mu, b, b_max, b_dbl)
+
+
+@functools.lru_cache(maxsize=256)
+def _knee_cached(
+    loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, max_iterations, objective, mu, tol
+) -> tuple[Knee, _Curve]:
+    curve = _Curve(loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, objective, mu)
+    return _find_knee(curve, max_iterations, tol), curve
+
+
+def _inputs(
+    loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+    objective, mu, knee_tolerance, loss_params,
+) -> tuple:  # fmt: skip
+    """The validated inputs of :func:`tight` and :func:`knee`, in :func:`_knee_cached`'s order."""
+    epsilon, delta, comparator_norm, delta_sample = _check_targets(
+        epsilon, delta, comparator_norm, delta_sample
+    )
+    max_iterations = check_int("max_iterations", max_iterations, 1)
+    knee_tolerance = check_nonnegative("knee_tolerance", knee_tolerance)
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
+    loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
+    n = check_int("n", n, 2)
+    d = check_int("d", d, 1)
+    zeta = check_positive("zeta", zeta)
+    check_scale(loss_obj, n, zeta)
+    mu = None if mu is None else check_positive("mu", mu)
+    return (
+        loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        objective, mu, knee_tolerance,
+    )  # fmt: skip
+
+
+@numeric_guard
+def knee(
+    loss: str,
+    *,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    comparator_norm: float = 1.0,
+    delta_sample: float = 0.01,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    objective: str = "population",
+    mu: float | None = None,
+    knee_tolerance: float = KNEE_TOLERANCE,
+    **loss_params: float,
+) -> Knee:
+    """The step budget :func:`tight` calibrates at (same arguments): a pure, cached function
+    of public constants."""
+    args = _inputs(
+        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        objective, mu, knee_tolerance, loss_params,
+    )  # fmt: skip
+    return _knee_cached(*args)[0]
+
+
 @numeric_guard
 def tight(
     loss: str,
@@ -242,6 +474,7 @@ def tight(
     rtol: float = 0.01,
     objective: str = "population",
     mu: float | None = None,
+    knee_tolerance: float = KNEE_TOLERANCE,
     **loss_params: float,
 ) -> Plan:
     """Minimise the Theorem 4.7 bound subject to the Theorem C.13 certificate at the target.
@@ -252,75 +485,59 @@ def tight(
 
     Over mu (a log grid refined by golden-section search), the truncation share of
     delta (exact chi tail) and sigma (bisection), at eta = 1/L and the paper's outer
-    radius r' = r + 2LG/mu. The bounds only improve with N, so N is the smallest count
-    whose Theorem 4.10 bound (d sigma^2/(2 mu) + E_opt, at the optimised sigma) is within
-    ``rtol`` of its value at ``max_iterations``: a public compute budget, never a
-    data-dependent stop. The Theorem 4.7 bound is then within ``rtol`` of its optimum too.
+    radius r' = r + 2LG/mu. Let B*(N) be the minimised bound with at most N steps (mu
+    re-chosen at each N unless given). Under Theorem C.13 B*(N) keeps falling with N: the
+    smallest certifying sigma shrinks and, with mu free, a smaller mu becomes certifiable
+    (about N L / mu steps are needed), so the regularisation term mu W^2/2 halves with
+    each doubling. The step budget is the knee of B*: the smallest candidate
+    N_k = round(max_iterations 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) such
+    that for it and every larger candidate a doubling of the steps lowers B* by at most
+    ``knee_tolerance`` (in the loss's units; 0.1 nats by default for the logistic loss,
+    whose zero model has loss log 2 = 0.69); N_k = max_iterations when even that
+    doubling lowers B* by more (the budget binds: :func:`objpert.certify.budget.ceiling`).
+    The plan is calibrated at N_k: mu = the minimiser of B(mu, N_k), and N the smallest
+    count whose Theorem 4.10 bound (d sigma^2/(2 mu) + E_opt, at the optimised sigma) is
+    within ``rtol`` of its value at N_k. All of it is a public compute budget, never a
+    data-dependent stop
+    (:func:`knee` gives N_k and the bounds).
     """
-    epsilon, delta, comparator_norm, delta_sample = _check_targets(
-        epsilon, delta, comparator_norm, delta_sample
-    )
-    max_iterations = check_int("max_iterations", max_iterations, 1)
+    args = _inputs(
+        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        objective, mu, knee_tolerance, loss_params,
+    )  # fmt: skip
     rtol = check_positive("rtol", rtol)
-    if objective not in OBJECTIVES:
-        raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
-    loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
-    n = check_int("n", n, 2)
-    d = check_int("d", d, 1)
-    zeta = check_positive("zeta", zeta)
-    check_scale(loss_obj, n, zeta)
-
-    def pc_for(mu: float) -> ProblemConstants:
-        return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
-
-    def bound_at(mu: float, N: int) -> float:
-        pc = pc_for(mu)
-        sigma, _ = _best_sigma(pc, epsilon, delta, N)
-        return _bound(pc, sigma, N, comparator_norm, delta_sample, objective)
-
-    def perturbation(mu: float, N: int) -> float:
-        pc = pc_for(mu)
-        sigma, _ = _best_sigma(pc, epsilon, delta, N)
-        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
-
-    if mu is not None:
-        best_mu = check_positive("mu", mu)
-        if not math.isfinite(bound_at(best_mu, max_iterations)):
-            raise UnreachableTargetError(
-                f"mu = {best_mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) within "
-                f"{max_iterations} iterations; allow more iterations, a larger mu or epsilon"
-            )
-    else:
-        best_mu = _search_mu(
-            bound_at,
-            loss_obj,
-            n,
-            d,
-            zeta,
-            epsilon,
-            delta,
-            comparator_norm,
-            delta_sample,
-            max_iterations,
-        )
+    found, curve = _knee_cached(*args)
+    epsilon, delta, comparator_norm, delta_sample = args[4:8]
     return _tight_iterations(
-        pc_for,
-        perturbation,
-        best_mu,
+        curve.pc,
+        curve.perturbation,
+        found.mu,
         epsilon,
         delta,
         comparator_norm,
         delta_sample,
-        max_iterations,
+        found.budget,
         rtol,
         objective,
     )
 
 
 def _search_mu(
-    bound_at, loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations
-) -> float:
-    """Steps 1-2 of :func:`tight`: the mu minimising ``bound_at(mu, max_iterations)``."""
+    bound_at,
+    loss_obj,
+    n,
+    d,
+    zeta,
+    epsilon,
+    delta,
+    comparator_norm,
+    delta_sample,
+    max_iterations,
+    strict=True,
+) -> float | None:
+    """The mu minimising ``bound_at(mu, max_iterations)``: a log grid, then golden-section
+    search between the best grid point's neighbours (None where nothing certifies and not
+    ``strict``)."""
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
     scale = loss_obj.L2 * zeta**2
     mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 41))
@@ -342,6 +559,8 @@ def _search_mu(
     values = [bound_at(m, max_iterations) for m in mus]
     k = int(np.argmin(values))
     if not math.isfinite(values[k]):
+        if not strict:
+            return None
         raise UnreachableTargetError(
             f"no plan with at most {max_iterations} iterations certifies (epsilon={epsilon:g}, "
             f"delta={delta:g}); allow more iterations or a larger epsilon"
@@ -419,13 +638,17 @@ def _calibrate(loss: str, method: str, **kwargs: Any) -> Plan:
 
 
 __all__ = [
+    "KNEE_FLOOR",
+    "KNEE_TOLERANCE",
     "METHODS",
     "OBJECTIVES",
+    "Knee",
     "Plan",
     "calibrate",
     "certify_plan",
     "corollary_413",
     "corollary_413_bound",
+    "knee",
     "rederive_plan",
     "tight",
 ]

@@ -194,7 +194,7 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
     clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)
     if not isinstance(plans[0], Plan):  # a solver's plan (multinomial): no gradient-step budget
         return
-    report = ceiling(plans[0], p.max_iterations)
+    report = ceiling(plans[0], p.max_iterations, mu_fixed=p.mu is not None)
     if report.notable:
         warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)
 
