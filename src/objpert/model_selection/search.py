@@ -1,7 +1,13 @@
 """Private model selection: choose hyperparameters on private data under one certificate.
 
 :class:`PrivateGridSearch` is used like scikit-learn's ``GridSearchCV`` but its choice is
-differentially private, by the parameter-tuning procedure of Chaudhuri, Monteleoni &
+differentially private. Two methods:
+
+- ``method="random_stopping"`` trains every run on all the rows (Liu & Talwar 2019; the
+  maths and the certificate are in :mod:`objpert.model_selection.random_stopping`);
+- ``method="split"`` (below) trains each candidate on its own part of the rows.
+
+The split method is the parameter-tuning procedure of Chaudhuri, Monteleoni &
 Sarwate (2011, Section 6): the rows are split at random (independently of their values)
 into m + 1 parts of public sizes; candidate i is trained on part i by its own private
 release; the last part scores every candidate, and the exponential mechanism
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -32,14 +39,27 @@ from sklearn.utils.validation import check_is_fitted
 
 from objpert.certify.certificate import budget_text
 from objpert.data import is_dask
-from objpert.exceptions import DataError, ParameterError, TestingSeedWarning
+from objpert.exceptions import DataError, ParameterError, PrivacyError, TestingSeedWarning
+from objpert.mechanisms.discrete_noise import discrete_laplace
 from objpert.mechanisms.exponential import exponential_mechanism
+from objpert.model_selection import random_stopping as rs
 from objpert.randomness import make_rng
-from objpert.validation import check_positive
+from objpert.validation import check_int, check_positive
 
-__all__ = ["PrivateGridSearch", "SelectionCertificate", "split_sizes"]
+__all__ = ["METHODS", "PrivateGridSearch", "SelectionCertificate", "split_sizes"]
 
 METHOD = "parallel selection (Chaudhuri, Monteleoni & Sarwate 2011, Section 6)"
+#: The selection methods of :class:`PrivateGridSearch`.
+METHODS = ("split", "random_stopping")
+#: Default share of each run's epsilon spent on its noisy score (random stopping).
+SCORE_FRACTION = 0.1
+#: Default mean number of runs per grid point (random stopping): M = 4 m.
+RUNS_PER_CANDIDATE = 4
+#: Regression scores: each clipped squared error is floored onto this many integer levels
+#: of [0, score_bound**2] (an integer sum, so the discrete Laplace noise is exact).
+SCORE_LEVELS = 1024
+#: Parameters that random stopping sets on each run itself (refused in the grid).
+_RUN_SET = ("epsilon", "delta", "random_state")
 
 
 @dataclass(frozen=True)
@@ -110,6 +130,22 @@ def split_sizes(n: int, parts: int) -> tuple[int, ...]:
 class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
     """Private selection among the candidates of ``param_grid`` (one certificate).
 
+    ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
+    of the whole search. A geometric number K of runs of mean ``runs_mean`` is drawn; each
+    run picks a grid point uniformly, trains it on all n rows with the per-run budget of
+    :func:`~objpert.model_selection.random_stopping.random_stopping_budget` (the model
+    ``1 - score_fraction`` of it), and releases its score on the same rows (correct
+    predictions, or the clipped squared errors on ``SCORE_LEVELS`` integer levels) with
+    exact discrete Laplace noise (Canonne, Kamath & Steinke 2020, Algorithm 2). The run
+    with the highest noisy score (ties broken by an independent uniform) is output:
+    (epsilon, delta)-DP by Liu & Talwar (2019, Theorem 3.2) and the coupling corollary of
+    :mod:`objpert.model_selection.random_stopping`. Each run draws its own noise (the
+    estimator's ``random_state`` is replaced: from OS entropy, or from the search's seed).
+    Neither K nor the other runs' models or scores are kept. A run whose certificate
+    exceeds the per-run budget stops the search before anything is released.
+
+    ``method="split"``: the parallel selection of the module docstring.
+
     Parameters
     ----------
     estimator : PrivateLogisticRegression or PrivateRobustRegression
@@ -124,13 +160,25 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         sensitivity of the score. Classification scores by the count of correct
         predictions (sensitivity 1).
     random_state : None or int, default=None
-        The split and the exponential mechanism's draw: None draws from OS entropy; a seed
-        is for tests only (warns). Each candidate's noise follows its own random_state.
+        The split and the exponential mechanism's draw (split), or the run count, the
+        grid points, the scores' noise and the runs' seeds (random stopping): None draws
+        from OS entropy; a seed is for tests only (warns). Split: each candidate's noise
+        follows its own random_state.
+    method : {"split", "random_stopping"}, default="split"
+        How the candidates are trained and chosen (see above).
+    runs_mean : int >= 1 or None, default=None
+        Random stopping: the mean of the geometric number of runs (public); None: 4 per
+        grid point.
+    score_fraction : float in (0, 1) or None, default=None
+        Random stopping: the share of each run's epsilon spent on its noisy score; None:
+        0.1. ``selection_epsilon`` is for the split method only.
 
     Attributes
     ----------
     best_estimator_, best_params_, best_index_ : the chosen candidate.
-    certificate_ : :class:`SelectionCertificate` covering the choice and the chosen model.
+    certificate_ : :class:`SelectionCertificate` (split) or
+        :class:`~objpert.model_selection.random_stopping.RandomStoppingCertificate`,
+        covering the choice and the chosen model.
     """
 
     def __init__(
@@ -141,12 +189,18 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         selection_epsilon: float | None = None,
         score_bound: float = 1.0,
         random_state: Any = None,
+        method: str = "split",
+        runs_mean: int | None = None,
+        score_fraction: float | None = None,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
         self.selection_epsilon = selection_epsilon
         self.score_bound = score_bound
         self.random_state = random_state
+        self.method = method
+        self.runs_mean = runs_mean
+        self.score_fraction = score_fraction
 
     def _candidates(self) -> tuple[list[dict], list[Any]]:
         if not hasattr(self.estimator, "_public_constants"):
@@ -165,8 +219,25 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
             model._public_constants()  # every candidate's public settings, before any data
         return grid, models
 
+    def _method(self) -> str:
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ParameterError(f"method must be one of {METHODS}; got {self.method!r}")
+        if self.method == "split":
+            for name in ("runs_mean", "score_fraction"):
+                if getattr(self, name) is not None:
+                    raise ParameterError(f"{name} is for method='random_stopping' only")
+        elif self.selection_epsilon is not None:
+            raise ParameterError(
+                "selection_epsilon is for method='split' only (random stopping spends "
+                "score_fraction of each run's epsilon on its score)"
+            )
+        return self.method
+
     def fit(self, X: Any, y: Any) -> PrivateGridSearch:
+        method = self._method()
         grid, models = self._candidates()
+        if method == "random_stopping":
+            return self._fit_random_stopping(grid, models, X, y)
         settings = [m._public_constants() for m in models]
         eps_sel = (
             max(s.epsilon for s in settings)
@@ -229,6 +300,94 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = self.best_estimator_.classes_
         return self
 
+    def _fit_random_stopping(
+        self, grid: list[dict], models: list[Any], X: Any, y: Any
+    ) -> PrivateGridSearch:
+        """Random stopping on all the rows (the class docstring; the maths in
+        :mod:`objpert.model_selection.random_stopping`)."""
+        for params in grid:
+            fixed = sorted(set(params) & set(_RUN_SET))
+            if fixed:
+                raise ParameterError(
+                    f"random stopping sets {', '.join(fixed)} of each run itself (the "
+                    "estimator's epsilon and delta are the budget of the whole search): "
+                    "remove them from param_grid"
+                )
+        settings = models[0]._public_constants()
+        epsilon, delta = settings.epsilon, settings.delta
+        runs_mean = (
+            RUNS_PER_CANDIDATE * len(models)
+            if self.runs_mean is None
+            else check_int("runs_mean", self.runs_mean, 1)
+        )
+        fraction = SCORE_FRACTION if self.score_fraction is None else self.score_fraction
+        bound = check_positive("score_bound", self.score_bound)
+        eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean)
+        model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
+        candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])
+        runs = [
+            clone(m).set_params(epsilon=model_eps, delta=delta_c, random_state=None) for m in models
+        ]
+        for run in runs:
+            run._public_constants()  # every run's settings, before any data
+        classify = runs[0]._loss == "logistic"
+        if is_dask(X) or is_dask(y):
+            raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
+        n = _rows(X)
+        if y is None or _rows(y) != n:
+            raise DataError("y must have one label per row of X")
+        generator, seeded = make_rng(self.random_state)
+        count = rs.draw_runs(runs_mean, generator)  # never stored
+        sensitivity = 1 if classify else SCORE_LEVELS
+        scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
+        y_arr = np.asarray(y)
+        best: tuple[tuple[int, float], int, Any] | None = None
+        with warnings.catch_warnings():  # the runs' seeds come from the search's own
+            warnings.simplefilter("ignore", TestingSeedWarning)  # generator (warned once)
+            for _ in range(count):
+                index = int(generator.integers(len(runs)))
+                seed = int(generator.integers(2**63)) if seeded else None
+                model = clone(runs[index]).set_params(random_state=seed).fit(X, y)
+                cert = model.certificate_
+                if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
+                    raise PrivacyError(
+                        f"a run's certificate {budget_text(cert.epsilon, cert.delta)} "
+                        f"(certified={cert.certified}) exceeds the per-run budget "
+                        f"{budget_text(model_eps, delta_c)}: nothing is released"
+                    )
+                utility = _integer_utility(model, X, y_arr, classify, bound)
+                noisy = utility + discrete_laplace(generator, scale)
+                key = (noisy, float(generator.random()))  # ties: a data-independent order
+                if best is None or key > best[0]:
+                    best = (key, index, model)
+                del utility, noisy
+        assert best is not None  # K >= 1
+        _, index, chosen = best
+        del best, count  # the run count and the scores are not kept
+        eps_total, delta_total = rs.random_stopping_certificate(candidate_eps, delta_c, runs_mean)
+        self.certificate_ = rs.RandomStoppingCertificate(
+            method=rs.THEOREM,
+            epsilon=eps_total,
+            delta=delta_total,
+            candidate_epsilon=candidate_eps,
+            candidate_delta=delta_c,
+            model_epsilon=model_eps,
+            score_epsilon=score_eps,
+            runs_mean=runs_mean,
+            n_candidates=len(runs),
+            n_rows=n,
+            chosen=chosen.certificate_,
+            not_public=tuple(chosen.certificate_.not_public),
+        )
+        self.best_index_ = index
+        self.best_params_ = grid[index]
+        self.best_estimator_ = chosen
+        self.n_candidates_ = len(runs)
+        self.n_features_in_ = chosen.n_features_in_
+        if hasattr(chosen, "classes_"):
+            self.classes_ = chosen.classes_
+        return self
+
     def _best(self) -> Any:
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_
@@ -244,6 +403,20 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return self._best().score(X, y, sample_weight=sample_weight)
+
+
+def _integer_utility(model: Any, X: Any, y: np.ndarray, classify: bool, bound: float) -> int:
+    """An integer score of a released model on the rows, changed by at most its
+    sensitivity when one row is replaced: the count of correct predictions (1), or minus
+    the clipped squared errors floored onto SCORE_LEVELS levels of [0, bound**2]
+    (SCORE_LEVELS)."""
+    pred = np.asarray(model.predict(X))
+    if classify:
+        return int(np.sum(pred == y))
+    clip = bound * bound
+    err = np.minimum((pred.astype(float) - y.astype(float)) ** 2, clip)
+    levels = np.floor(err / clip * SCORE_LEVELS).astype(np.int64)
+    return -int(np.sum(np.minimum(levels, SCORE_LEVELS)))
 
 
 def _rows(a: Any) -> int:

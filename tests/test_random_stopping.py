@@ -1,0 +1,368 @@
+"""Random stopping: the law of the run count, the certificate against independent
+computations, exact output distributions of the whole procedure on neighbouring inputs,
+and the search on all the rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from objpert import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.exceptions import (
+    DataError,
+    ObjpertError,
+    ParameterError,
+    PrivacyError,
+    TestingSeedWarning,
+)
+from objpert.model_selection import (
+    PrivateGridSearch,
+    RandomStoppingCertificate,
+    draw_runs,
+    random_stopping_budget,
+    random_stopping_certificate,
+)
+from objpert.model_selection.random_stopping import (
+    bad_run_probability,
+    candidate_budget,
+    runs_pmf,
+)
+from objpert.randomness import make_rng
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # testing seeds
+        yield
+
+
+# ---------------------------------------------------------------- the law of K
+
+
+def _counts(runs_mean, draws, seed, top):
+    gen, _ = make_rng(seed)
+    ks = np.array([draw_runs(runs_mean, gen) for _ in range(draws)])
+    counts = np.bincount(np.minimum(ks, top), minlength=top + 1)[1:]
+    return ks, counts
+
+
+def _expected(runs_mean, draws, top):
+    """Geometric probabilities computed independently (mpmath, exact powers), the last
+    bin the tail P(K >= top) = (1 - gamma)^(top - 1)."""
+    g = mpmath.mpf(1) / runs_mean
+    probs = [g * (1 - g) ** (k - 1) for k in range(1, top)] + [(1 - g) ** (top - 1)]
+    return np.array([float(p) for p in probs]) * draws
+
+
+def test_run_count_follows_the_geometric_law():
+    draws, top = 20000, 16
+    ks, counts = _counts(4, draws, 3, top)
+    assert ks.min() >= 1
+    assert stats.chisquare(counts, _expected(4, draws, top)).pvalue > 1e-4
+    assert abs(ks.mean() - 4) < 4 * math.sqrt(12 / draws)  # var = (1 - g) / g^2 = 12
+
+
+def test_the_goodness_of_fit_test_detects_a_wrong_mean():
+    """The same test rejects the law of mean 5 for draws of mean 4: it can fail."""
+    draws, top = 20000, 16
+    _, counts = _counts(4, draws, 3, top)
+    assert stats.chisquare(counts, _expected(5, draws, top)).pvalue < 1e-6
+
+
+def test_one_run_on_average_is_exactly_one_run():
+    gen, _ = make_rng(0)
+    assert {draw_runs(1, gen) for _ in range(50)} == {1}
+    np.testing.assert_allclose(runs_pmf([0, 1, 2, 3], 4), [0, 0.25, 0.1875, 0.140625])
+
+
+# ---------------------------------------------------------------- the certificate
+
+
+@pytest.mark.parametrize(
+    ("eps_c", "delta_c", "mean"),
+    [
+        (0.1, 1e-8, 4),
+        (0.5, 1e-6, 16),
+        (1.0, 3e-9, 1),
+        (2.0, 1e-7, 50),
+        (3.0, 1e-3, 50),
+        (0.3, 0.0, 10),
+    ],
+)
+def test_certificate_equals_the_formula_summed_independently(eps_c, delta_c, mean):
+    """delta = (1 + e^{3 eps_c}) (1 - E[(1 - delta_c)^K]), E summed term by term."""
+    mpmath.mp.dps = 40
+    g = mpmath.mpf(1) / mean
+    d = mpmath.mpf(delta_c)
+    p = 1 - mpmath.nsum(lambda k: g * (1 - g) ** (k - 1) * (1 - d) ** k, [1, mpmath.inf])
+    eps, delta = random_stopping_certificate(eps_c, delta_c, mean)
+    assert eps == pytest.approx(3 * eps_c, rel=1e-15)
+    want = min(1.0, float((1 + mpmath.e ** (3 * mpmath.mpf(eps_c))) * p))  # 1: trivial
+    assert delta == pytest.approx(want, rel=1e-12, abs=0.0)
+    assert bad_run_probability(delta_c, mean) == pytest.approx(float(p), rel=1e-12, abs=0.0)
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.3, 1.0, 3.0, 8.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-6, 1e-3])
+@pytest.mark.parametrize("mean", [1, 7, 16, 100])
+def test_calibrated_runs_meet_the_target(eps, delta, mean):
+    eps_c, delta_c = random_stopping_budget(eps, delta, mean)
+    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean)
+    assert got_eps <= eps and got_delta <= delta
+    assert got_eps >= eps * (1 - 1e-12) and got_delta >= delta * (1 - 1e-9)
+
+
+def test_pure_runs_give_a_pure_certificate_and_approximate_ones_are_refused():
+    assert random_stopping_certificate(0.2, 0.0, 10, pure=True) == (pytest.approx(0.6), 0.0)
+    assert random_stopping_budget(0.9, 0.0, 10) == (pytest.approx(0.3), 0.0)
+    with pytest.raises(ParameterError, match="pure"):
+        random_stopping_certificate(0.2, 1e-9, 10, pure=True)
+
+
+def test_model_and_score_compose_within_the_run_budget():
+    for eps_c in (1e-3, 0.1, 1 / 3, 2.0):
+        for frac in (0.01, 0.1, 0.5, 0.9):
+            model, score = candidate_budget(eps_c, frac)
+            assert model + score <= eps_c and math.isclose(score, frac * eps_c)
+
+
+# ------------------------------------------------------- exact output distributions
+
+
+def _best_of_pmf(q, mean, kmax=4000):
+    """The output pmf of random stopping over a pmf q on ordered outputs, by brute force:
+    P(max of k draws <= y) = F(y)^k summed over k with the geometric weights."""
+    g = 1.0 / mean
+    cdf = np.cumsum(q)
+    ks = np.arange(1, kmax + 1)[:, None]
+    w = g * (1 - g) ** (ks - 1)
+    law = (w * cdf[None, :] ** ks).sum(axis=0)
+    return np.diff(np.concatenate([[0.0], law]))
+
+
+def _pure_pair(rng, size, eps):
+    """Two pmfs with |log(q / q')| <= eps everywhere (randomized-response-like)."""
+    q = rng.dirichlet(np.ones(size))
+    q2 = q * np.exp(rng.uniform(-eps, eps, size))
+    q2 /= q2.sum()
+    while np.max(np.abs(np.log(q / q2))) > eps:  # renormalising may push a ratio out
+        q2 = np.sqrt(q * q2)
+        q2 /= q2.sum()
+    return q, q2
+
+
+def _hockey(p, q, eps):
+    return float(np.sum(np.maximum(p - math.exp(eps) * q, 0.0)))
+
+
+def test_exact_privacy_loss_of_pure_runs_is_within_three_epsilon():
+    """Randomized-response runs: the exact output law of the whole procedure on two
+    neighbouring inputs has privacy loss <= 3 epsilon (the certificate), and more than
+    epsilon for the adversarial pair below (so a 1x certificate would fail)."""
+    rng = np.random.default_rng(0)
+    eps, mean = 0.5, 8
+    worst = 0.0
+    for _ in range(200):
+        q, q2 = _pure_pair(rng, 6, eps)
+        a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
+        worst = max(worst, np.max(np.abs(np.log(a / b))))
+    cert_eps, cert_delta = random_stopping_certificate(eps, 0.0, mean, pure=True)
+    assert cert_delta == 0.0 and worst <= cert_eps + 1e-9
+    # less mass on the lowest and the (rare) top output under x: the loss exceeds 1.5 eps
+    q2 = np.array([0.62, 0.38 - 1e-4, 1e-4])
+    low, top = q2[[0, 2]] * math.exp(-eps)
+    q = np.array([low, 1.0 - low - top, top])
+    assert np.max(np.abs(np.log(q / q2))) <= eps
+    a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
+    assert np.max(np.abs(np.log(a / b))) > 1.5 * eps
+
+
+def test_exact_hockey_stick_of_approximate_runs_is_within_the_certificate():
+    """Runs that leak: with probability delta_c the output under x is the top one, under
+    x' the bottom one. Each run is (eps_c, delta_c)-DP (checked); the whole procedure's
+    hockey-stick divergence at 3 eps_c is below the certificate's delta, both ways."""
+    rng = np.random.default_rng(1)
+    eps_c, delta_c, mean = 0.3, 1e-3, 10
+    cert_eps, cert_delta = random_stopping_certificate(eps_c, delta_c, mean)
+    for _ in range(50):
+        base, base2 = _pure_pair(rng, 7, eps_c)
+        q = np.concatenate([[0.0], (1 - delta_c) * base, [delta_c]])
+        q2 = np.concatenate([[delta_c], (1 - delta_c) * base2, [0.0]])
+        assert max(_hockey(q, q2, eps_c), _hockey(q2, q, eps_c)) <= delta_c + 1e-15
+        a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
+        assert _hockey(a, b, cert_eps) <= cert_delta
+        assert _hockey(b, a, cert_eps) <= cert_delta
+    # the leak is real: at epsilon_c the procedure's delta exceeds delta_c
+    assert _hockey(a, b, eps_c) > delta_c
+
+
+# ---------------------------------------------------------------- the search
+
+
+def _data(n=2000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True).max()
+    w = rng.normal(size=d) * 4
+    y = (X @ w + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+GRID = {"comparator_norm": [1.0, 3.0, 10.0]}
+
+
+def _search(epsilon=1.0, **kw):
+    base = PrivateLogisticRegression(
+        epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=300
+    )
+    params = {"method": "random_stopping", "random_state": 5, **kw}
+    return PrivateGridSearch(base, GRID, **params)
+
+
+def test_every_run_trains_on_all_rows_and_the_certificate_meets_the_budget():
+    X, y = _data()
+    gs = _search(runs_mean=6).fit(X, y)
+    cert = gs.certificate_
+    assert isinstance(cert, RandomStoppingCertificate) and cert.certified
+    assert gs.best_estimator_.plan_.constants.n == len(X) == cert.n_rows
+    assert cert.epsilon <= 1.0 and cert.delta <= 1e-6
+    assert (cert.epsilon, cert.delta) == random_stopping_certificate(
+        cert.candidate_epsilon, cert.candidate_delta, 6
+    )
+    chosen = gs.best_estimator_.certificate_
+    assert chosen.epsilon <= cert.model_epsilon and chosen.delta <= cert.candidate_delta
+    assert cert.model_epsilon + cert.score_epsilon <= cert.candidate_epsilon + 1e-15
+    assert gs.best_params_ in [{"comparator_norm": c} for c in GRID["comparator_norm"]]
+    # neither the run count nor any score is kept
+    kept = {k: v for k, v in vars(gs).items() if k.endswith("_")}
+    assert set(kept) <= {
+        "certificate_", "best_index_", "best_params_", "best_estimator_", "n_candidates_",
+        "n_features_in_", "classes_",
+    }  # fmt: skip
+    text = str(cert)
+    assert "random stopping" in text and "Liu & Talwar" in text and "not released" in text
+    assert cert.to_dict()["runs_mean"] == 6 and "scores" not in str(cert.to_dict())
+    majority = max(np.mean(y), 1 - np.mean(y))
+    assert gs.score(X, y) > majority + 0.05
+
+
+def test_seeded_search_warns_once_and_repeats():
+    X, y = _data(n=600)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = _search(runs_mean=3).fit(X, y)
+    seeds = [w for w in caught if issubclass(w.category, TestingSeedWarning)]
+    assert len(seeds) == 1, [str(w.message) for w in seeds]
+    b = _search(runs_mean=3).fit(X, y)
+    assert a.best_index_ == b.best_index_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+
+
+def test_unseeded_search_does_not_warn():
+    X, y = _data(n=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TestingSeedWarning)
+        gs = _search(runs_mean=2, random_state=None).fit(X, y)
+    assert gs.certificate_.certified
+
+
+def test_regression_search_scores_clipped_errors():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 4)) / 3
+    X /= np.linalg.norm(X, axis=1, keepdims=True).max()
+    y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
+    base = PrivateRobustRegression(epsilon=2.0, delta=1e-6, data_norm=1.0, max_iter=300)
+    gs = PrivateGridSearch(
+        base, {"comparator_norm": [1.0, 2.0]}, method="random_stopping", runs_mean=3,
+        score_bound=2.0, random_state=0,
+    ).fit(X, y)  # fmt: skip
+    assert gs.certificate_.certified and gs.certificate_.epsilon <= 2.0
+    assert math.isfinite(gs.score(X, y))
+
+
+class _LyingRegression(PrivateLogisticRegression):
+    """A model whose certificate claims twice its budget (as a mis-planned run would)."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        cert = self.certificate_
+        self.certificate_ = dataclasses.replace(cert, epsilon=2 * cert.epsilon)
+        return self
+
+
+def test_a_run_over_its_budget_stops_the_search():
+    X, y = _data(n=400)
+    base = _LyingRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1])
+    gs = PrivateGridSearch(base, GRID, method="random_stopping", runs_mean=2, random_state=0)
+    with pytest.raises(PrivacyError, match="nothing is released"):
+        gs.fit(X, y)
+    assert not hasattr(gs, "best_estimator_")
+
+
+def test_bad_random_stopping_searches_are_refused_before_any_fit():
+    X, y = _data(n=200)
+    base = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1])
+    bad = [
+        {"method": "bogus"},
+        {"method": "random_stopping", "runs_mean": 0},
+        {"method": "random_stopping", "runs_mean": 2.5},
+        {"method": "random_stopping", "score_fraction": 1.0},
+        {"method": "random_stopping", "score_fraction": 0.0},
+        {"method": "random_stopping", "selection_epsilon": 0.5},
+        {"method": "split", "runs_mean": 4},
+        {"method": "split", "score_fraction": 0.2},
+    ]
+    for kw in bad:
+        with pytest.raises(ParameterError):
+            PrivateGridSearch(base, GRID, **kw).fit(X, y)
+    for key in ("epsilon", "delta", "random_state"):
+        with pytest.raises(ParameterError, match=key):
+            PrivateGridSearch(base, {key: [0.5, 1.0]}, method="random_stopping").fit(X, y)
+    with pytest.raises(DataError):
+        PrivateGridSearch(base, GRID, method="random_stopping").fit(X, y[:-1])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    eps=st.floats(1e-3, 20.0),
+    delta=st.one_of(st.just(0.0), st.floats(1e-300, 0.5)),
+    mean=st.integers(1, 10_000),
+)
+def test_budget_always_meets_its_target(eps, delta, mean):
+    eps_c, delta_c = random_stopping_budget(eps, delta, mean)
+    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean)
+    assert eps_c > 0 and 0 <= delta_c <= delta
+    assert got_eps <= eps and got_delta <= delta
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(
+    runs_mean=st.one_of(st.none(), st.integers(-1, 4), st.floats(allow_nan=True)),
+    score_fraction=st.one_of(st.none(), st.just(math.nan), st.floats(-0.5, 1.5)),
+    epsilon=st.floats(0.2, 5.0),
+)
+def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction, epsilon):
+    X, y = _data(n=300)
+    base = PrivateLogisticRegression(
+        epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
+    )
+    gs = PrivateGridSearch(
+        base, {"comparator_norm": [1.0]}, method="random_stopping", runs_mean=runs_mean,
+        score_fraction=score_fraction, random_state=0,
+    )  # fmt: skip
+    try:
+        gs.fit(X, y)
+    except ObjpertError as exc:
+        assert str(exc)
+    else:
+        cert = gs.certificate_
+        assert cert.epsilon <= epsilon and cert.delta <= 1e-6 and cert.certified
