@@ -1,0 +1,120 @@
+"""The knee of the tight calibration: its step budget against a brute-force evaluation of
+the bound over the candidate budgets, its plans certify, and the budget warning appears
+exactly when the rule says."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from objpert.certify import calibration as cal
+from objpert.certify.budget import ceiling
+from objpert.certify.constants import problem
+from objpert.losses import get_loss
+
+W = 3.0
+# TV16-like public constants (the demo's split): 28,193 rows, 25 features + intercept
+TV16 = dict(n=28193, d=26, zeta=6.0, delta=1e-6, comparator_norm=W, objective="empirical")
+
+
+def _brute_bound(mu: float, N: int, epsilon: float) -> float:
+    """The empirical bound at (mu, N): the smallest certifying sigma, then
+    d sigma^2/(2 mu) + E_opt(N) + mu W^2/2 (Theorem 4.10 plus the regulariser)."""
+    pc = problem(get_loss("logistic"), n=TV16["n"], d=TV16["d"], zeta=TV16["zeta"], mu=mu)
+    sigma, _ = cal._best_sigma(pc, epsilon, TV16["delta"], N)
+    return cal._bound(pc, sigma, N, W, 0.01, "empirical")
+
+
+def test_knee_equals_a_brute_force_scan_of_the_bound():
+    """B*(N) by a dense log grid of mu (40 per decade, no golden section, no warm start)
+    at every candidate budget; the knee is the first candidate, going down from
+    max_iterations, whose doubling (the candidate an octave up) lowers B* by more than the
+    tolerance; the one above it is the budget."""
+    budget, tol = 2000, 0.3
+    grid = [N for N in cal._grid(budget) if N >= cal.KNEE_FLOOR]
+    mus = np.geomspace(0.02, 0.4, 53)
+    best = {N: min(_brute_bound(m, N, 1.0) for m in mus) for N in grid}
+    expected = budget
+    for k in range(cal._KNEE_GRID + 1, len(grid)):
+        gain = best[grid[k]] - best[grid[k - cal._KNEE_GRID]]
+        assert abs(gain - tol) > 0.01  # the brute force's grid error cannot flip the decision
+        if gain > tol:
+            break
+        expected = grid[k]
+    assert 1000 < expected < budget  # the case is inside the budget, above the floor
+    found = cal.knee("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
+    assert found.budget == expected and not found.binds
+    # the searched B* is at least as good as the brute force's, and close to it
+    assert found.bound <= best[expected] * (1 + 1e-9)
+    assert found.bound == pytest.approx(best[expected], rel=0.02)
+    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
+    assert plan.iterations <= expected and plan.mu == found.mu
+    cert = plan.recertify()  # recomputed from the loss, never the stored constants
+    assert cert.certified and cert.epsilon <= 1.0 and cert.delta <= 1e-6
+
+
+def test_warm_started_plan_is_at_least_as_good_as_a_full_search_at_its_budget():
+    """The knee's budget is searched near the neighbouring budget's mu; a full search of mu
+    at that budget (knee_tolerance=0: the budget itself) is the reference."""
+    fast = cal.knee("logistic", **TV16, epsilon=1.0, max_iterations=5000)
+    assert fast.budget < 5000
+    ref = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=fast.budget,
+                    knee_tolerance=0.0)  # fmt: skip
+    ref_bound = ref.theorem410_bound + 0.5 * ref.mu * W**2
+    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=5000)
+    bound = plan.theorem410_bound + 0.5 * plan.mu * W**2
+    assert bound <= ref_bound * (1 + 1e-6)
+    assert plan.recertify().certified
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.3, 1.0, 3.0])
+def test_demo_sized_settings_plan_below_their_budget_without_warning(epsilon):
+    plan = cal.tight("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
+    found = cal.knee("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
+    assert not found.binds and found.gain_at_max <= cal.KNEE_TOLERANCE
+    assert cal.KNEE_FLOOR <= found.budget < 5000 and plan.iterations <= found.budget
+    report = ceiling(plan, 5000)
+    assert not report.at_ceiling and report.advice() == ""
+
+
+def test_the_warning_fires_exactly_when_the_knee_lies_beyond_the_budget():
+    """At 1,000 steps the doubling lowers B* by more than the tolerance (independently:
+    the full-search plans at 1,000 and 2,000 steps, no knee), so the budget binds; at
+    5,000 it does not."""
+    small = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=1000)
+    report = ceiling(small, 1000)
+    at = {
+        N: cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=N, knee_tolerance=0.0)
+        for N in (1000, 2000)
+    }
+    bounds = {N: p.theorem410_bound + 0.5 * p.mu * W**2 for N, p in at.items()}
+    assert bounds[1000] - bounds[2000] > cal.KNEE_TOLERANCE
+    assert small.iterations <= 1000 and report.at_ceiling and report.notable
+    assert report.bound_now == pytest.approx(bounds[1000], rel=0.02)
+    assert report.bound_with_double_budget == pytest.approx(bounds[2000], rel=0.02)
+    assert report.iterations_with_double_budget > 1000 and "max_iter=2000" in report.advice()
+    assert ceiling(small, 1000) == report  # pure and cached
+    big = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=5000)
+    assert not ceiling(big, 5000).at_ceiling
+
+
+def test_a_fixed_mu_is_judged_at_that_mu():
+    """A given alpha: the doubled budget keeps mu, whose bound gains little."""
+    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=1000, mu=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = ceiling(plan, 1000, mu_fixed=True)
+    assert not report.at_ceiling
+    assert report.bound_now - report.bound_with_double_budget <= cal.KNEE_TOLERANCE
+    assert math.isfinite(report.bound_now)
+
+
+@pytest.mark.parametrize("bad", [-0.1, math.nan])
+def test_knee_tolerance_is_checked(bad):
+    from objpert.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match="knee_tolerance"):
+        cal.knee("logistic", **TV16, epsilon=1.0, knee_tolerance=bad)
