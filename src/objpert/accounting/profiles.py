@@ -169,7 +169,7 @@ def symmetric_extension(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[np.ndar
     For any two distributions and alpha > 0, P(S) - alpha Q(S) = (1 - alpha)
     + alpha (Q(S^c) - P(S^c) / alpha), so H_alpha(P || Q) = 1 - alpha
     + alpha H_{1/alpha}(Q || P) (the hockey-stick divergence H_alpha(P || Q) =
-    sup_S P(S) - alpha Q(S); Zhu, Dong & Wang 2022, Section 3). Under a symmetric
+    sup_S P(S) - alpha Q(S), as in Zhu, Dong & Wang 2022, Section 3). Under a symmetric
     neighbouring relation the swapped pair (M(D'), M(D)) is also a pair of neighbours, so
     a profile delta(.) of the release bounds every ordered pair at negative epsilon by
 
