@@ -19,6 +19,7 @@ from objpert.accounting import pld, profiles
 from objpert.certify import tradeoff
 from objpert.certify.plan import Plan
 from objpert.estimators.base import LABEL_SET
+from objpert.estimators.prior import check_public_prior
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
 from objpert.persistence import LoadedModel
@@ -107,6 +108,7 @@ class PrivacyReport:
     tradeoff_alpha: tuple[float, ...]
     tradeoff_tpr: tuple[float, ...]
     features: tuple[tuple[str, str], ...] = ()  # (input column, what is declared of it)
+    prior: str | None = None  # the public prior the ridge is centred at, as text
     title: str | None = None
     purpose: str | None = None
     date: str | None = None
@@ -188,7 +190,26 @@ def _declared(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
             value = params[key]
             text = str(value) if value is not None else _UNSET.get(key, "None (default)")
             out.append((label, text if len(text) <= 300 else text[:297] + "..."))
+    if "prior" in params:
+        text = prior_text(params["prior"]) or "None: the ridge is centred at 0"
+        out.append(("public prior (the centre of the ridge)", text))
     return tuple(out)
+
+
+def prior_text(prior: Any) -> str | None:
+    """A model's public prior (``prior``, as a model file keeps it) in one line: its
+    coefficients and intercepts in raw feature units, 4 significant digits, at most 300
+    characters; None without a prior."""
+    if prior is None:
+        return None
+    parsed = check_public_prior(prior)
+
+    def row(values: np.ndarray) -> str:
+        return "[" + ", ".join(f"{float(v):.4g}" for v in values) + "]"
+
+    coef = "[" + ", ".join(row(r) for r in parsed.coef) + "]"
+    text = f"coef {coef}, intercept {row(parsed.intercept)} (raw feature units)"
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _release_profile(plan: Plan, epsilons: np.ndarray) -> np.ndarray:
@@ -321,6 +342,7 @@ def build_report(
         tradeoff_alpha=tuple(float(a) for a in alphas),
         tradeoff_tpr=tuple(float(t) for t in curve),
         features=_features(pipeline, model),
+        prior=prior_text(params.get("prior")),
         title=title,
         purpose=purpose,
         date=date,

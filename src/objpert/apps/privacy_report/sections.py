@@ -139,6 +139,12 @@ def _summary(r: PrivacyReport) -> Section:
     items = [f"What was released: {what} ({r.estimator}){over}{labels}: its weights only."]
     if r.purpose:
         items.append(f"Purpose: {r.purpose}")
+    if r.prior:
+        items.append(
+            f"public prior: {r.prior}. The ridge was centred at this public model supplied by "
+            "the data holder (a public input: the guarantee holds for the private rows "
+            "whatever it is, but a prior fitted on those same rows is not covered)."
+        )
     if r.certified and not r.seeded:
         items.append(
             f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
