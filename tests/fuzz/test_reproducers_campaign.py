@@ -65,7 +65,7 @@ def test_ceiling_refuses_a_budget_below_the_plans_steps():
     with pytest.raises(ParameterError, match="below the plan") as err:
         ceiling(plan, plan.iterations // 3)
     _one_line(err)
-    report = ceiling(plan, plan.iterations)  # the budget the plan may have had
+    report = ceiling(plan, plan.iterations, mu_fixed=True)  # the budget it may have had
     assert report.sigma_with_double_budget <= report.sigma_now * (1 + 1e-12)
 
 
