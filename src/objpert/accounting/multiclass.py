@@ -23,6 +23,7 @@ from scipy.special import ndtri
 from objpert.accounting import pld as pldlib
 from objpert.accounting.composition import compose as compose_split
 from objpert.accounting.composition import split_budget
+from objpert.certify.gaussian import calibrate_gaussian, gaussian_epsilon
 from objpert.certify.plan import Plan
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.validation import check_int, check_open_unit, check_positive
@@ -38,6 +39,7 @@ __all__ = [
     "calibrate_releases",
     "check_settings",
     "composed_delta",
+    "gaussian_share",
     "joint_plan",
     "release_delta",
     "resolve_composition",
@@ -76,6 +78,32 @@ def composed_delta(plan: Any, k: int, epsilon: float, discretization: float) -> 
     return pldlib.delta_for_epsilon(loss.pld(discretization), epsilon)
 
 
+def _gdp_mu(epsilon: float, delta: float) -> float:
+    """The mu of the mu-GDP mechanism whose delta at ``epsilon`` is ``delta`` (Dong, Roth &
+    Su 2022, Corollary 2.13: the Gaussian mechanism of sensitivity 1 and std 1/mu)."""
+    return 1.0 / calibrate_gaussian(1.0, epsilon, delta)
+
+
+def gaussian_share(epsilon: float, delta: float, k: int) -> float:
+    """The per-release epsilon_i at delta / K of K Gaussian releases that compose to exactly
+    (epsilon, delta): K mu_i-GDP releases compose to sqrt(K) mu_i-GDP (Dong, Roth & Su 2022,
+    Corollary 3.3), so mu_i = mu / sqrt(K) for the mu whose delta at epsilon is delta
+    (Corollary 2.13), and epsilon_i is that mechanism's epsilon at delta / K."""
+    mu_i = _gdp_mu(epsilon, delta) / math.sqrt(k)
+    return gaussian_epsilon(release_delta(delta, k), 1.0, 1.0 / mu_i)
+
+
+#: Model steps of :func:`joint_plan` before it falls back to bracketing alone.
+_MODEL_STEPS = 6
+#: The model aims at this share of the target delta (inside [_CLOSE, 1]).
+_AIM = 0.85
+#: Before two plans are known, the slope of log mu_K against log epsilon_i is taken as
+#: 1 + _SLOPE (log mu_K - log mu_aim): 1 for Gaussian releases, which compose as the model
+#: says; measured for Watkins & Arora plans (K = 2 to 10): 1.03 to 2.2, growing with
+#: their excess over the Gaussian composition.
+_SLOPE = 1.5
+
+
 def joint_plan(
     plan_at: Callable[[float, float], Plan],
     epsilon: float,
@@ -88,12 +116,20 @@ def joint_plan(
     """The per-release plan of K releases jointly (epsilon, delta)-DP by PLD composition.
 
     ``plan_at(epsilon_i, delta_i)`` calibrates one release (a pure function of public
-    constants). Bisection in log epsilon_i between epsilon / K (basic composition's share,
-    stepped down while discretisation keeps it above the target) and 2 epsilon / sqrt(K)
-    (twice the share of K Gaussian releases; epsilon if that passes), narrowed by Illinois
-    regula falsi on Phi^-1(delta) against log epsilon_i until the bracket is ``rtol`` wide
-    or the passing end's composed delta is at least 0.6 of the target; the passing end is
-    returned.
+    constants); a plan passes when its K-fold PLD composition (:func:`composed_delta`) has
+    delta <= the target at ``epsilon``. The search returns the passing plan found first
+    whose composed delta is at least 0.6 of the target, or the larger end of a passing /
+    failing bracket ``rtol`` wide. Its steps are chosen by a model: each composed delta is
+    read as the mu_K of the mu-GDP mechanism with that delta at ``epsilon`` (Dong, Roth &
+    Su 2022, Corollary 2.13), log mu_K is nearly linear in log epsilon_i, and the next
+    epsilon_i is where the line through the last two plans (one plan: a slope of 1.5)
+    reaches the mu_K of 0.8 of the target delta. The first epsilon_i is
+    :func:`gaussian_share` (exact for K Gaussian releases). Each step stays inside the
+    bracket known so far and within [0.9^7 epsilon / K, epsilon] (the range of basic
+    composition's share to the whole target); after a few steps, or where the model has
+    no value (a composed delta of 0 or 1), Illinois regula falsi on Phi^-1(delta) against
+    log epsilon_i narrows the bracket. Which epsilon_i are tried depends on public
+    constants only; every returned plan's composed delta is the one computed for it.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
@@ -101,56 +137,146 @@ def joint_plan(
     discretization = pldlib.check_discretization(discretization)
     rtol = check_positive("rtol", rtol)
     delta_i = release_delta(delta, k)
-    if delta_i < sys.float_info.min or epsilon / k * 0.9**7 < sys.float_info.min:
+    floor = epsilon / k * 0.9**7  # the smallest share the bracketing search tries
+    if delta_i < sys.float_info.min or floor < sys.float_info.min:
         raise ParameterError(  # the shares tried below would underflow to 0
             f"(epsilon={epsilon:g}, delta={delta:.3g}) over {k} releases leaves per-release "
             "shares below the smallest normal float: no plan certifies them"
         )
+    tried: dict[float, tuple[bool, Plan, float]] = {}
 
     def passes(eps_i: float) -> tuple[bool, Plan, float]:
-        plan = plan_at(eps_i, delta_i)
-        got = composed_delta(plan, k, epsilon, discretization)
-        return got <= delta, plan, got
+        if eps_i not in tried:
+            plan = plan_at(eps_i, delta_i)
+            got = composed_delta(plan, k, epsilon, discretization)
+            tried[eps_i] = (got <= delta, plan, got)
+        return tried[eps_i]
 
-    lo = epsilon / k
-    for _ in range(8):
-        ok, plan_lo, d_lo = passes(lo)
-        if ok:
-            break
-        lo *= 0.9
-    else:
-        raise UnreachableTargetError(
-            f"no per-release plan composes to (epsilon={epsilon:g}, delta={delta:.3g}) over "
-            f"{k} releases by PLD; use composition='split'"
+    lo: tuple[float, Plan, float] | None = None  # the largest passing (eps_i, plan, delta)
+    hi: tuple[float, float] | None = None  # the smallest failing (eps_i, delta)
+
+    def done() -> bool:
+        if lo is None:
+            return False
+        return (
+            lo[0] >= epsilon
+            or lo[2] >= _CLOSE * delta
+            or (hi is not None and hi[0] / lo[0] <= 1.0 + rtol)
         )
-    hi = min(epsilon, 2.0 * epsilon / math.sqrt(k))  # K Gaussian releases: epsilon/sqrt(K)
-    ok, plan_hi, d_hi = passes(hi)
-    if ok and hi < epsilon:
-        lo, plan_lo, d_lo = hi, plan_hi, d_hi
-        hi = epsilon
-        ok, plan_hi, d_hi = passes(hi)
-    if ok:  # every release at the whole target: nothing to search
-        return JointPlan(plan_hi, k, epsilon, delta, hi, delta_i, d_hi, discretization)
+
+    def record(eps_i: float) -> None:
+        nonlocal lo, hi
+        ok, plan, got = passes(eps_i)
+        if ok and (lo is None or eps_i > lo[0]):
+            lo = (eps_i, plan, got)
+        elif not ok and (hi is None or eps_i < hi[0]):
+            hi = (eps_i, got)
+
+    eps_i = _start(epsilon, delta, k, floor)
+    points: list[tuple[float, float]] = []  # (log eps_i, log mu_K) of the plans tried
+    aim = _log_mu(epsilon, _AIM * delta)
+    for _ in range(_MODEL_STEPS):
+        record(eps_i)
+        if done():
+            break
+        got = tried[eps_i][2]
+        y = _log_mu(epsilon, got)
+        if y is None:
+            break
+        points.append((math.log(eps_i), y))
+        (x1, y1) = points[-1]
+        slope = 1.0 + _SLOPE * max(0.0, y1 - aim)
+        if len(points) >= 2:
+            x0, y0 = points[-2]
+            if x1 != x0 and (y1 - y0) / (x1 - x0) > 0.0:
+                slope = (y1 - y0) / (x1 - x0)
+        nxt = math.exp(x1 + (aim - y1) / slope)
+        low = floor if lo is None else lo[0]
+        high = epsilon if hi is None else hi[0]
+        if not low < nxt < high:  # outside the bracket: its geometric middle
+            nxt = (
+                math.sqrt(low * high)
+                if hi is not None and lo is not None
+                else min(max(nxt, floor), epsilon)
+            )
+        if nxt in tried or not floor <= nxt <= epsilon:
+            break
+        eps_i = nxt
+    if not done():
+        _bracket(record, lambda: (lo, hi), done, epsilon, delta, k, floor)
+    assert lo is not None  # _bracket raises when no plan passes
+    eps_lo, plan_lo, d_lo = lo
+    return JointPlan(plan_lo, k, epsilon, delta, eps_lo, delta_i, d_lo, discretization)
+
+
+def _log_mu(epsilon: float, got: float) -> float | None:
+    """log of the GDP mu with delta ``got`` at ``epsilon``; None where it has none."""
+    if not 0.0 < got < 1.0:
+        return None
+    try:
+        return math.log(_gdp_mu(epsilon, got))
+    except (ArithmeticError, ParameterError, UnreachableTargetError, ValueError):
+        return None
+
+
+def _start(epsilon: float, delta: float, k: int, floor: float) -> float:
+    """The first epsilon_i tried: :func:`gaussian_share` within [floor, epsilon] (epsilon /
+    sqrt(K) where it cannot be computed)."""
+    try:
+        guess = gaussian_share(epsilon, delta, k)
+    except (ArithmeticError, ParameterError, UnreachableTargetError, ValueError):
+        guess = epsilon / math.sqrt(k)
+    if not math.isfinite(guess) or guess <= 0.0:
+        guess = epsilon / math.sqrt(k)
+    return min(max(guess, floor), epsilon)
+
+
+def _bracket(record, state, done, epsilon: float, delta: float, k: int, floor: float) -> None:
+    """Complete the search of :func:`joint_plan` from the plans tried so far: a passing
+    share by steps of 0.9 down from the smallest failing one (from epsilon / K when none
+    failed), a failing one at epsilon, then Illinois regula falsi on Phi^-1(delta) against
+    log epsilon_i until ``done()``."""
+    lo, hi = state()
+    if lo is None:
+        start = min(epsilon / k, hi[0] * 0.9) if hi is not None else epsilon / k
+        eps_i = start
+        while eps_i >= floor * (1.0 - 1e-12):
+            record(eps_i)
+            lo, hi = state()
+            if lo is not None:
+                break
+            eps_i *= 0.9
+        else:
+            raise UnreachableTargetError(
+                f"no per-release plan composes to (epsilon={epsilon:g}, delta={delta:.3g}) "
+                f"over {k} releases by PLD; use composition='split'"
+            )
+    if done():
+        return
+    if hi is None:
+        record(epsilon)
+        lo, hi = state()
+        if done() or hi is None:
+            return
+    goal = float(ndtri(delta))
 
     def score(d: float) -> float:  # the Gaussian-tail scale: nearly linear in log epsilon_i
         return float(ndtri(min(max(d, 1e-300), 0.5))) - goal
 
-    goal = float(ndtri(delta))
-    f_lo, f_hi, kept = score(d_lo), score(d_hi), 0
-    # Illinois regula falsi in (log epsilon_i, Phi^-1(delta)), kept bracketed; stop when the
-    # bracket is rtol wide or the passing end uses most of the target delta
-    while hi / lo > 1.0 + rtol and d_lo < _CLOSE * delta:
-        a, b = math.log(lo), math.log(hi)
+    f_lo, f_hi, kept = score(lo[2]), score(hi[1]), 0
+    while not done():
+        a, b = math.log(lo[0]), math.log(hi[0])
         x = b - f_hi * (b - a) / (f_hi - f_lo) if f_hi != f_lo else 0.5 * (a + b)
         x = min(max(x, a + 0.02 * (b - a)), b - 0.02 * (b - a))
-        ok, plan_mid, d_mid = passes(math.exp(x))
-        if ok:
-            lo, plan_lo, d_lo, f_lo = math.exp(x), plan_mid, d_mid, score(d_mid)
+        before = lo
+        record(math.exp(x))
+        lo, hi = state()
+        if lo is not before:
+            f_lo = score(lo[2])
             f_hi, kept = (f_hi / 2.0, kept) if kept < 0 else (f_hi, -1)
         else:
-            hi, f_hi = math.exp(x), score(d_mid)
+            f_hi = score(hi[1])
             f_lo, kept = (f_lo / 2.0, kept) if kept > 0 else (f_lo, 1)
-    return JointPlan(plan_lo, k, epsilon, delta, lo, delta_i, d_lo, discretization)
 
 
 #: How the K releases of one fit compose: ``"pld"`` (their PLDs; needs dp-accounting),
