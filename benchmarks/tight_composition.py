@@ -191,6 +191,10 @@ def accuracy_rows(data, epsilons, releases, alpha) -> list[dict]:
     return rows
 
 
+def _alpha(value) -> str:
+    return value if isinstance(value, str) else f"{value:.3g}"
+
+
 def markdown(out: dict) -> str:
     lines = []
     if out.get("sigma"):
@@ -215,7 +219,7 @@ def markdown(out: dict) -> str:
         ]
         for r in out["accuracy"]:
             lines.append(
-                f"| {r['epsilon']:g} | {r['alpha']} | {r['comparator_norm']:g} | "
+                f"| {r['epsilon']:g} | {_alpha(r['alpha'])} | {r['comparator_norm']:g} | "
                 f"{r['sigma']:.4g} | {r['mu']:.3g} | {r['accuracy_mean']:.3f} +- "
                 f"{r['accuracy_se']:.3f} ({r['releases']} releases) |"
             )

@@ -238,14 +238,20 @@ def test_wa_composition_matches_an_independent_convolution(plan, k):
     )  # much tighter than the construction on epsilon >= 0 alone
 
 
-def _old_construction(plan, k):
-    """The PLD of the profile's points at epsilon >= 0 alone (negative losses at 0)."""
+def _nonnegative_profile_pld(epsilons, deltas, discretization):
+    """The construction on epsilon >= 0 alone: connect-the-dots on the profile's convex
+    minorant, every negative privacy loss at 0 (pessimistic, not tight)."""
     from dp_accounting.pld import pld_pmf
 
+    env = profiles.convex_envelope(epsilons, deltas)
+    last = round(epsilons[-1] / discretization)
+    built = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(discretization, 0, last, env)
+    return dpl.PrivacyLossDistribution(built)
+
+
+def _old_construction(plan, k):
     eps, prof, *_ = _wa_grid(plan)
-    env = profiles.convex_envelope(eps, prof)
-    built = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(STEP, 0, eps.size - 1, env)
-    return _composed(dpl.PrivacyLossDistribution(built), k)
+    return _composed(_nonnegative_profile_pld(eps, prof, STEP), k)
 
 
 # --- the symmetric extension ----------------------------------------------------------
@@ -288,3 +294,28 @@ def test_profile_pld_dominates_the_exact_curve_everywhere(kind, parameter, eps):
             pos = max(-math.expm1((abs(e) - grid[-1]) / 2), 0.0)
             exact = pos if e >= 0 else -math.expm1(e) + math.exp(e) * pos
         assert float(pld.get_delta_for_epsilon(e)) >= exact * (1 - 1e-9) - 1e-14
+
+
+def test_the_accountant_and_the_joint_calibration_compose_the_tight_pair(plan, monkeypatch):
+    """The accountant's ledger and the one-vs-rest calibration's composed delta are the
+    tight pair's composition, below the construction on epsilon >= 0 alone."""
+    from objpert.accounting import PrivacyAccountant, compose, epsilon_for_delta, multiclass
+
+    loss = from_plan(plan)
+    acc = PrivacyAccountant(epsilon=5.0, delta=1e-6, discretization=STEP)
+    acc.spend(loss.times(10), name="ten releases")
+    tight_eps = epsilon_for_delta(compose([loss.times(10)], STEP), 1e-6)
+    assert acc.spent == pytest.approx(tight_eps, rel=1e-12)
+    joint = multiclass.composed_delta(plan, 10, 1.0, STEP)
+    assert joint == pytest.approx(delta_for_epsilon(loss.times(10).pld(STEP), 1.0), rel=1e-12)
+
+    monkeypatch.setattr(pldlib, "_profile_pld", _nonnegative_profile_pld)
+    pldlib._single_pld.cache_clear()
+    try:
+        before = PrivacyAccountant(epsilon=5.0, delta=1e-6, discretization=STEP)
+        before.spend(loss.times(10), name="ten releases")
+        assert acc.spent < before.spent - 0.02
+        assert joint < 0.5 * multiclass.composed_delta(plan, 10, 1.0, STEP)
+    finally:
+        monkeypatch.undo()
+        pldlib._single_pld.cache_clear()
