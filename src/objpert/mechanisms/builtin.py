@@ -17,9 +17,12 @@ from objpert.certify.peers import PeerPlan
 from objpert.certify.peers.calibrate import calibrate_peer
 from objpert.certify.peers.dp_newton import DPNewtonPlan, plan_dp_newton
 from objpert.certify.peers.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.certify.peers.multinomial import MultinomialPlan, plan_multinomial
 from objpert.certify.qop import QOPPlan, qop_plan
+from objpert.exceptions import ParameterError
 from objpert.losses import get_loss
 from objpert.mechanisms import dp_newton, dp_sgd, peers, perturbed_gd, qop
+from objpert.mechanisms.peers.multinomial import multinomial_release, multinomial_release_batch
 from objpert.mechanisms.registry import Mechanism, register
 
 __all__: list[str] = []  # everything here is reached through objpert.mechanisms.registry
@@ -126,6 +129,36 @@ register(
         plan=plan_dp_newton,
         release=dp_newton.dp_newton_release,
         release_batch=dp_newton.dp_newton_release_batch,
+    )
+)
+
+
+def _multinomial_plan(
+    *, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw: Any
+) -> MultinomialPlan:
+    """The softmax release's plan; ``n_classes`` (K >= 2) is a required option."""
+    if loss != "softmax":
+        raise ParameterError(f"the multinomial release trains the 'softmax' loss; got {loss!r}")
+    if "n_classes" not in kw:
+        raise ParameterError("the multinomial release needs n_classes= (the public K)")
+    return plan_multinomial(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **kw)
+
+
+register(
+    Mechanism(
+        name="multinomial",
+        title="Multinomial logistic regression: softmax objective perturbation (AMP)",
+        reference=(
+            "Kifer, Smith & Thakurta (2012); Redberg, Koskela & Wang (2023), "
+            "Section 3; Iyengar et al. (2019), Algorithm 1"
+        ),
+        plan_type=MultinomialPlan,
+        plan=_multinomial_plan,
+        release=multinomial_release,
+        release_batch=multinomial_release_batch,
+        losses=("softmax",),
+        audit_loss="softmax",
+        multiclass=True,
     )
 )
 

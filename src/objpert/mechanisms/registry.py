@@ -18,7 +18,7 @@ from typing import Any
 
 from objpert.exceptions import ParameterError
 
-__all__ = ["Mechanism", "get", "names", "plan", "register"]
+__all__ = ["Mechanism", "for_plan", "get", "names", "plan", "register"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,9 @@ class Mechanism:
     ``release_map`` (optional): where the audit finds the mechanism's release map for a
     fixed noise ("module:attribute", resolved by :meth:`load_release_map`; the Watkins &
     Arora release is a map of one z). It is named, not imported, because the audit sits
-    above the mechanisms.
+    above the mechanisms. ``multiclass``: the mechanism releases a (d, K) weight matrix
+    for K classes at once (labels 0, ..., K - 1; its plan takes ``n_classes``), so the
+    comparisons, audits and benchmarks of one weight vector do not list it (:func:`names`).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Mechanism:
     audit_loss: str = "logistic"
     release_map: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    multiclass: bool = False
 
     def certificate(self, plan: Any) -> Any:
         """The certificate the plan carries (every plan type has a ``certificate``)."""
@@ -81,9 +84,18 @@ def register(mechanism: Mechanism) -> Mechanism:
     return mechanism
 
 
-def names() -> tuple[str, ...]:
-    """The registered mechanisms' names, in registration order."""
-    return tuple(_REGISTRY)
+def names(*, multiclass: bool = False) -> tuple[str, ...]:
+    """The registered mechanisms' names, in registration order: those releasing one weight
+    vector, or (``multiclass=True``) those releasing a weight matrix for K classes."""
+    return tuple(name for name, mech in _REGISTRY.items() if mech.multiclass == multiclass)
+
+
+def for_plan(plan: Any) -> Mechanism:
+    """The registered mechanism whose plans have the type of ``plan``."""
+    for mech in _REGISTRY.values():
+        if type(plan) is mech.plan_type:
+            return mech
+    raise ParameterError(f"no registered mechanism releases a {type(plan).__name__}")
 
 
 def plan(

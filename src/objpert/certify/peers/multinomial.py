@@ -12,18 +12,19 @@ Z ~ N(0, sigma^2 I_{dK}), n public, replace-one neighbours
 
 * **gradient bound** ``sqrt(2) zeta``: grad_W l = x (p - e_y)^T with p = softmax(W^T x),
   so ||grad_W l||_F = ||x|| ||p - e_y|| and ||p - e_y||^2 = (1 - p_y)^2 + sum_{k != y}
-  p_k^2 <= 2 (1 - p_y)^2 <= 2 (the softmax bound of Iyengar et al. 2019, Section 5, and
-  TF Privacy's ``multinomial_logistic.py``); replace-one sensitivity
-  G = 2 sqrt(2) zeta (:func:`~objpert.certify.neighbours.replace_one_sensitivity`), 1/n of
-  it in mean form.
+  p_k^2 <= 2 (1 - p_y)^2 <= 2, approached when p concentrates on a wrong class (TF
+  Privacy's ``multinomial_logistic.py`` takes the row bound zeta itself, which such a row
+  exceeds); replace-one sensitivity G = 2 sqrt(2) zeta
+  (:func:`~objpert.certify.neighbours.replace_one_sensitivity`), 1/n of it in mean form.
 * **Hessian** (diag(p) - p p^T) (x) x x^T: positive semi-definite, of rank at most K - 1
   (the vector of ones is in the kernel of diag(p) - p p^T), trace ||x||^2 (1 - ||p||^2)
-  <= zeta^2 (1 - 1/K). Kifer, Smith & Thakurta (2012, Theorem 1) bound the log-determinant
-  ratio of objective perturbation for per-sample Hessians of rank <= r and eigenvalues
-  <= lambda by r log(1 + lambda / Delta) (Delta the ridge of the sum form); by the matrix
-  determinant identity det(A + H) / det(A) = prod_j (1 + nu_j), nu_j the r eigenvalues of
-  A^{-1/2} H A^{-1/2}, whose sum is at most tr(H) / lambda_min(A), and by concavity of
-  the logarithm, the trace gives the smaller bound used here:
+  <= zeta^2 (1 - 1/K). The objective perturbation theorems for per-sample Hessians of
+  rank <= r and eigenvalues <= lambda (Kifer, Smith & Thakurta 2012, Section 2; Iyengar
+  et al. 2019, Theorem 1) bound the log-determinant ratio by r log(1 + lambda / Delta)
+  (Delta the ridge of the sum form). Their argument, the identity det(A + H) / det(A) =
+  prod_j (1 + nu_j) over the r eigenvalues nu_j of A^{-1/2} H A^{-1/2}, with the sum of
+  the nu_j at most tr(H) / lambda_min(A) and the logarithm concave, gives with the trace
+  the smaller bound used here:
 
       c0 = (K - 1) log(1 + zeta^2 / (K n mu))      (sum form: Delta = n mu).
 
@@ -114,8 +115,9 @@ def softmax_gradient_bound(zeta: float) -> float:
 
 def softmax_log_det(n: int, zeta: float, mu: float, n_classes: int) -> float:
     """c0 = (K - 1) log(1 + zeta^2 / (K n mu)): the bound on the absolute log-determinant
-    ratio of neighbouring softmax objectives (Kifer et al. 2012, Theorem 1, rank K - 1,
-    with the trace bound zeta^2 (1 - 1/K) of the per-sample Hessian; module docstring)."""
+    ratio of neighbouring softmax objectives (the rank-r argument of Kifer et al. 2012 and
+    Iyengar et al. 2019, Theorem 1, at rank K - 1 with the trace bound zeta^2 (1 - 1/K) of
+    the per-sample Hessian; module docstring)."""
     n = check_int("n", n, 1)
     k = check_int("n_classes", n_classes, 2)
     zeta, mu = check_positive("zeta", zeta), check_positive("mu", mu)
@@ -266,6 +268,12 @@ class MultinomialPlan:
     loss = "softmax"
 
     @property
+    def iterations(self) -> int:
+        """The solver's public iteration budget: what a fitted model records as its
+        iteration count (the count the solver used depends on the private rows)."""
+        return self.max_iterations
+
+    @property
     def dimension(self) -> int:
         """d K: the number of released coordinates."""
         return self.d * self.n_classes
@@ -335,7 +343,8 @@ def certify_multinomial(plan: MultinomialPlan) -> Certificate:
         "source": (
             "softmax objective perturbation: exact-minimiser privacy profile with a chi_m "
             "Gaussian ratio (Redberg, Koskela & Wang 2023, Section 3) and the rank-(K-1) "
-            "log-determinant bound (Kifer, Smith & Thakurta 2012, Theorem 1); inexact "
+            "log-determinant bound (Kifer, Smith & Thakurta 2012; Iyengar et al. 2019, "
+            "Theorem 1); inexact "
             "solve by AMP's output noise (Iyengar et al. 2019, Algorithm 1) on the grid "
             "(Canonne, Kamath & Steinke 2020, Theorem 14 and Corollary 13)"
         ),
