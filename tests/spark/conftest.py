@@ -1,0 +1,30 @@
+"""One local Spark session for the Spark tests (skipped without pyspark or Java)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs Java (java not found)", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """local[2,4]: two task slots, a failed task retried up to 3 times (the fault tests)."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2,4]")
+        .appName("objpert-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
