@@ -118,3 +118,62 @@ def test_knee_tolerance_is_checked(bad):
 
     with pytest.raises(ParameterError, match="knee_tolerance"):
         cal.knee("logistic", **TV16, epsilon=1.0, knee_tolerance=bad)
+
+
+def _reference_best_sigma(pc, epsilon, delta, N):
+    """The smallest certifying sigma by the plain algorithm: every share's first passing
+    grid point, every share bisected step by step (``_BISECTIONS`` halvings of log sigma),
+    the divergence evaluated on the whole array."""
+    from objpert.certify import theorem_c13
+    from objpert.special import chi_radius, q1
+
+    def passes(sigma, share, rfac):
+        r = sigma * rfac
+        r_outer = r + 2.0 * pc.L * pc.G / pc.mu
+        with np.errstate(invalid="ignore", over="ignore"):
+            s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N).s_n
+            slack = epsilon - s_n
+            div = 2.0 * pc.G / sigma * q1(np.where(slack > 0, sigma / pc.G * slack, 0.0))
+        return (slack >= 0) & (div <= (1.0 - share) * delta * cal._SAFETY)
+
+    shares = cal._SPLITS[:, None]
+    rfac = chi_radius(shares * delta, pc.d_star)
+    grid = pc.G * cal._SIGMA_GRID[None, :]
+    ok = passes(grid, shares, rfac)
+    if not ok.any():
+        return math.inf, math.nan
+    rows = np.nonzero(ok.any(axis=1))[0]
+    first = np.argmax(ok, axis=1)[rows]
+    hi = grid[0, first]
+    lo = np.where(first > 0, grid[0, np.maximum(first - 1, 0)], hi * 1e-3)
+    sh, rf = cal._SPLITS[rows], rfac[rows, 0]
+    for _ in range(cal._BISECTIONS):
+        mid = np.sqrt(lo * hi)
+        good = passes(mid, sh, rf)
+        hi, lo = np.where(good, mid, hi), np.where(good, lo, mid)
+    k = int(np.argmin(hi))
+    return float(hi[k]), float(sh[k])
+
+
+def test_smallest_sigma_equals_the_plain_search_bit_for_bit():
+    """The calibration's sigma search (shares that cannot win dropped, wider trees, the
+    divergence evaluated where the slack is >= 0 only) against the plain one."""
+    rng = np.random.default_rng(7)
+    checked = finite = 0
+    while checked < 25:
+        n, d = int(10 ** rng.uniform(2.5, 6)), int(rng.integers(1, 200))
+        zeta, mu = 10 ** rng.uniform(-0.5, 1), 10 ** rng.uniform(-4, 0.5)
+        eps, delta = 10 ** rng.uniform(-1.5, 0.7), 10 ** rng.uniform(-9, -4)
+        N = int(10 ** rng.uniform(0.5, 4.5))
+        loss = get_loss("logistic") if checked % 3 else get_loss("robust", scale=2.0)
+        try:
+            pc = problem(loss, n=n, d=d, zeta=zeta, mu=mu)
+        except Exception:  # a scale the constants refuse
+            continue
+        got, want = cal._best_sigma(pc, eps, delta, N), _reference_best_sigma(pc, eps, delta, N)
+        assert got[0] == want[0] and (
+            got[1] == want[1] or (math.isnan(got[1]) and math.isnan(want[1]))
+        )
+        checked += 1
+        finite += math.isfinite(got[0])
+    assert finite >= 8  # most cases certify at some sigma

@@ -141,19 +141,29 @@ _SIGMA_GRID = np.geomspace(1e-2, 1e7, 226)  # sigma / G candidates (10 per decad
 def _passes(pc, epsilon, delta, N, sigma, share, rfac):
     """Vectorised: does C.13 with exact truncation mass share*delta certify at sigma?
 
-    ``rfac = chi_radius(share * delta, d_star)``, so r = sigma * rfac has that mass.
+    ``rfac = chi_radius(share * delta, d_star)``, so r = sigma * rfac has that mass. The
+    divergence term (2G/sigma) Q1((sigma/G)(epsilon - s_N)) is evaluated where
+    epsilon >= s_N only (elementwise, so each value is the one the full array would give).
     """
     r = sigma * rfac
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     with np.errstate(invalid="ignore", over="ignore"):
         s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N).s_n
         slack = epsilon - s_n
-        div = 2.0 * pc.G / sigma * q1(np.where(slack > 0, sigma / pc.G * slack, 0.0))
-    return (slack >= 0) & (div <= (1.0 - share) * delta * _SAFETY)
+        ok = slack >= 0
+        sig = np.broadcast_to(sigma, ok.shape)[ok]
+        sl = slack[ok]
+        div = 2.0 * pc.G / sig * q1(np.where(sl > 0, sig / pc.G * sl, 0.0))
+        budget = np.broadcast_to((1.0 - share) * delta * _SAFETY, ok.shape)[ok]
+    ok[ok] = div <= budget
+    return ok
 
 
 def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
-    """Smallest certifying sigma at N over the truncation shares: (sigma, share) or (inf, nan)."""
+    """Smallest certifying sigma at N over the truncation shares: (sigma, share) or (inf, nan).
+
+    Each share's first passing grid point is bisected down (``_bisect``'s steps), keeping
+    only the shares that can still give the smallest sigma (:func:`_smallest_passing`)."""
     shares = _SPLITS[:, None]
     rfac = chi_radius(shares * delta, pc.d_star)
     grid = pc.G * _SIGMA_GRID[None, :]
@@ -166,9 +176,12 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
     hi = grid[0, first[rows]]
     lo = np.where(first[rows] > 0, grid[0, np.maximum(first[rows] - 1, 0)], hi * 1e-3)
     sh, rf = _SPLITS[rows], rfac[rows, 0]
-    lo, hi = _bisect(lambda s: _passes(pc, epsilon, delta, N, s, sh[:, None], rf[:, None]), lo, hi)
-    k = int(np.argmin(hi))
-    return float(hi[k]), float(sh[k])
+
+    def passes(s, active):
+        return _passes(pc, epsilon, delta, N, s, sh[active, None], rf[active, None])
+
+    sigma, k = _smallest_passing(passes, lo, hi)
+    return sigma, float(sh[k])
 
 
 _BISECTIONS = 45  # halvings of the log-sigma bracket (from one grid step to ~1e-14)
@@ -184,33 +197,68 @@ def _bisect(passes, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndar
     as the plain bisection would compute them and tested in one call of ``passes``, and
     the tree is then walked, so the result equals the step-by-step bisection bit for bit.
     """
-    rows = np.arange(lo.size)
     done = 0
     while done < _BISECTIONS:
         levels = min(_LEVELS, _BISECTIONS - done)
-        size = 2**levels - 1
-        lows, highs = np.empty((lo.size, size)), np.empty((lo.size, size))
-        lows[:, 0], highs[:, 0] = lo, hi
-        mids = np.empty((lo.size, size))
-        for first in (2**j - 1 for j in range(levels)):  # the nodes of one level
-            nodes = slice(first, 2 * first + 1)
-            mids[:, nodes] = np.sqrt(lows[:, nodes] * highs[:, nodes])
-            if 2 * first + 1 < size:  # children: (lo, mid) after a pass, (mid, hi) after a fail
-                kids = slice(2 * first + 1, 4 * first + 3)
-                lows[:, kids.start : kids.stop : 2] = lows[:, nodes]
-                highs[:, kids.start : kids.stop : 2] = mids[:, nodes]
-                lows[:, kids.start + 1 : kids.stop : 2] = mids[:, nodes]
-                highs[:, kids.start + 1 : kids.stop : 2] = highs[:, nodes]
-        good = passes(mids)
-        node = np.zeros(lo.size, dtype=np.intp)
-        for _ in range(levels):
-            g = good[rows, node]
-            mid = mids[rows, node]
-            hi = np.where(g, mid, hi)
-            lo = np.where(g, lo, mid)
-            node = 2 * node + np.where(g, 1, 2)
+        lo, hi = _tree(passes, lo, hi, levels)
         done += levels
     return lo, hi
+
+
+def _tree(passes, lo: np.ndarray, hi: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """``levels`` bisection steps of every row decided by one call of ``passes`` (see
+    :func:`_bisect`)."""
+    rows = np.arange(lo.size)
+    size = 2**levels - 1
+    lows, highs = np.empty((lo.size, size)), np.empty((lo.size, size))
+    lows[:, 0], highs[:, 0] = lo, hi
+    mids = np.empty((lo.size, size))
+    for first in (2**j - 1 for j in range(levels)):  # the nodes of one level
+        nodes = slice(first, 2 * first + 1)
+        mids[:, nodes] = np.sqrt(lows[:, nodes] * highs[:, nodes])
+        if 2 * first + 1 < size:  # children: (lo, mid) after a pass, (mid, hi) after a fail
+            kids = slice(2 * first + 1, 4 * first + 3)
+            lows[:, kids.start : kids.stop : 2] = lows[:, nodes]
+            highs[:, kids.start : kids.stop : 2] = mids[:, nodes]
+            lows[:, kids.start + 1 : kids.stop : 2] = mids[:, nodes]
+            highs[:, kids.start + 1 : kids.stop : 2] = highs[:, nodes]
+    good = passes(mids)
+    node = np.zeros(lo.size, dtype=np.intp)
+    for _ in range(levels):
+        g = good[rows, node]
+        mid = mids[rows, node]
+        hi = np.where(g, mid, hi)
+        lo = np.where(g, lo, mid)
+        node = 2 * node + np.where(g, 1, 2)
+    return lo, hi
+
+
+_TREE_WIDTH = 1024  # midpoints per evaluation in :func:`_smallest_passing`
+
+
+def _smallest_passing(passes, lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
+    """(min over rows of hi after ``_BISECTIONS`` steps of :func:`_bisect`, its row), with
+    ``passes(mids, rows)`` testing the given rows only.
+
+    Before each evaluation the rows whose lo has reached the smallest hi are dropped: their
+    final hi exceeds their lo (mid = sqrt(lo hi) > lo), so it exceeds that smallest hi and
+    the final smallest hi, and they can neither win nor tie. Fewer rows let one evaluation
+    decide more levels (up to ``_TREE_WIDTH`` midpoints). Each kept row's steps are those
+    of the plain bisection, so the result equals ``min`` of :func:`_bisect`'s hi (first
+    row among equals) bit for bit.
+    """
+    active = np.arange(lo.size)
+    done = 0
+    while done < _BISECTIONS:
+        keep = lo < hi.min()
+        keep[np.argmin(hi)] = True
+        active, lo, hi = active[keep], lo[keep], hi[keep]
+        width = max(_TREE_WIDTH // active.size, 2)
+        levels = min(max(int(math.log2(width)), _LEVELS), _BISECTIONS - done)
+        lo, hi = _tree(lambda m: passes(m, active), lo, hi, levels)  # noqa: B023
+        done += levels
+    k = int(np.argmin(hi))
+    return float(hi[k]), int(active[k])
 
 
 def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") -> float:
