@@ -102,7 +102,8 @@ _REQUIRED_V1 = (
     "digest",
 )
 _REQUIRED = {1: _REQUIRED_V1, 2: (*_REQUIRED_V1, "releases", "signature")}
-_OPTIONAL = ("objpert_version", "preprocessing")  # preprocessing: a pipeline's steps
+# preprocessing: a pipeline's steps; selection: the private search that chose the model
+_OPTIONAL = ("objpert_version", "preprocessing", "selection")
 _UNSIGNED = ("digest", "signature")  # the digest covers everything but these
 _CLASS_KINDS = "biufUO"  # bool, int, uint, float, str, object (of str/int/float/bool)
 

@@ -41,7 +41,13 @@ from objpert.persistence.fileformat import (
     signing_key,
 )
 
-__all__ = ["LEDGER_FORMAT", "LEDGER_VERSION", "ledger_from_payload", "ledger_payload"]
+__all__ = [
+    "LEDGER_FORMAT",
+    "LEDGER_VERSION",
+    "ledger_from_payload",
+    "ledger_payload",
+    "recertified",
+]
 
 LEDGER_FORMAT = "objpert-ledger"
 LEDGER_VERSION = 1
@@ -100,9 +106,11 @@ def ledger_payload(accountant: PrivacyAccountant, key: bytes | str | None = None
     return payload
 
 
-def _recertified(i: int, j: int, data: Any) -> Certificate:
-    """A stored Watkins & Arora certificate recomputed from its public inputs."""
-    where = f"step {i}, release {j}"
+def recertified(data: Any, where: str) -> Certificate:
+    """A stored Watkins & Arora certificate (a dict) recomputed from its public inputs:
+    constants re-derived from the loss registry, Theorem C.13 or 4.1 evaluated again, and
+    the result required to certify and to equal the stored one (``where`` names it in the
+    :class:`ModelFileError` otherwise)."""
     try:
         stored = certificate_from_dict(data)
         if not profile_kind(stored):
@@ -136,7 +144,8 @@ def _release(i: int, j: int, data: Any) -> pldlib.PrivacyLoss:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ModelFileError(f"step {i}, release {j}: count must be a positive integer")
     if "certificate" in data:
-        return pldlib.from_certificate(_recertified(i, j, data["certificate"])).times(count)
+        cert = recertified(data["certificate"], f"step {i}, release {j}")
+        return pldlib.from_certificate(cert).times(count)
     kind, params = data.get("kind"), data.get("parameters")
     if not isinstance(params, dict):
         raise ModelFileError(f"step {i}, release {j}: parameters must be a JSON object")

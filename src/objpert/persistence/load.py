@@ -21,6 +21,7 @@ from objpert.certify.certificate import Certificate
 from objpert.certify.plan import Plan, rederive_plan
 from objpert.estimators import LABEL_SET, PrivateRobustRegression
 from objpert.estimators.base import DATA_NORM, FitSettings, public_zeta
+from objpert.estimators.prior import match_prior
 from objpert.exceptions import ModelFileError, ObjpertError, UnverifiedModelWarning
 from objpert.persistence.fileformat import (
     _CLASS_KINDS,
@@ -41,6 +42,8 @@ from objpert.persistence.fileformat import (
     signing_key,
 )
 from objpert.persistence.ledger_file import LEDGER_FORMAT, ledger_from_payload
+from objpert.persistence.multinomial import is_multinomial, recertify_multinomial
+from objpert.persistence.selection_file import SELECTION_KEY, attach_selection
 
 __all__ = [
     "from_payload",
@@ -372,10 +375,23 @@ def _releases(data: Any, plans: list[Plan], p: FitSettings, params: dict) -> lis
     return seeded
 
 
+def _prior(p: FitSettings, n_features: int, releases: int) -> Any:
+    """The saved public prior (``params["prior"]``) checked against the model's shape."""
+    if p.prior is None:
+        return None
+    try:
+        return match_prior(p.prior, n_features=n_features, releases=releases)
+    except ObjpertError as exc:
+        raise ModelFileError(f"invalid prior: {_brief(exc)}") from None
+
+
 def _rebuild(payload: dict[str, Any], version: int) -> Any:
     """A fitted estimator from a model file's content (header checked), checking it all."""
     try:
-        return _rebuild_checked(payload, version)
+        model = _rebuild_checked(payload, version)
+        if SELECTION_KEY in payload:  # chosen by a private search: its guarantee re-derived
+            attach_selection(model, payload[SELECTION_KEY])
+        return model
     except ModelFileError:
         raise
     except Exception as exc:  # malformed content we did not foresee: refuse, never crash
@@ -394,6 +410,8 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
         raise ModelFileError("params must be a JSON object")
     if "composition" in cls._get_param_names():  # files before composition: split budgets
         params = {"composition": "split", **params}
+    if "multi_class" in cls._get_param_names():  # files before multi_class: one-vs-rest
+        params = {"multi_class": "ovr", **params}
     try:
         model = cls(**params)
         p = model._public_constants()
@@ -404,11 +422,16 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     coef, intercept, classes, releases = _check_shapes(payload, cls)
     model.n_features_in_ = payload["n_features_in"]
     stored = payload["certificate"]
-    pld = isinstance(stored, dict) and stored.get("method") == "pld"
-    plans, certs = _recertify(payload["plans"], releases, model, p, pld)
-    if version == 1 and isinstance(stored, dict) and classes is not None:
-        stored = {**stored, "not_public": [LABEL_SET]}  # version 1 read labels from the data
-    certificate = _certificate(stored, certs, p, releases)
+    multinomial = classes is not None and is_multinomial(payload["plans"])
+    if multinomial:  # one softmax release for the K classes
+        plans, certificate = recertify_multinomial(payload["plans"], stored, model, p, releases)
+        releases = 1
+    else:
+        pld = isinstance(stored, dict) and stored.get("method") == "pld"
+        plans, certs = _recertify(payload["plans"], releases, model, p, pld)
+        if version == 1 and isinstance(stored, dict) and classes is not None:
+            stored = {**stored, "not_public": [LABEL_SET]}  # version 1 read labels from the data
+        certificate = _certificate(stored, certs, p, releases)
     _check_labels(model, classes, certificate.not_public)
     if public_zeta(p, model.n_features_in_) is None and DATA_NORM not in certificate.not_public:
         raise ModelFileError(
@@ -430,8 +453,10 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
         model.feature_names_in_ = np.asarray(payload["feature_names_in"], dtype=object)
     model.coef_ = coef
     model.intercept_ = intercept
+    model._set_prior_attributes(_prior(p, model.n_features_in_, releases))
     if classes is not None:
         model.classes_ = classes
+        model.multi_class_ = "multinomial" if multinomial else "ovr"
     model.n_iter_ = n_iter.astype(np.int64)
     model.plan_ = plans[0] if releases == 1 else plans
     model.certificate_ = certificate

@@ -100,6 +100,13 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     after ``fit``)."""
     from sklearn.pipeline import Pipeline
 
+    from objpert.model_selection import PrivateGridSearch
+
+    selection = None
+    if isinstance(model, PrivateGridSearch):  # the chosen model, with the search's record
+        from objpert.persistence.selection_file import selection_record
+
+        selection, model = selection_record(model)
     preprocessing = None
     if isinstance(model, Pipeline):  # its declared steps, then its estimator
         from objpert.persistence.pipeline_file import encode_preprocessing
@@ -136,6 +143,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     }
     if preprocessing is not None:
         payload["preprocessing"] = preprocessing
+    if selection is not None:
+        payload["selection"] = selection
     payload = _normal(payload)
     try:
         check_tree(payload)  # what load refuses (a seed of 400 digits) is not written

@@ -17,6 +17,7 @@ import numpy as np
 
 from objpert.accounting import pld, profiles
 from objpert.certify import tradeoff
+from objpert.certify.peers.multinomial import MultinomialPlan, multinomial_profile
 from objpert.certify.plan import Plan
 from objpert.estimators.base import LABEL_SET
 from objpert.estimators.prior import check_public_prior
@@ -109,6 +110,11 @@ class PrivacyReport:
     tradeoff_tpr: tuple[float, ...]
     features: tuple[tuple[str, str], ...] = ()  # (input column, what is declared of it)
     prior: str | None = None  # the public prior the ridge is centred at, as text
+    #: how a private search chose the model (rows of a table; empty: not chosen by one).
+    #: With a search, epsilon/delta above are the search's guarantee (choice and model).
+    selection: tuple[tuple[str, str], ...] = ()
+    own_epsilon: float = math.nan  # the chosen model's own release (with a search)
+    own_delta: float = math.nan
     title: str | None = None
     purpose: str | None = None
     date: str | None = None
@@ -119,14 +125,26 @@ class PrivacyReport:
 
 
 def _mechanism_of(plan: Any) -> registry.Mechanism:
-    for name in registry.names():
-        mech = registry.get(name)
-        if type(plan) is mech.plan_type:
-            return mech
-    raise ParameterError(f"no registered mechanism releases a {type(plan).__name__}")
+    return registry.for_plan(plan)
+
+
+def _multinomial_release(plan: MultinomialPlan) -> ReleaseConstants:
+    """The constants of a multinomial release (its certificate's; what has no meaning for
+    it, such as a step size or a truncation radius, is NaN)."""
+    cert = plan.recertify()
+    nan = math.nan
+    return ReleaseConstants(
+        loss="softmax", loss_params=(), n=plan.n, d=plan.d, zeta=plan.zeta,
+        L1=float(cert.constants["L1"]), L2=nan, L3=nan, G=float(cert.details["sensitivity"]),
+        L=nan, mu=plan.mu, sigma=plan.sigma, eta=nan, iterations=plan.iterations,
+        calibration=plan.method, form=cert.form, truncation="none", radius=nan,
+        radius_outer=nan, epsilon=cert.epsilon, delta=cert.delta, certified=cert.certified,
+    )  # fmt: skip
 
 
 def _release(plan: Plan) -> ReleaseConstants:
+    if isinstance(plan, MultinomialPlan):
+        return _multinomial_release(plan)
     pc = plan.rebuilt_constants()
     cert = plan.recertify()
     return ReleaseConstants(
@@ -214,7 +232,10 @@ def prior_text(prior: Any) -> str | None:
 
 def _release_profile(plan: Plan, epsilons: np.ndarray) -> np.ndarray:
     """delta(epsilon) of one release (Theorem C.13 minimised over truncation radii), from
-    constants re-derived from the loss."""
+    constants re-derived from the loss; a multinomial release's by
+    :func:`~objpert.certify.peers.multinomial.multinomial_profile`)."""
+    if isinstance(plan, MultinomialPlan):
+        return multinomial_profile(plan, epsilons)
     pc = plan.rebuilt_constants()
     return profiles.watkins_arora_profile(
         pc, plan.sigma, plan.iterations, epsilons, radius=(plan.radius, plan.radius_outer)
@@ -305,6 +326,15 @@ def build_report(
     deltas, method = _profile(plans, epsilons)
     point_eps = np.append(epsilons, float(cert.epsilon))
     point_delta = np.append(deltas, float(cert.delta) if cert.certified else 1.0)
+    search = getattr(model, "selection_certificate_", None)
+    selection: tuple[tuple[str, str], ...] = ()
+    own = (math.nan, math.nan)
+    if search is not None:  # the search's guarantee covers the choice: it is the headline
+        own = (float(cert.epsilon), float(cert.delta))
+        selection = _selection_rows(search)
+        cert = search
+        point_eps = np.array([float(search.epsilon)])
+        point_delta = np.array([float(search.delta) if search.certified else 1.0])
     fprs, tpr, alphas, curve = attack_bounds(point_eps, point_delta)
     classes = getattr(model, "classes_", None)
     params = model.get_params()
@@ -327,7 +357,7 @@ def build_report(
         n_features=int(model.n_features_in_),
         declared=_declared(params),
         releases=tuple(_release(p) for p in plans),
-        composition=str(getattr(cert, "method", "single")),
+        composition=str(getattr(model.certificate_, "method", "single")),
         epsilon=float(cert.epsilon),
         delta=float(cert.delta),
         certified=bool(cert.certified),
@@ -343,10 +373,39 @@ def build_report(
         tradeoff_tpr=tuple(float(t) for t in curve),
         features=_features(pipeline, model),
         prior=prior_text(params.get("prior")),
+        selection=selection,
+        own_epsilon=own[0],
+        own_delta=own[1],
         title=title,
         purpose=purpose,
         date=date,
     )
+
+
+def _selection_rows(search: Any) -> tuple[tuple[str, str], ...]:
+    """How a private search chose the model, as (item, value) rows for people."""
+    rows = [("method", str(search.method))]
+    if hasattr(search, "runs_mean"):  # random stopping
+        rows += [
+            ("grid points", str(search.n_candidates)),
+            ("runs", f"a {search.law} number of mean {search.runs_mean} (not released)"),
+            ("rows each run trained on", f"all {search.n_rows}"),
+            (
+                "each run",
+                f"model ({fmt_upper(search.model_epsilon)}, "
+                f"{fmt_upper(search.candidate_delta)}) + noisy score epsilon "
+                f"{fmt_upper(search.score_epsilon)}",
+            ),
+        ]
+    else:  # split: one part per candidate, the last part scores
+        rows += [
+            ("candidates", str(len(search.candidates))),
+            ("rows per part", ", ".join(str(s) for s in search.part_sizes)),
+            ("selection epsilon (exponential mechanism)", fmt_upper(search.selection_epsilon)),
+        ]
+    rows.append(("guarantee of the search", f"({fmt_upper(search.epsilon)}, "
+                 f"{fmt_upper(search.delta)}): the choice and the chosen model"))  # fmt: skip
+    return tuple(rows)
 
 
 def attack_bounds(

@@ -83,10 +83,11 @@ def _headline(r: PrivacyReport) -> list[Block]:
     blocks: list[Block] = []
     if r.certified and not r.seeded:
         caveat = " Except for what is listed next as not covered." if r.not_public else ""
+        chosen = ", chosen by a private search, and the choice itself are" if r.selection else " is"
         blocks.append(
             Block(
                 "ok",
-                f"The released model is ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-"
+                f"The released model{chosen} ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-"
                 "differentially private with respect to the replacement of one training row."
                 + caveat,
             )
@@ -137,6 +138,11 @@ def _summary(r: PrivacyReport) -> Section:
         else f" on {r.n_features} features"
     )
     items = [f"What was released: {what} ({r.estimator}){over}{labels}: its weights only."]
+    if r.selection:
+        items.append(
+            "How it was chosen: by a private search among candidate settings on the same "
+            "data; the guarantee below covers the choice and the model together."
+        )
     if r.purpose:
         items.append(f"Purpose: {r.purpose}")
     if r.prior:
@@ -194,6 +200,22 @@ def gaussian_dp_text(mu: float | None, what: str) -> str:
         "truncation term (Watkins & Arora 2026, Theorem C.13), which no Gaussian trade-off "
         "curve is proven to dominate at every epsilon; the attacker's bounds above are the "
         "equivalent headline."
+    )
+
+
+def _selection_section(r: PrivacyReport) -> Section | None:
+    if not r.selection:
+        return None
+    text = (
+        "The model was chosen among candidates by a private search on the same data. The "
+        "guarantee stated in this report is the search's: it covers the choice and the "
+        "chosen model together. The chosen model's own release is "
+        f"({fmt_upper(r.own_epsilon)}, {fmt_upper(r.own_delta)})-differentially private; "
+        "the technical sections below (profile, constants) are about that release alone."
+    )
+    return Section(
+        "How the model was chosen",
+        (_p(text), _table(("item", "value"), list(r.selection))),
     )
 
 
@@ -440,7 +462,12 @@ def sources_section() -> Section:
 
 def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
     """(the headline notices, the sections) of ``report``."""
-    first = [_summary(report), _features_section(report), attacker_section(report)]
+    first = [
+        _summary(report),
+        _selection_section(report),
+        _features_section(report),
+        attacker_section(report),
+    ]
     technical = [
         _not_covered(report),
         _released(report),
