@@ -1,12 +1,12 @@
-"""Differentially private logistic regression: binary, and one-vs-rest over a public label
-set (Watkins & Arora 2026)."""
+"""Differentially private logistic regression: binary, and K classes over a public label
+set by one multinomial release or K one-vs-rest releases (Watkins & Arora 2026)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -23,6 +23,12 @@ from objpert.estimators.base import (
     data_errors,
     warn_label_set,
 )
+from objpert.estimators.multinomial import (
+    MULTI_CLASS,
+    check_multinomial_budget,
+    fit_multinomial,
+    use_multinomial,
+)
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateLogisticRegression"]
@@ -32,10 +38,11 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     """Differentially private logistic regression (Watkins & Arora 2026).
 
     Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
-    objective, certified (epsilon, delta)-DP. K > 2 classes: one-vs-rest, K releases on the
-    same data; the budget is split by :func:`objpert.accounting.composition.split_budget` so
-    that their composition (basic or advanced, whichever allows more per release) is
-    (epsilon, delta)-DP, reported in ``certificate_``.
+    objective, certified (epsilon, delta)-DP. K > 2 classes: by default
+    (``multi_class="auto"``) one multinomial release, the softmax cross-entropy minimised
+    with objective and output noise (:mod:`objpert.certify.peers.multinomial`;
+    docs/multiclass.md); or one-vs-rest, K releases on the same data whose composition is
+    (epsilon, delta)-DP (``composition``), reported in ``certificate_``.
 
     Parameters
     ----------
@@ -109,6 +116,19 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         (:mod:`objpert.accounting`, needs dp-accounting). ``"split"``: each release gets
         (epsilon_i, delta_i) by basic or advanced composition. ``"auto"``: pld when
         dp-accounting is installed, else split. ``certificate_.method`` says which.
+    multi_class : {"auto", "ovr", "multinomial"}, default="auto"
+        How K > 2 classes are trained. ``"multinomial"``: one softmax release of a
+        (K, n_features) weight matrix, approximate minima perturbation certified by the
+        softmax objective's exact-minimiser privacy profile
+        (:mod:`objpert.certify.peers.multinomial`); ``max_iter`` is then its solver's
+        iteration budget, ``comparator_norm`` the norm of each class's comparator in the
+        "auto" ridge, ``alpha`` its ridge; ``calibration``, ``composition``, ``engine``
+        and ``dtype`` do not apply, and ``max_seconds`` and ``prior`` are refused.
+        ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
+        multinomial for in-memory data without a ``prior`` and with
+        ``composition="auto"``, one-vs-rest otherwise (a declared composition asks for
+        one-vs-rest; a rule of public values only, from benchmarks/multinomial.json).
+        Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
     accountant : PrivacyAccountant or None, default=None
         A privacy budget shared by several releases (:class:`objpert.accounting.
         PrivacyAccountant`): ``fit`` charges it and raises
@@ -154,7 +174,9 @@ default=None
     classes_ : ndarray of shape (n_classes,)
         ``classes`` sorted (or the labels found, with ``classes=None``).
     n_iter_ : ndarray of shape (n_releases,)
-        Gradient steps of each release (fixed by the plan, never data-dependent).
+        Gradient steps of each release (fixed by the plan, never data-dependent); for the
+        multinomial release, its solver's public iteration budget ``max_iter`` (the count
+        it used depends on the private rows and is not kept).
     certificate_ : Certificate or ComposedCertificate
         The release's certificate (binary) or the composition of the K releases.
     plan_ : Plan or list of Plan
@@ -166,6 +188,8 @@ default=None
         ``max_seconds`` buys.
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
+    multi_class_ : {"ovr", "multinomial"}
+        How the classes were trained (``"ovr"`` for two classes: one binary release).
     prior_coef_, prior_intercept_ : ndarray or None
         The public prior in the units of the raw features, shaped as ``coef_`` and
         ``intercept_`` (None without one).
@@ -195,6 +219,7 @@ default=None
         max_iter=DEFAULT_MAX_ITERATIONS,
         classes=None,
         composition="auto",
+        multi_class="auto",
         random_state=None,
         accountant=None,
         verbose="auto",
@@ -219,6 +244,7 @@ default=None
         self.max_iter = max_iter
         self.classes = classes
         self.composition = composition
+        self.multi_class = multi_class
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
@@ -236,6 +262,7 @@ default=None
         **PrivateGLM._parameter_constraints,
         "classes": "no_validation",  # checked as a label set (DataError naming the fault)
         "composition": [StrOptions(set(COMPOSITIONS))],
+        "multi_class": [StrOptions(set(MULTI_CLASS))],
     }
 
     def fit(self, X, y):
@@ -255,9 +282,15 @@ default=None
         """
         p = self._fit_settings()
         declared = p.classes
+        on_cluster = self._on_cluster(X, y)
+        prior = self.prior
         if declared is not None:  # the releases are known before the data are read
-            self._check_budget(X, p, 1 if len(declared) == 2 else len(declared))
-        if self._on_cluster(X, y):
+            k = len(declared)
+            if use_multinomial(self.multi_class, k, on_cluster, prior, self.composition):
+                check_multinomial_budget(self, X, p, k)
+            else:
+                self._check_budget(X, p, 1 if k == 2 else k)
+        if on_cluster:
             prepared = self._prepare_dask(X, y, "classes", p)
             read: tuple[str, ...] = ()
             bound_rows = 0  # feature_bounds are for in-memory data
@@ -291,10 +324,18 @@ default=None
                 intercept_scaling=p.intercept_scaling,
                 clip=p.clip,
             )
+        if use_multinomial(self.multi_class, len(classes), on_cluster, prior, self.composition):
+            clipped, seconds = fit_multinomial(
+                self, prepared, np.asarray(codes), len(classes), p, not_public
+            )
+            self.classes_ = classes
+            self._finish_fit(p, bound_rows + clipped, seconds)
+            return self
         # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
         ks = [1] if len(classes) == 2 else range(len(classes))
         targets = [np.where(codes == k, 1.0, -1.0) for k in ks]
         clipped, seconds = self._release(prepared, targets, p, not_public, classes)
+        self.multi_class_ = "ovr"
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
         return self
@@ -317,11 +358,17 @@ default=None
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    def _multinomial(self) -> bool:
+        return getattr(self, "multi_class_", "ovr") == "multinomial"
+
     @blockwise_on_dask
     def predict_proba(self, X):
-        """Sigmoid of the margins; one-vs-rest rows normalised to sum to one (as
-        scikit-learn's LogisticRegression does for OvR)."""
+        """Multinomial: the softmax of the margins. Otherwise the sigmoid of the margins;
+        one-vs-rest rows normalised to sum to one (as scikit-learn's LogisticRegression
+        does for OvR)."""
         scores = self.decision_function(X)
+        if self._multinomial():
+            return _softmax_proba(scores)
         if scores.ndim == 1:
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
@@ -345,6 +392,8 @@ default=None
         probabilities underflow (log-sigmoids, log-sum-exp): finite wherever the
         probability is positive, never NaN."""
         scores = self.decision_function(X)
+        if self._multinomial():
+            return _softmax_log_proba(scores)
         if scores.ndim == 1:
             return np.column_stack([log_expit(-scores), log_expit(scores)])
         p = expit(scores)
@@ -355,6 +404,36 @@ default=None
         if bad.any():
             out[bad] = _ovr_log_proba(scores[bad])
         return out
+
+
+def _top_share(scores: np.ndarray) -> np.ndarray:
+    """Rows of margins beyond the float64 range: the classes with the largest margin share
+    the probability (the limit of the softmax as the margins grow)."""
+    top = scores == scores.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def _softmax_proba(scores: np.ndarray) -> np.ndarray:
+    """The softmax of each row of margins; rows with an infinite margin by
+    :func:`_top_share`."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = softmax(scores, axis=1)
+    bad = ~np.isfinite(p).all(axis=1)
+    if bad.any():
+        p[bad] = _top_share(scores[bad])
+    return p
+
+
+def _softmax_log_proba(scores: np.ndarray) -> np.ndarray:
+    """log of :func:`_softmax_proba` in log space (finite wherever the probability is
+    positive, never NaN)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = log_softmax(scores, axis=1)
+    bad = np.isnan(out).any(axis=1)
+    if bad.any():
+        with np.errstate(divide="ignore"):
+            out[bad] = np.log(_top_share(scores[bad]))
+    return out
 
 
 #: Below this row sum of the sigmoids, one-vs-rest probabilities are normalised in log space

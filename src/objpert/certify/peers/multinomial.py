@@ -65,6 +65,7 @@ import warnings
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+import numpy as np
 from scipy import integrate, optimize, special
 
 from objpert.accounting.conversions import cdp_delta
@@ -93,6 +94,7 @@ __all__ = [
     "MultinomialPlan",
     "certify_multinomial",
     "chi_profile_delta",
+    "multinomial_profile",
     "multinomial_sigma",
     "plan_multinomial",
     "profile_dimension",
@@ -164,6 +166,20 @@ def chi_profile_delta(epsilon: float, ratio: float, log_det: float, dims: int) -
             if hi > lo
         )
     return min(1.0, max(0.0, float(total)))
+
+
+def multinomial_profile(plan: MultinomialPlan, epsilons: Any) -> np.ndarray:
+    """delta(epsilon) of the plan's release at each epsilon: the objective part's profile
+    (*) at epsilon - epsilon_output plus the output part's delta at epsilon_output (basic
+    composition of the two parts; at epsilon < epsilon_output, the objective part's
+    delta at 0), at most 1."""
+    cert = certify_multinomial(plan)
+    t, c0, m = (cert.details[k] for k in ("sensitivity_ratio", "log_det", "profile_dimension"))
+    eps2, delta2 = cert.details["epsilon_output"], cert.details["delta_output"]
+    return np.array([
+        min(1.0, chi_profile_delta(max(0.0, float(e) - eps2), t, c0, m) + delta2)
+        for e in np.atleast_1d(np.asarray(epsilons, dtype=float))
+    ])  # fmt: skip
 
 
 def _objective_constants(

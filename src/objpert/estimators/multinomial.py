@@ -1,0 +1,171 @@
+"""The multinomial fit of :class:`~objpert.estimators.PrivateLogisticRegression`: one
+softmax release for K classes (:mod:`objpert.certify.peers.multinomial`) instead of K
+composed one-vs-rest releases, and the public rule of ``multi_class="auto"``."""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from objpert.accounting import pld as pldlib
+from objpert.certify.peers.multinomial import MultinomialPlan, plan_multinomial
+from objpert.exceptions import ParameterError
+from objpert.mechanisms.peers.multinomial import multinomial_release
+from objpert.mechanisms.progress import check_verbose
+
+__all__ = [
+    "MULTI_CLASS",
+    "check_multinomial_budget",
+    "fit_multinomial",
+    "multinomial_plan",
+    "use_multinomial",
+]
+
+#: The values of ``multi_class``.
+MULTI_CLASS = ("auto", "ovr", "multinomial")
+
+
+def use_multinomial(
+    multi_class: str,
+    n_classes: int,
+    on_cluster: bool,
+    prior: Any = None,
+    composition: str = "auto",
+) -> bool:
+    """Whether a fit with ``n_classes`` declared classes trains one multinomial release.
+
+    ``"ovr"``: never; ``"multinomial"``: for K >= 3 (two classes are one binary release
+    either way), refused on a Dask cluster (the softmax solver runs in memory);
+    ``"auto"``: for K >= 3 on in-memory data without a ``prior`` (one-vs-rest releases
+    are centred at a prior; the softmax release is not, and refuses one) and with
+    ``composition="auto"`` (a declared composition, "pld" or "split", asks for composed
+    one-vs-rest releases). The rule reads public values only (K, where the data live, the
+    parameters); benchmarks/multinomial.json,
+    where one multinomial release beat K one-vs-rest releases composed by PLD on 3-, 10-
+    and 20-class tables at every epsilon from 0.1 to 3, is why (docs/multiclass.md).
+    """
+    if multi_class not in MULTI_CLASS:
+        raise ParameterError(f"multi_class must be one of {MULTI_CLASS}; got {multi_class!r}")
+    if multi_class == "ovr" or n_classes < 3:
+        return False
+    if multi_class == "auto" and composition != "auto":
+        return False
+    if prior is not None:
+        if multi_class == "multinomial":
+            raise ParameterError(
+                "multi_class='multinomial' has no prior (its ridge is centred at zero): use "
+                "multi_class='ovr' with a prior"
+            )
+        return False
+    if on_cluster:
+        if multi_class == "multinomial":
+            raise ParameterError(
+                "multi_class='multinomial' runs in memory: fit in-memory data, or use "
+                "multi_class='ovr' on a Dask cluster"
+            )
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def multinomial_plan(
+    n: int,
+    d: int,
+    n_classes: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    mu: float | None,
+    class_norm: float,
+    max_iterations: int,
+) -> MultinomialPlan:
+    """The fit's plan (:func:`~objpert.certify.peers.multinomial.plan_multinomial`): a pure,
+    cached function of public constants."""
+    return plan_multinomial(
+        n=n, d=d, n_classes=n_classes, zeta=zeta, epsilon=epsilon, delta=delta, mu=mu,
+        class_norm=class_norm, max_iterations=max_iterations,
+    )  # fmt: skip
+
+
+def fit_multinomial(
+    model: Any,
+    prepared: Any,
+    codes: np.ndarray,
+    n_classes: int,
+    p: Any,
+    not_public: tuple[str, ...],
+) -> tuple[int, float]:
+    """Plan, charge the accountant, release once and set ``model``'s fitted attributes
+    (``coef_`` (K, n_features), ``intercept_`` (K,), ``plan_``, ``certificate_``, ...);
+    returns the rows scaled down to data_norm and the release's seconds (statistics of
+    the private rows, never stored). ``p`` is the fit's FitSettings; ``max_iter`` is the
+    solver's iteration budget and ``comparator_norm`` the norm of each class's comparator
+    column in the "auto" ridge."""
+    if p.max_seconds is not None:
+        raise ParameterError(
+            "max_seconds budgets gradient steps of one-vs-rest releases; the multinomial "
+            "release solves to a tolerance: leave max_seconds=None or use multi_class='ovr'"
+        )
+    not_public = (*not_public, *model._selection_not_public())
+    k = int(n_classes)
+    plan = multinomial_plan(
+        prepared.n, prepared.d, k, prepared.zeta, p.epsilon, p.delta, p.mu,
+        p.comparator_norm, p.max_iterations,
+    )  # fmt: skip
+    if model.accountant is not None:  # BudgetExceededError: nothing is released
+        cert = plan.certificate
+        model.accountant.spend(
+            [pldlib.point(cert.epsilon, cert.delta)],
+            name=type(model).__name__,
+            not_public=not_public,
+        )
+    check_verbose(model.verbose)
+    start = time.perf_counter()
+    release = multinomial_release(
+        prepared.X, codes.astype(np.float64), plan, model.random_state, n_jobs=p.n_jobs
+    )
+    seconds = time.perf_counter() - start
+    W = release.weights.reshape(prepared.d, k).T  # (K, d)
+    if p.fit_intercept:
+        coef, intercept = W[:, :-1], W[:, -1] * prepared.intercept_scaling
+    else:
+        coef, intercept = W, np.zeros(k)
+    model._set_release_attributes(coef, intercept)
+    model.max_iter_used_ = p.max_iterations
+    # the solver's count depends on the private rows: the model keeps the public budget
+    model.n_iter_ = np.array([plan.iterations], dtype=np.int64)
+    model.releases_ = [replace(release.certified(), iterations=plan.iterations)]
+    model.seeded_ = bool(release.seeded)
+    model.pipeline_data_norm_ = p.data_norm if p.data_norm_from_pipeline else None
+    model.plan_ = plan
+    model.certificate_ = replace(release.certificate, not_public=not_public)
+    model.multi_class_ = "multinomial"
+    return int(prepared.n_clipped), seconds
+
+
+def check_multinomial_budget(model: Any, X: Any, p: Any, n_classes: int) -> None:
+    """Before the data are read: refuse (BudgetExceededError) a multinomial fit that does
+    not fit in the accountant's budget, when every constant is public (declared label set
+    and row bound, the shape of X known); otherwise :func:`fit_multinomial` refuses before
+    the release."""
+    from objpert.estimators.bounds import public_zeta
+
+    shape = getattr(X, "shape", None)
+    if model.accountant is None or p.max_seconds is not None or shape is None:
+        return
+    if len(shape) != 2 or not all(isinstance(v, int | np.integer) for v in shape):
+        return
+    zeta = public_zeta(p, int(shape[1]))
+    if zeta is None or int(shape[0]) < 2:
+        return
+    d = int(shape[1]) + (1 if p.fit_intercept else 0)
+    plan = multinomial_plan(
+        int(shape[0]), d, n_classes, zeta, p.epsilon, p.delta, p.mu, p.comparator_norm,
+        p.max_iterations,
+    )  # fmt: skip
+    cert = plan.certificate
+    model.accountant.check([pldlib.point(cert.epsilon, cert.delta)], name=type(model).__name__)
