@@ -84,3 +84,27 @@ def test_an_edited_certificate_is_refused(path):
 
     with pytest.raises(ModelFileError, match="certificate"):
         _load(_edit(path, change))
+
+
+def test_the_report_shows_the_multinomial_release(model, path):
+    """objpert report: the mechanism, its constants and a profile recomputed here from the
+    plan's certificate (objective part at epsilon - epsilon_output, plus the output part)."""
+    from objpert.apps.privacy_report import build_report, render
+    from objpert.certify.peers.multinomial import chi_profile_delta
+    from objpert.persistence import read
+
+    est, _ = model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = build_report(str(path), read(path))
+    assert report.mechanism == "multinomial"
+    assert report.releases[0].mu == est.plan_.mu and report.releases[0].sigma == est.plan_.sigma
+    det = est.certificate_.details
+    for e, d in zip(report.epsilons, report.deltas, strict=True):
+        want = chi_profile_delta(
+            max(0.0, e - det["epsilon_output"]), det["sensitivity_ratio"], det["log_det"],
+            det["profile_dimension"],
+        ) + det["delta_output"]  # fmt: skip
+        assert d == pytest.approx(min(1.0, want), rel=1e-12)
+    text = render(report, "md")
+    assert "softmax" in text and "Theorem C.13 of Watkins" not in text

@@ -172,7 +172,7 @@ def _summary(r: PrivacyReport) -> Section:
             + " and ".join(at)
             + " (random guessing: the false-positive rate itself)."
         )
-    items.append(gaussian_dp_text(None, "this release"))
+    items.append(gaussian_dp_text(None, "this release", r.mechanism))
     if r.not_public:
         items.append(
             f"Not covered: {', '.join(r.not_public)} (read from the training data), and "
@@ -186,20 +186,25 @@ def _summary(r: PrivacyReport) -> Section:
     return Section("Summary", (Block("list", items=tuple(items)),))
 
 
-def gaussian_dp_text(mu: float | None, what: str) -> str:
+def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_arora") -> str:
     """The Gaussian-DP headline: mu when it is proven (Gaussian mechanisms only: Dong, Roth
-    & Su 2022, Corollary 3.3), else why none is stated."""
+    & Su 2022, Corollary 3.3), else why none is stated (for ``mechanism``)."""
     if mu is not None:
         return (
             f"Gaussian-DP: {what} is {fmt_upper(mu)}-GDP (Dong, Roth & Su 2022): telling "
             "whether one person's row was used is no easier than telling apart two normal "
             f"distributions {fmt_upper(mu)} standard deviations apart."
         )
+    profile = (
+        "a privacy profile with a log-determinant term (softmax objective perturbation, "
+        "docs/multiclass.md)"
+        if mechanism == "multinomial"
+        else "a privacy profile with a truncation term (Watkins & Arora 2026, Theorem C.13)"
+    )
     return (
-        f"Gaussian-DP: no mu is stated for {what}. Its guarantee is a privacy profile with a "
-        "truncation term (Watkins & Arora 2026, Theorem C.13), which no Gaussian trade-off "
-        "curve is proven to dominate at every epsilon; the attacker's bounds above are the "
-        "equivalent headline."
+        f"Gaussian-DP: no mu is stated for {what}. Its guarantee is {profile}, which no "
+        "Gaussian trade-off curve is proven to dominate at every epsilon; the attacker's "
+        "bounds above are the equivalent headline."
     )
 
 
@@ -290,6 +295,16 @@ def _mechanism(r: PrivacyReport) -> Section:
         "Every constant below is public: chosen before the data were read, and re-derived "
         "from the loss when the file was loaded."
     )
+    if r.mechanism == "multinomial":
+        text = (
+            "The objective noise Z ~ N(0, sigma^2 I) and the output noise are drawn once; the "
+            "softmax cross-entropy plus (mu/2) ||W||^2 + <Z, W> is minimised over the (d, K) "
+            "weights until its gradient norm is at most a public tolerance (nothing is "
+            "released otherwise), and the minimiser is released on a grid plus discrete "
+            "Gaussian noise (docs/multiclass.md). N is the solver's public iteration budget. "
+            "Every constant below is public: chosen before the data were read, and re-derived "
+            "when the file was loaded."
+        )
     return Section("Mechanism", (_table(("item", "value"), rows), _p(text)))
 
 
@@ -378,10 +393,16 @@ def _profile(r: PrivacyReport) -> Section:
         if d < _FLOOR and rows and rows[-1][1].startswith("<"):
             continue  # one row says where delta falls below the floor
         rows.append((fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}"))
+    how = (
+        "the exact-minimiser profile of softmax objective perturbation at epsilon minus the "
+        "output noise's epsilon, plus the output noise's delta (docs/multiclass.md)"
+        if r.mechanism == "multinomial"
+        else "the smallest delta that Theorem C.13 of Watkins & Arora (2026) (eq. 50) "
+        "certifies over a grid of truncation radii"
+    )
     text = (
         "The release is (epsilon, delta(epsilon))-differentially private for every epsilon at "
-        "once. For each epsilon, delta(epsilon) is the smallest delta that Theorem C.13 of "
-        "Watkins & Arora (2026) (eq. 50) certifies over a grid of truncation radii, at the "
+        f"once. For each epsilon, delta(epsilon) is {how}, at the "
         f"public constants above; {PROFILE_COMPOSITIONS[r.profile_composition]}. Values below "
         f"{_FLOOR:g} are drawn at {_FLOOR:g}."
     )
