@@ -142,9 +142,7 @@ def markdown(rows: list[dict]) -> str:
     ]
     cells: dict[tuple, dict] = {}
     for r in rows:
-        cells.setdefault((r["table"], r["k"], r["epsilon"], r["non_private"]), {})[
-            r["method"]
-        ] = r
+        cells.setdefault((r["table"], r["k"], r["epsilon"], r["non_private"]), {})[r["method"]] = r
     for (table, k, eps, base), by in cells.items():
         m, o = by["multinomial"], by["ovr"]
         out.append(
