@@ -138,7 +138,7 @@ _SPLITS = np.geomspace(1e-4, 0.9, 28)  # candidate truncation shares of delta
 _SIGMA_GRID = np.geomspace(1e-2, 1e7, 226)  # sigma / G candidates (10 per decade)
 
 
-def _passes(pc, epsilon, delta, N, sigma, share, rfac):
+def _passes(pc, epsilon, delta, N, sigma, share, rfac, steps=None):
     """Vectorised: does C.13 with exact truncation mass share*delta certify at sigma?
 
     ``rfac = chi_radius(share * delta, d_star)``, so r = sigma * rfac has that mass. The
@@ -148,7 +148,7 @@ def _passes(pc, epsilon, delta, N, sigma, share, rfac):
     r = sigma * rfac
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     with np.errstate(invalid="ignore", over="ignore"):
-        s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N).s_n
+        s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N, steps).s_n
         slack = epsilon - s_n
         ok = slack >= 0
         sig = np.broadcast_to(sigma, ok.shape)[ok]
@@ -167,7 +167,8 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
     shares = _SPLITS[:, None]
     rfac = chi_radius(shares * delta, pc.d_star)
     grid = pc.G * _SIGMA_GRID[None, :]
-    ok = _passes(pc, epsilon, delta, N, grid, shares, rfac)
+    steps = theorem_c13.step_terms(pc, N)
+    ok = _passes(pc, epsilon, delta, N, grid, shares, rfac, steps)
     has = ok.any(axis=1)
     if not has.any():
         return math.inf, math.nan
@@ -178,7 +179,7 @@ def _best_sigma(pc: ProblemConstants, epsilon: float, delta: float, N: int):
     sh, rf = _SPLITS[rows], rfac[rows, 0]
 
     def passes(s, active):
-        return _passes(pc, epsilon, delta, N, s, sh[active, None], rf[active, None])
+        return _passes(pc, epsilon, delta, N, s, sh[active, None], rf[active, None], steps)
 
     sigma, k = _smallest_passing(passes, lo, hi)
     return sigma, float(sh[k])
@@ -283,7 +284,8 @@ KNEE_TOLERANCE = 0.1
 #: worse bound (a plan may still run fewer steps: the rtol rule of :func:`tight`).
 KNEE_FLOOR = 1000
 _KNEE_GRID = 4  # candidate budgets per octave: max_iterations 2^(-j/4), j = 0, 1, ...
-_PROBE_STEPS = 14  # golden-section steps of log mu at a budget below or above max_iterations
+_PROBE_STEPS = 12  # golden-section steps of log mu at a budget below or above max_iterations
+_GOLDEN_STEPS = 20  # golden-section steps of log mu between the grid neighbours at max_iterations
 
 
 @dataclass(frozen=True)
@@ -432,19 +434,25 @@ def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
         near = k + 1 if k < top else k - 1
         return curve.best(grid[k], near=(curve.best(grid[near])[1], grid[near]))[0]
 
-    for k in range(top - 1, -1, -1):  # the budgets above max_iterations, upwards
-        at(k)
-    b_dbl = at(0)
+    mu_max = curve.best(max_iterations)[1]
+    b_dbl = curve.best(grid[0], near=(mu_max, max_iterations))[0]
     chosen = max_iterations
-    if b_max - b_dbl <= tolerance:
-        for k in range(top + 1, len(grid)):  # downwards while a doubling is immaterial
-            if grid[k] < KNEE_FLOOR:
-                break
-            if grid[k] == grid[k - 1]:
-                continue
-            if not at(k) - at(k - _KNEE_GRID) <= tolerance:
-                break
-            chosen = grid[k]
+    low = [k for k in range(top + 1, len(grid)) if grid[k] >= KNEE_FLOOR]
+    if b_max - b_dbl <= tolerance and low:
+        # B* does not increase with N, so every doubling between the floor and 2
+        # max_iterations lowers B* by at most B*(floor) - B*(2 max_iterations)
+        b_floor = curve.best(grid[low[-1]], near=(mu_max, max_iterations))[0]
+        if b_floor - b_dbl <= tolerance:
+            chosen = grid[low[-1]]
+        else:
+            for k in range(top - 1, 0, -1):  # the budgets above max_iterations, downwards
+                at(k)
+            for k in low:  # downwards while a doubling is immaterial
+                if grid[k] == grid[k - 1]:
+                    continue
+                if not at(k) - at(k - _KNEE_GRID) <= tolerance:
+                    break
+                chosen = grid[k]
     b, mu = curve.best(chosen)
     return Knee(chosen, max_iterations, tolerance, mu, b, b_max, b_dbl)
 
@@ -620,7 +628,7 @@ def _search_mu(
     phi = (math.sqrt(5) - 1) / 2
     x1, x2 = b - phi * (b - a), a + phi * (b - a)
     f1, f2 = bound_at(math.exp(x1), max_iterations), bound_at(math.exp(x2), max_iterations)
-    for _ in range(30):
+    for _ in range(_GOLDEN_STEPS):
         if f1 <= f2:
             b, x2, f2 = x2, x1, f1
             x1 = b - phi * (b - a)

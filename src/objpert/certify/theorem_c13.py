@@ -47,6 +47,7 @@ from objpert.validation import (
 
 __all__ = [
     "C13Terms",
+    "StepTerms",
     "c13_terms",
     "certify",
     "certify_limit",
@@ -56,6 +57,7 @@ __all__ = [
     "limit_s",
     "paper_radii",
     "resolve_radii",
+    "step_terms",
 ]
 
 
@@ -76,22 +78,51 @@ class C13Terms:
     s_n: np.ndarray  # eq. (49) without the (G/sigma) t term
 
 
+@dataclass(frozen=True)
+class StepTerms:
+    """The quantities of Theorem C.13 that depend on N alone (arrays over N)."""
+
+    N: np.ndarray
+    rho_n: np.ndarray  # rho^N
+    one_minus_rho_n: np.ndarray  # 1 - rho^N
+    gamma: np.ndarray  # gamma_N, Lemma A.9
+    nu_tilde: np.ndarray  # eq. (22)
+    g_bar: np.ndarray  # Lemma C.5
+    tau0: np.ndarray  # eq. (41)
+
+
+def step_terms(pc: ProblemConstants, N: ArrayLike) -> StepTerms:
+    """The N-only part of :func:`c13_terms`, to evaluate once for many (sigma, r, r')."""
+    N = as_iterations(N, "iterations")
+    log_rho_n = log_rho_power(pc, N)
+    rho_n, one_minus_rho_n = np.exp(log_rho_n), -np.expm1(log_rho_n)
+    gamma = gamma_n(pc, N)
+    nu_t = nu_tilde_from_powers(pc, N, rho_n, one_minus_rho_n)
+    g_bar = g_bar_n(pc, N)
+    return StepTerms(N, rho_n, one_minus_rho_n, gamma, nu_t, g_bar, g_bar * pc.log_det_term)
+
+
 def c13_terms(
-    pc: ProblemConstants, sigma: float, r: float, r_outer: float, N: ArrayLike
+    pc: ProblemConstants,
+    sigma: float,
+    r: float,
+    r_outer: float,
+    N: ArrayLike,
+    steps: StepTerms | None = None,
 ) -> C13Terms:
     """Evaluate Theorem C.13's quantities at radii (r, r') for every N given (sigma, r and r'
     may be arrays; s_N is +inf wherever a condition of Theorem C.13 fails or a term
-    overflows)."""
-    N = as_iterations(N, "iterations")
+    overflows). ``steps``: :func:`step_terms` of the same N, computed once."""
+    if steps is None:
+        steps = step_terms(pc, N)
+    N = steps.N
     sigma = check_positive_array("sigma", sigma)
     r = check_positive_array("r", r)
     r_outer = check_positive_array("r_outer", r_outer)
     check_broadcast(iterations=N, sigma=sigma, r=r, r_outer=r_outer)
     r_bar = (r_outer + pc.L_ell) / pc.mu  # uniform trajectory scale of (47)
-    log_rho_n = log_rho_power(pc, N)
-    rho_n, one_minus_rho_n = np.exp(log_rho_n), -np.expm1(log_rho_n)
-    gamma = gamma_n(pc, N)
-    nu_t = nu_tilde_from_powers(pc, N, rho_n, one_minus_rho_n)
+    rho_n, one_minus_rho_n = steps.rho_n, steps.one_minus_rho_n
+    gamma, nu_t = steps.gamma, steps.nu_tilde
     # eta M R-bar B nu~_N rho^(N-1)
     jac_err = pc.eta * pc.M * r_bar * pc.B * nu_t * (rho_n / pc.rho)
     alpha_bar = gamma - jac_err
@@ -101,8 +132,7 @@ def c13_terms(
     with np.errstate(invalid="ignore"):
         radius_ok = positive & (r_outer >= r + lift)
     delta_xi = 2.0 * pc.mu * rho_n * r_bar
-    g_bar = g_bar_n(pc, N)
-    tau0 = g_bar * pc.log_det_term
+    g_bar, tau0 = steps.g_bar, steps.tau0
     tau = tau0 + 2.0 * jac_err / safe_alpha
     s2 = square(sigma)  # +inf past the float64 range (then those terms vanish)
     s_n = r * delta_xi / s2 + (pc.G + delta_xi) ** 2 / (2.0 * s2) + tau
