@@ -6,9 +6,9 @@ checked against the plan's n, d and zeta (clipped with ``clip=True``) and the la
 class codes in [0, K); the objective noise Z ~ N(0, sigma^2 I_{dK}) (continuous: it
 enters the objective) and the output noise (exact discrete Gaussian on the plan's grid)
 drawn once, after every check; F(W) + <Z, W> minimised (L-BFGS, then damped Newton) until
-||grad||_F <= the plan's tolerance, checked: a solve that misses it raises
-:class:`~objpert.exceptions.ToleranceError` and releases nothing; the minimiser released
-on the grid plus the output noise. Gradients are the engine's
+||grad||_F <= the plan's tolerance, checked (:func:`~.checks.solve_checked`): a solve that
+misses it raises :class:`~objpert.exceptions.ToleranceError` and releases nothing; the
+minimiser released on the grid plus the output noise. Gradients are the engine's
 (:class:`~objpert.engines.softmax.SoftmaxObjective`).
 """
 
@@ -24,11 +24,11 @@ from objpert.certify.peers.multinomial import MultinomialPlan, check_multinomial
 from objpert.data import for_plan
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.softmax import SoftmaxObjective
-from objpert.exceptions import DataError, PrivacyError, ToleranceError
+from objpert.exceptions import DataError, PrivacyError
+from objpert.mechanisms.peers.checks import solve_checked
 from objpert.mechanisms.peers.noise import discrete, gaussian, on_grid
 from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.randomness import make_rng
-from objpert.solvers.newton import solve_to_tolerance
 from objpert.validation import check_int
 
 __all__ = ["multinomial_release", "multinomial_release_batch"]
@@ -49,18 +49,6 @@ def _codes(y: np.ndarray, k: int) -> np.ndarray:
     return ints.astype(np.intp)
 
 
-def _solve(objective: SoftmaxObjective, z: np.ndarray, plan: MultinomialPlan):
-    w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
-    if not norm <= plan.tolerance:
-        raise ToleranceError(
-            f"the solver stopped at gradient norm {norm:.3g} > the plan's tolerance "
-            f"{plan.tolerance:.3g} after {used} iterations; nothing was released. This "
-            "refusal depends on the data: plan a looser public tolerance or a larger "
-            "max_iterations instead of retrying on the same data"
-        )
-    return w, used
-
-
 def _run(X, y, plan, rng, clip, draws, n_jobs):
     cert = _checked(plan)
     M, yy, n_clipped = for_plan(X, y, n=plan.n, d=plan.d, zeta=plan.zeta, label_kind="real",
@@ -77,9 +65,9 @@ def _run(X, y, plan, rng, clip, draws, n_jobs):
     start = time.perf_counter()
     with single_threaded_blas():
         if draws is None:
-            w, used = _solve(objective, z, plan)
+            w, used = solve_checked(objective, z, plan)
         else:
-            runs = [_solve(objective, z[:, b], plan) for b in range(draws)]
+            runs = [solve_checked(objective, z[:, b], plan) for b in range(draws)]
             w = np.column_stack([r[0] for r in runs])
             used = max(r[1] for r in runs)
     return on_grid(w, b2, gamma), cert, used, time.perf_counter() - start, n_clipped, seeded
