@@ -14,7 +14,9 @@ classes declared, ``multi_class="ovr"`` (ten releases calibrated jointly by PLD)
   negative losses at 0; reproduced here by replacing ``objpert.accounting.pld._profile_pld``
   for the run), at each epsilon: the fitted model's plan (the joint search stops within
   3% in epsilon_i, or at 60% of the target delta) and the boundary plan (the largest
-  epsilon_i that composes to the target, bisected to 0.2%), the composition's own effect.
+  epsilon_i that composes to the target, bisected to 0.2%), the composition's own effect;
+  and for Gaussian profiles (exact composition known) the largest mu per release that
+  ten releases may have at (epsilon, DELTA) with each construction.
 - ``accuracy``: held-out accuracy at epsilon 1 and 3 over R releases (testing seeds
   0..R-1; mean and standard error), for public settings a user could choose: the ridge
   chosen by the calibration (``alpha="auto"``) with comparator norms 1, 3 (the default)
@@ -36,6 +38,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -132,6 +136,43 @@ def _boundary(plan_at, epsilon: float, rtol: float = 2e-3) -> tuple[float, objec
     return lo, plan_lo, d_lo
 
 
+def _gaussian_profile(mu: float, eps: np.ndarray) -> np.ndarray:
+    """delta(epsilon) of a Gaussian mechanism of sensitivity / sigma = mu (Balle & Wang
+    2018, Theorem 8)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = ndtr(-eps / mu + mu / 2) - np.exp(eps) * ndtr(-eps / mu - mu / 2)
+    return np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0)
+
+
+def gaussian_rows(epsilons) -> list[dict]:
+    """For Gaussian profiles (whose ten-fold composition is exactly Gaussian): the largest
+    mu per release whose ten-fold PLD composition has delta <= DELTA at epsilon, with each
+    construction (and the exact value, mu_total / sqrt(K))."""
+    step = pldlib.DEFAULT_DISCRETIZATION
+    rows = []
+    for eps in epsilons:
+        row: dict = {"epsilon": eps, "delta": DELTA, "k": K}
+        for name, build in (("tight", pldlib._profile_pld),
+                            ("nonnegative", _nonnegative_profile_pld)):  # fmt: skip
+
+            def excess(log_mu, build=build, eps=eps):
+                mu = math.exp(log_mu)
+                grid = np.arange(round((10.0 * mu + 10.0) / step) + 1) * step
+                single = build(grid, _gaussian_profile(mu, grid), step)
+                return pldlib.delta_for_epsilon(single.self_compose(K), eps) - DELTA
+
+            row[name] = math.exp(brentq(excess, math.log(1e-3), math.log(5.0), xtol=1e-5))
+
+        def exact(log_mu, eps=eps):
+            return float(_gaussian_profile(math.exp(log_mu), np.array([eps]))[0]) - DELTA
+
+        row["exact"] = math.exp(brentq(exact, math.log(1e-3), math.log(50.0))) / math.sqrt(K)
+        row["mu_ratio"] = row["tight"] / row["nonnegative"]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def sigma_rows(data, epsilons, alpha) -> list[dict]:
     rows = []
     for eps in epsilons:
@@ -211,6 +252,17 @@ def markdown(out: dict) -> str:
                 f"{b['boundary_epsilon_i']:.4g} | {t['sigma']:.4g} / {b['sigma']:.4g} "
                 f"({r['sigma_ratio']:.3f}) | {r['alpha']:g} |"
             )
+    if out.get("gaussian"):
+        lines += [
+            "",
+            "| epsilon | Gaussian mu per release: tight pair | epsilon >= 0 only | exact | ratio |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for r in out["gaussian"]:
+            lines.append(
+                f"| {r['epsilon']:g} | {r['tight']:.4g} | {r['nonnegative']:.4g} | "
+                f"{r['exact']:.4g} | {r['mu_ratio']:.3f} |"
+            )
     if out.get("accuracy"):
         lines += [
             "",
@@ -248,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         return [float(e) for e in args.epsilons.split(",")] if args.epsilons else default
 
     if args.part in ("sigma", "all"):
+        out["gaussian"] = gaussian_rows(pick([0.1, 0.3, 1.0, 3.0]))
         out["sigma"] = sigma_rows(data, pick([0.1, 0.3, 1.0, 3.0]), args.alpha)
     if args.part in ("accuracy", "all"):
         out["accuracy"] = accuracy_rows(data, pick([1.0, 3.0]), args.releases, args.alpha)
