@@ -64,16 +64,9 @@ def _data():
 def _nonnegative_profile_pld(epsilons, deltas, discretization):
     """The earlier construction: connect-the-dots on epsilon_i >= 0 alone, after the
     profile's convex minorant in e^epsilon; every negative privacy loss sits at 0."""
-    dist, pmf, _ = pldlib._dp()
+    dist, _, _ = pldlib._dp()
     env = profiles.convex_envelope(epsilons, deltas)
-    rounded = np.rint(epsilons / discretization).astype(np.int64)
-    if rounded.size == 1 or np.all(np.diff(rounded) == 1):
-        built = pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
-            discretization, int(rounded[0]), int(rounded[-1]), env
-        )
-    else:
-        built = pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, env)
-    return dist.PrivacyLossDistribution(built)
+    return dist.PrivacyLossDistribution(pldlib._connect_dots(epsilons, env, discretization))
 
 
 def _clear_caches() -> None:

@@ -241,12 +241,8 @@ def test_wa_composition_matches_an_independent_convolution(plan, k):
 def _nonnegative_profile_pld(epsilons, deltas, discretization):
     """The construction on epsilon >= 0 alone: connect-the-dots on the profile's convex
     minorant, every negative privacy loss at 0 (pessimistic, not tight)."""
-    from dp_accounting.pld import pld_pmf
-
     env = profiles.convex_envelope(epsilons, deltas)
-    last = round(epsilons[-1] / discretization)
-    built = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(discretization, 0, last, env)
-    return dpl.PrivacyLossDistribution(built)
+    return dpl.PrivacyLossDistribution(pldlib._connect_dots(epsilons, env, discretization))
 
 
 def _old_construction(plan, k):

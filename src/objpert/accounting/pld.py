@@ -251,6 +251,20 @@ def from_plan(plan: Any) -> PrivacyLoss:
     return from_certificate(cert)
 
 
+def _connect_dots(epsilons: np.ndarray, deltas: np.ndarray, discretization: float) -> Any:
+    """dp-accounting's pessimistic connect-the-dots PMF (Doroshenko et al. 2022,
+    Algorithm 1) of a convex, non-increasing hockey-stick curve given at grid points
+    (multiples of the discretization, increasing): masses at the epsilons and the last
+    delta at +infinity; its delta interpolates the curve linearly in e^epsilon."""
+    _, pmf, _ = _dp()
+    rounded = np.rint(np.asarray(epsilons) / discretization).astype(np.int64)
+    if rounded.size == 1 or np.all(np.diff(rounded) == 1):
+        return pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
+            discretization, int(rounded[0]), int(rounded[-1]), deltas
+        )
+    return pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, deltas)
+
+
 def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float) -> Any:
     """The tight dominating pair of a profile given on grid points (multiples of the
     discretization, increasing from 0), as a pessimistic PLD with negative privacy losses.
@@ -271,7 +285,7 @@ def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float
        (Q puts w_inf where P is 0), and its delta at -e is 1 - e^-e + e^-e delta(e): the
        mirror of step 1, above the release's divergence at every negative epsilon too.
 
-    So (P, Q) dominates the release at every alpha >= 0 (Zhu, Dong & Wang 2022, Definition 7),
+    So (P, Q) dominates the release at every alpha >= 0 (Zhu, Dong & Wang 2022, Section 3),
     and K dominating pairs compose to a dominating pair of the K-fold (adaptive)
     composition (their Theorem 10), whose PLD is the convolution of the w
     (docs/accounting.md has the argument). The mirrored masses are computed from the
@@ -281,14 +295,8 @@ def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float
     dist, pmf, _ = _dp()
     grid, mirrored = profiles.symmetric_extension(epsilons, deltas)
     env = profiles.convex_envelope(grid, mirrored)[epsilons.size - 1 :]  # epsilon >= 0
-    rounded = np.rint(epsilons / discretization).astype(np.int64)
-    if rounded.size == 1 or np.all(np.diff(rounded) == 1):
-        built = pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
-            discretization, int(rounded[0]), int(rounded[-1]), env
-        )
-    else:
-        built = pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, env)
-    dense = built.to_dense_pmf()  # dp-accounting keeps its arrays in these attributes
+    dense = _connect_dots(epsilons, env, discretization).to_dense_pmf()
+    # dp-accounting keeps its arrays in these attributes
     positive, inf_mass = np.asarray(dense._probs, dtype=float), float(dense._infinity_mass)
     if dense._lower_loss != 0:
         raise ParameterError("a profile's grid must start at epsilon = 0")
