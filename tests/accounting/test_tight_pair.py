@@ -59,8 +59,13 @@ def _grid(end: float) -> np.ndarray:
     return np.arange(round(end / STEP) + 1) * STEP
 
 
+def _gaussian_end(mu: float) -> float:
+    """An epsilon beyond which the Gaussian profile is below 1e-17 (mu^2/2 + 9 mu)."""
+    return mu * (mu / 2 + 9.0)
+
+
 def _gaussian_pld(mu: float):
-    eps = _grid(10.0 * mu + 10.0)
+    eps = _grid(_gaussian_end(mu))
     return pldlib._profile_pld(eps, _gaussian_profile(mu, eps), STEP)
 
 
@@ -273,7 +278,7 @@ def test_profile_pld_dominates_the_exact_curve_everywhere(kind, parameter, eps):
     hockey-stick divergence at every real epsilon, and the extension is a curve of one:
     within [max(0, 1 - e^epsilon), 1], non-increasing, equal to the profile at epsilon >= 0."""
     if kind == "gaussian":
-        grid = _grid(10.0 * parameter + 10.0)
+        grid = _grid(_gaussian_end(parameter))
         prof = _gaussian_profile(parameter, grid)
     else:
         grid = _grid(round(parameter / STEP) * STEP)
