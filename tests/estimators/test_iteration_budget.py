@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.certify.budget import ceiling
+from objpert.certify.budget import NOTABLE_GAIN, ceiling
 from objpert.certify.calibration import KNEE_TOLERANCE, corollary_413, tight
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import IterationBudgetWarning, ParameterError
@@ -29,13 +29,13 @@ def test_tv16_like_plan_below_its_knee_is_at_its_ceiling():
     doubled = tight("logistic", **TV16, max_iterations=2000, objective="empirical")
     assert report.sigma_with_double_budget == doubled.sigma
     assert report.iterations_with_double_budget == doubled.iterations > 1000
-    assert report.bound_now - report.bound_with_double_budget > KNEE_TOLERANCE
+    assert report.bound_now - report.bound_with_double_budget > NOTABLE_GAIN > KNEE_TOLERANCE
     assert doubled.recertify().certified and doubled.recertify().epsilon <= 1.0
     assert "max_iter=2000" in report.advice()
     assert ceiling(plan, 1000) == report  # cached, pure
-    # the default budget holds the knee: no ceiling
+    # at the default budget a doubling gains less than NOTABLE_GAIN: no warning
     assert not ceiling(tight("logistic", **TV16, objective="empirical", max_iterations=5000),
-                       5000).at_ceiling  # fmt: skip
+                       5000).notable  # fmt: skip
 
 
 def test_a_plan_below_its_budget_or_of_corollary_413_is_not_at_a_ceiling():
@@ -68,8 +68,8 @@ def test_fit_warns_when_the_budget_binds_and_not_otherwise():
     with pytest.warns(IterationBudgetWarning, match="max_iter=200"):
         model.fit(X, y)
     report = ceiling(model.plan_, 100)
-    assert report.at_ceiling and model.n_iter_.tolist() == [100]
-    assert report.bound_now - report.bound_with_double_budget > KNEE_TOLERANCE
+    assert report.notable and model.n_iter_.tolist() == [100]
+    assert report.bound_now - report.bound_with_double_budget > NOTABLE_GAIN
     with warnings.catch_warnings():
         warnings.simplefilter("error", IterationBudgetWarning)
         PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], alpha=0.2,

@@ -2,12 +2,15 @@
 
 The tight calibration (:func:`objpert.certify.calibration.tight`) calibrates at the knee
 of its bound B*(N) (the smallest budget at which a doubling of the steps lowers the bound
-by at most ``knee_tolerance``, 0.1 in the loss's units by default) or at ``max_iterations``
+by at most ``knee_tolerance``, 0.05 in the loss's units by default) or at ``max_iterations``
 when the knee lies beyond it. Under Theorem C.13 of Watkins & Arora (2026) the smallest
 certifying sigma falls as N grows and, with mu chosen by the calibration, a smaller mu
 becomes certifiable, so a budget below the knee costs accuracy. :func:`ceiling` says
 whether the budget binds by that same rule (:attr:`Knee.binds`, one cached computation
-shared with the calibration) and, when it does, what twice the budget would plan.
+shared with the calibration) and, when it does, what twice the budget would plan; the
+estimators warn when it binds and the doubling would lower the bound by more than
+:data:`NOTABLE_GAIN` (0.1 loss units, twice the knee tolerance: the calibration spends
+steps that buy 0.05, a user is asked for more compute only when it buys twice that).
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from objpert.certify.calibration import KNEE_TOLERANCE, Plan, knee, tight
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int
 
-__all__ = ["CeilingReport", "ceiling"]
+__all__ = ["NOTABLE_GAIN", "CeilingReport", "ceiling"]
+
+#: The bound gain (loss units) of a doubled budget above which a binding budget is worth
+#: telling the user about.
+NOTABLE_GAIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -29,10 +36,10 @@ class CeilingReport:
 
     ``at_ceiling``: the knee of the calibration's bound lies beyond ``max_iterations``:
     twice the budget lowers the bound B* by ``bound_now - bound_with_double_budget`` >
-    ``tolerance`` (loss units). ``sigma_with_double_budget`` and
-    ``iterations_with_double_budget``: the tight plan with ``2 max_iterations`` (the same
-    as now when not at the ceiling); ``relative_gain`` = 1 - sigma_double / sigma_now (0
-    when not at the ceiling).
+    ``tolerance`` (loss units, the knee tolerance). ``sigma_with_double_budget`` and
+    ``iterations_with_double_budget``: the tight plan with ``2 max_iterations`` when
+    :attr:`notable` (else the plan's own); ``relative_gain`` = 1 - sigma_double /
+    sigma_now (0 when not notable).
     """
 
     at_ceiling: bool
@@ -48,8 +55,9 @@ class CeilingReport:
 
     @property
     def notable(self) -> bool:
-        """At the ceiling: raising the budget would help materially (the knee rule)."""
-        return self.at_ceiling
+        """At the ceiling, and the doubled budget lowers the bound by more than
+        :data:`NOTABLE_GAIN`."""
+        return self.at_ceiling and self.bound_now - self.bound_with_double_budget > NOTABLE_GAIN
 
     def advice(self) -> str:
         """One line saying what to set (empty when not :attr:`notable`)."""
@@ -59,8 +67,8 @@ class CeilingReport:
             f"the plan uses {self.iterations} of its budget of {self.max_iterations} gradient "
             f"steps and the budget binds: max_iter={2 * self.max_iterations} (the estimators' "
             f"budget) would lower the calibration's excess-loss bound from {self.bound_now:.3g} "
-            f"to {self.bound_with_double_budget:.3g} (more than the knee tolerance "
-            f"{self.tolerance:g}; plan: {self.iterations_with_double_budget} steps, sigma "
+            f"to {self.bound_with_double_budget:.3g} (by more than {NOTABLE_GAIN:g}; plan: "
+            f"{self.iterations_with_double_budget} steps, sigma "
             f"{self.sigma_now:.3g} -> {self.sigma_with_double_budget:.3g}, same certificate): "
             "set max_iter higher if the compute time allows"
         )
@@ -119,9 +127,9 @@ def _report(
     kw: dict[str, Any] = dict(public, comparator_norm=comparator_norm, mu=mu, **dict(params))
     found = knee(loss, max_iterations=budget, **kw)
     gain = found.gain_at_max
-    if not found.binds:
+    if not (found.binds and gain > NOTABLE_GAIN):
         return CeilingReport(
-            False, budget, iterations, sigma, sigma, iterations, 0.0,
+            found.binds, budget, iterations, sigma, sigma, iterations, 0.0,
             found.bound_at_max, found.bound_at_double, found.tolerance,
         )  # fmt: skip
     doubled = tight(loss, max_iterations=2 * budget, **kw)

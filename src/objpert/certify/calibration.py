@@ -279,7 +279,7 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
 
 #: The knee tolerance, in the loss's units (nats for the logistic loss): a doubling of the
 #: step budget is worth its compute only when it lowers the optimised bound by more.
-KNEE_TOLERANCE = 0.1
+KNEE_TOLERANCE = 0.05
 #: The smallest budget the knee goes down to: below it the steps saved are not worth a
 #: worse bound (a plan may still run fewer steps: the rtol rule of :func:`tight`).
 KNEE_FLOOR = 1000
@@ -454,6 +454,11 @@ def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
                     break
                 chosen = grid[k]
     b, mu = curve.best(chosen)
+    if chosen != max_iterations and curve.mu is None:  # the plan's mu: refine the probe's
+        x0 = math.log(mu)  # +-0.02: wider than a probe's last golden-section step
+        x, f = _golden(lambda x: curve.bound_at(math.exp(x), chosen), x0 - 0.02, x0 + 0.02, 14)
+        if f < b:
+            b, mu = f, math.exp(x)
     return Knee(chosen, max_iterations, tolerance, mu, b, b_max, b_dbl)
 
 
@@ -548,7 +553,7 @@ def tight(
     each doubling. The step budget is the knee of B*: the smallest candidate
     N_k = round(max_iterations 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) such
     that for it and every larger candidate a doubling of the steps lowers B* by at most
-    ``knee_tolerance`` (in the loss's units; 0.1 nats by default for the logistic loss,
+    ``knee_tolerance`` (in the loss's units; 0.05 nats by default for the logistic loss,
     whose zero model has loss log 2 = 0.69); N_k = max_iterations when even that
     doubling lowers B* by more (the budget binds: :func:`objpert.certify.budget.ceiling`).
     The plan is calibrated at N_k: mu = the minimiser of B(mu, N_k), and N the smallest
