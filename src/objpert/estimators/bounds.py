@@ -53,6 +53,7 @@ __all__ = [
     "fit_statistics",
     "pipeline_row_bound",
     "public_zeta",
+    "unit_map",
 ]
 
 #: The name under which a row-norm bound read from the data is recorded as not public.
@@ -178,8 +179,7 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
     and the clipping notice; never stored on the model), and the iteration-budget
     warning."""
     if p.feature_bounds is not None:
-        lo, hi = p.feature_bounds[:, 0], p.feature_bounds[:, 1]
-        mid, half = lo / 2 + hi / 2, hi / 2 - lo / 2
+        mid, half = unit_map(p.feature_bounds)
         coef = np.asarray(model.coef_, dtype=np.float64)
         shift = np.atleast_2d(coef) @ (mid / half)  # w . m/h per release
         model.coef_ = np.ascontiguousarray(coef / half)
@@ -197,6 +197,13 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
     report = ceiling(plans[0], p.max_iterations, mu_fixed=p.mu is not None)
     if report.notable:
         warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)
+
+
+def unit_map(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(m, h): the centres and half-widths of ``bounds`` (d, 2), the map x -> (x - m)/h
+    onto [-1, 1] of :func:`objpert.preprocessing.bounded.scale_to_unit`."""
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    return lo / 2 + hi / 2, hi / 2 - lo / 2
 
 
 def clip_for_prediction(model: Any, X: Any) -> Any:

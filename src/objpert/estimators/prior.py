@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from objpert.estimators.bounds import unit_map
 from objpert.exceptions import ParameterError
 
 __all__ = ["PublicPrior", "check_public_prior", "match_prior", "prior_weights"]
@@ -196,8 +197,7 @@ def prior_weights(
     be 0 (to rounding), else ParameterError: the model could not represent the prior."""
     coef, intercept = prior.coef, prior.intercept
     if feature_bounds is not None:
-        lo, hi = feature_bounds[:, 0], feature_bounds[:, 1]
-        mid, half = lo / 2 + hi / 2, hi / 2 - lo / 2
+        mid, half = unit_map(feature_bounds)
         scale = np.abs(intercept) + np.abs(coef) @ np.abs(mid) + 1.0  # rounding of b_u
         coef, intercept = coef * half, intercept + coef @ mid
     else:
