@@ -27,7 +27,9 @@ def certificates():
         warnings.simplefilter("ignore")
         ledger = PrivacyAccountant(3.0, 1e-5)
         binary = PrivateLogisticRegression(classes=[0, 1], accountant=ledger, **kw).fit(X, y)
-        three = PrivateLogisticRegression(classes=[0, 1, 2], accountant=ledger, **kw).fit(X, y3)
+        three = PrivateLogisticRegression(
+            classes=[0, 1, 2], multi_class="ovr", accountant=ledger, **kw
+        ).fit(X, y3)
         kw.pop("data_norm")
         pipe = make_pipeline(
             PrivateFeatureBounds(0.5, ranges=[(-2, 2)] * 3),

@@ -54,7 +54,12 @@ def models(tmp_path_factory):
         warnings.simplefilter("ignore")  # the leak and testing-seed warnings of "leaky"
         fits = {
             "binary": (objpert.PrivateLogisticRegression(classes=[0, 1], **kw).fit(X, y), KEY),
-            "three": (objpert.PrivateLogisticRegression(classes=[0, 1, 2], **kw).fit(X, y3), None),
+            "three": (
+                objpert.PrivateLogisticRegression(classes=[0, 1, 2], multi_class="ovr", **kw).fit(
+                    X, y3
+                ),
+                None,
+            ),
             "robust": (objpert.PrivateRobustRegression(**kw).fit(X, t), KEY),
             "leaky": (objpert.PrivateLogisticRegression(random_state=3, **kw).fit(X, y), None),
         }

@@ -210,7 +210,7 @@ def test_certify_model_of_three_classes(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = PrivateLogisticRegression(
-            data_norm=2.0, classes=[0, 1, 2], max_iter=50, random_state=0
+            data_norm=2.0, classes=[0, 1, 2], max_iter=50, random_state=0, multi_class="ovr"
         ).fit(X, rng.integers(0, 3, 300))
         save(model, tmp_path / "m3.json")
     code, out, _ = run(capsys, ["certify", "--model", str(tmp_path / "m3.json"), "--json"])
@@ -268,7 +268,7 @@ def test_printed_certificates_are_short(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = PrivateLogisticRegression(
-            data_norm=2.0, classes=list(range(10)), max_iter=20, random_state=0
+            data_norm=2.0, classes=list(range(10)), max_iter=20, random_state=0, multi_class="ovr"
         ).fit(X, y)
     composed = model.certificate_
     text, rep = str(composed), repr(composed)

@@ -38,6 +38,11 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
         f"{', '.join(_FORM_NAMES.get(f, f) for f in forms)}; "
         f"{_COMPOSITION_NAMES.get(composition, composition)}"
     )
+    if plans[0].method == "multinomial":
+        mechanism = (
+            "one multinomial release: the softmax objective minimised with objective and "
+            "output noise (docs/multiclass.md), certified by its exact-minimiser profile"
+        )
     seeded = bool(model.seeded_)
     releases = [
         {
@@ -53,9 +58,9 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
             "certified_delta": p.certificate.delta,
             "sigma": p.sigma,
             "mu": p.mu,
-            "eta": p.eta,
+            "eta": getattr(p, "eta", None),  # a multinomial plan runs a solver, not steps
             "iterations": p.iterations,
-            "truncation": p.truncation,
+            "truncation": getattr(p, "truncation", "none"),
         }
         for i, p in enumerate(plans)
     ]

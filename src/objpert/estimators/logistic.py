@@ -120,12 +120,13 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         How K > 2 classes are trained. ``"multinomial"``: one softmax release of a
         (K, n_features) weight matrix, approximate minima perturbation certified by the
         softmax objective's exact-minimiser privacy profile
-        (:mod:`objpert.certify.peers.multinomial`); ``max_iter`` is then its solver's
-        iteration budget, ``comparator_norm`` the norm of each class's comparator in the
-        "auto" ridge, ``alpha`` its ridge; ``calibration``, ``composition``, ``engine``
-        and ``dtype`` do not apply, and ``max_seconds`` and ``prior`` are refused.
+        (:mod:`objpert.certify.peers.multinomial`); ``comparator_norm`` is then the norm of
+        each class's comparator in the "auto" ridge, ``alpha`` its ridge; ``calibration``,
+        ``composition``, ``max_iter``, ``engine`` and ``dtype`` do not apply (its solver
+        has its own public budget of 2000 iterations), and ``max_seconds`` and ``prior``
+        are refused.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
-        multinomial for in-memory data without a ``prior`` and with
+        multinomial for in-memory data without a ``prior`` or ``max_seconds`` and with
         ``composition="auto"``, one-vs-rest otherwise (a declared composition asks for
         one-vs-rest; a rule of public values only, from benchmarks/multinomial.json).
         Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
@@ -175,8 +176,8 @@ default=None
         ``classes`` sorted (or the labels found, with ``classes=None``).
     n_iter_ : ndarray of shape (n_releases,)
         Gradient steps of each release (fixed by the plan, never data-dependent); for the
-        multinomial release, its solver's public iteration budget ``max_iter`` (the count
-        it used depends on the private rows and is not kept).
+        multinomial release, its solver's public iteration budget (the count it used
+        depends on the private rows and is not kept).
     certificate_ : Certificate or ComposedCertificate
         The release's certificate (binary) or the composition of the K releases.
     plan_ : Plan or list of Plan
@@ -282,14 +283,13 @@ default=None
         """
         p = self._fit_settings()
         declared = p.classes
-        on_cluster = self._on_cluster(X, y)
-        prior = self.prior
         if declared is not None:  # the releases are known before the data are read
             k = len(declared)
-            if use_multinomial(self.multi_class, k, on_cluster, prior, self.composition):
-                check_multinomial_budget(self, X, p, k)
+            if self._multinomial_for(k, self.client is not None, p):
+                check_multinomial_budget(self, X, p, k)  # in-memory arrays only
             else:
                 self._check_budget(X, p, 1 if k == 2 else k)
+        on_cluster = self._on_cluster(X, y)
         if on_cluster:
             prepared = self._prepare_dask(X, y, "classes", p)
             read: tuple[str, ...] = ()
@@ -324,7 +324,7 @@ default=None
                 intercept_scaling=p.intercept_scaling,
                 clip=p.clip,
             )
-        if use_multinomial(self.multi_class, len(classes), on_cluster, prior, self.composition):
+        if self._multinomial_for(len(classes), on_cluster, p):
             clipped, seconds = fit_multinomial(
                 self, prepared, np.asarray(codes), len(classes), p, not_public
             )
@@ -339,6 +339,13 @@ default=None
         self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
         self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
         return self
+
+    def _multinomial_for(self, k: int, on_cluster: bool, p) -> bool:
+        """Whether this fit of k classes is one multinomial release (the public rule of
+        :func:`~objpert.estimators.multinomial.use_multinomial`)."""
+        return use_multinomial(
+            self.multi_class, k, on_cluster, self.prior, self.composition, p.max_seconds
+        )
 
     def _set_release_attributes(self, coef, intercept):
         self.coef_ = np.ascontiguousarray(coef)

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from objpert.accounting import pld as pldlib
 from objpert.certify.peers.multinomial import MultinomialPlan, plan_multinomial
@@ -35,24 +36,27 @@ def use_multinomial(
     on_cluster: bool,
     prior: Any = None,
     composition: str = "auto",
+    max_seconds: float | None = None,
 ) -> bool:
     """Whether a fit with ``n_classes`` declared classes trains one multinomial release.
 
     ``"ovr"``: never; ``"multinomial"``: for K >= 3 (two classes are one binary release
     either way), refused on a Dask cluster (the softmax solver runs in memory);
     ``"auto"``: for K >= 3 on in-memory data without a ``prior`` (one-vs-rest releases
-    are centred at a prior; the softmax release is not, and refuses one) and with
-    ``composition="auto"`` (a declared composition, "pld" or "split", asks for composed
-    one-vs-rest releases). The rule reads public values only (K, where the data live, the
-    parameters); benchmarks/multinomial.json,
-    where one multinomial release beat K one-vs-rest releases composed by PLD on 3-, 10-
-    and 20-class tables at every epsilon from 0.1 to 3, is why (docs/multiclass.md).
+    are centred at a prior; the softmax release is not, and refuses one), without
+    ``max_seconds`` (a time budget of gradient steps) and with ``composition="auto"`` (a
+    declared composition, "pld" or "split", asks for composed one-vs-rest releases). The
+    rule reads public values only. Why: in benchmarks/multinomial.json one multinomial
+    release is ahead of K one-vs-rest releases composed by PLD wherever the two differ
+    clearly above chance (digits, 10 classes, at every epsilon from 0.1 to 3; 20 leaf
+    species at epsilon 1 and 3); one-vs-rest is ahead on the 142-row wine table
+    (docs/multiclass.md).
     """
     if multi_class not in MULTI_CLASS:
         raise ParameterError(f"multi_class must be one of {MULTI_CLASS}; got {multi_class!r}")
     if multi_class == "ovr" or n_classes < 3:
         return False
-    if multi_class == "auto" and composition != "auto":
+    if multi_class == "auto" and (composition != "auto" or max_seconds is not None):
         return False
     if prior is not None:
         if multi_class == "multinomial":
@@ -81,13 +85,12 @@ def multinomial_plan(
     delta: float,
     mu: float | None,
     class_norm: float,
-    max_iterations: int,
 ) -> MultinomialPlan:
-    """The fit's plan (:func:`~objpert.certify.peers.multinomial.plan_multinomial`): a pure,
-    cached function of public constants."""
+    """The fit's plan (:func:`~objpert.certify.peers.multinomial.plan_multinomial`, its
+    default solver budget and tolerance): a pure, cached function of public constants."""
     return plan_multinomial(
         n=n, d=d, n_classes=n_classes, zeta=zeta, epsilon=epsilon, delta=delta, mu=mu,
-        class_norm=class_norm, max_iterations=max_iterations,
+        class_norm=class_norm,
     )  # fmt: skip
 
 
@@ -102,9 +105,8 @@ def fit_multinomial(
     """Plan, charge the accountant, release once and set ``model``'s fitted attributes
     (``coef_`` (K, n_features), ``intercept_`` (K,), ``plan_``, ``certificate_``, ...);
     returns the rows scaled down to data_norm and the release's seconds (statistics of
-    the private rows, never stored). ``p`` is the fit's FitSettings; ``max_iter`` is the
-    solver's iteration budget and ``comparator_norm`` the norm of each class's comparator
-    column in the "auto" ridge."""
+    the private rows, never stored). ``p`` is the fit's FitSettings; ``comparator_norm`` is
+    the norm of each class's comparator column in the "auto" ridge."""
     if p.max_seconds is not None:
         raise ParameterError(
             "max_seconds budgets gradient steps of one-vs-rest releases; the multinomial "
@@ -113,9 +115,8 @@ def fit_multinomial(
     not_public = (*not_public, *model._selection_not_public())
     k = int(n_classes)
     plan = multinomial_plan(
-        prepared.n, prepared.d, k, prepared.zeta, p.epsilon, p.delta, p.mu,
-        p.comparator_norm, p.max_iterations,
-    )  # fmt: skip
+        prepared.n, prepared.d, k, prepared.zeta, p.epsilon, p.delta, p.mu, p.comparator_norm
+    )
     if model.accountant is not None:  # BudgetExceededError: nothing is released
         cert = plan.certificate
         model.accountant.spend(
@@ -154,9 +155,9 @@ def check_multinomial_budget(model: Any, X: Any, p: Any, n_classes: int) -> None
     the release."""
     from objpert.estimators.bounds import public_zeta
 
-    shape = getattr(X, "shape", None)
-    if model.accountant is None or p.max_seconds is not None or shape is None:
-        return
+    if model.accountant is None or not (isinstance(X, np.ndarray) or sparse.issparse(X)):
+        return  # other input (a frame, Dask) is checked before the release
+    shape = X.shape
     if len(shape) != 2 or not all(isinstance(v, int | np.integer) for v in shape):
         return
     zeta = public_zeta(p, int(shape[1]))
@@ -164,8 +165,7 @@ def check_multinomial_budget(model: Any, X: Any, p: Any, n_classes: int) -> None
         return
     d = int(shape[1]) + (1 if p.fit_intercept else 0)
     plan = multinomial_plan(
-        int(shape[0]), d, n_classes, zeta, p.epsilon, p.delta, p.mu, p.comparator_norm,
-        p.max_iterations,
-    )  # fmt: skip
+        int(shape[0]), d, n_classes, zeta, p.epsilon, p.delta, p.mu, p.comparator_norm
+    )
     cert = plan.certificate
     model.accountant.check([pldlib.point(cert.epsilon, cert.delta)], name=type(model).__name__)

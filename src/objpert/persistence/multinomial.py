@@ -10,7 +10,7 @@ from typing import Any
 
 from objpert.certify.peers.multinomial import MultinomialPlan
 from objpert.estimators.base import FitSettings, public_zeta
-from objpert.estimators.multinomial import multinomial_plan, use_multinomial
+from objpert.estimators.multinomial import multinomial_plan
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.persistence.fileformat import _RTOL, _close, _normal, _not_public, quote_value
 
@@ -31,13 +31,10 @@ def recertify_multinomial(
     plans_data: list[Any], stored: Any, model: Any, p: FitSettings, n_classes: int
 ) -> tuple[list[MultinomialPlan], Any]:
     """The file's plan re-derived from the model's parameters (epsilon, delta, alpha,
-    comparator_norm, max_iter, the row bound), its classes and the plan's n, required to
+    comparator_norm, the row bound), its classes and the plan's n, required to
     equal the stored plan; its certificate, with the stored ``not_public``, required to
     equal the stored certificate and to meet the target."""
-    if not use_multinomial(
-        getattr(model, "multi_class", "ovr"), n_classes, False, getattr(model, "prior", None),
-        getattr(model, "composition", "auto"),
-    ):  # fmt: skip
+    if not model._multinomial_for(n_classes, False, p):
         raise ModelFileError(
             "the file holds a multinomial plan, but the model's parameters train one-vs-rest "
             "releases"
@@ -49,7 +46,7 @@ def recertify_multinomial(
         d = model.n_features_in_ + (1 if p.fit_intercept else 0)
         expected = multinomial_plan(
             plan.n, d, n_classes, plan.zeta if zeta is None else zeta, p.epsilon, p.delta,
-            p.mu, p.comparator_norm, p.max_iterations,
+            p.mu, p.comparator_norm,
         )  # fmt: skip
     except (TypeError, ValueError, ObjpertError) as exc:
         raise ModelFileError(

@@ -75,6 +75,7 @@ from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity, two
 from objpert.certify.peers.amp import DEFAULT_OUTPUT_SHARE, _split
 from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.certify.peers.plan import (
+    DEFAULT_MAX_ITERATIONS,
     DEFAULT_RELATIVE_TOLERANCE,
     MAX_NUDGES,
     grid_details,
@@ -395,7 +396,7 @@ def plan_multinomial(
     class_norm: float = DEFAULT_CLASS_NORM,
     gamma: float | None = None,
     output_share: float = DEFAULT_OUTPUT_SHARE,
-    max_iterations: int = 200,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
     grid_bits: int = GRID_BITS,
 ) -> MultinomialPlan:
     """The plan of one multinomial release at (epsilon, delta) (module docstring).
