@@ -116,7 +116,7 @@ def test_multiclass_estimator_runs_one_sweep_and_equals_the_sequential_loop(monk
 
     monkeypatch.setattr(perturbed_gd, "release_one_vs_rest", spy)
     m = PrivateLogisticRegression(
-        classes=[0, 1, 2, 3], data_norm=1.0, random_state=5, max_iter=60
+        classes=[0, 1, 2, 3], data_norm=1.0, random_state=5, max_iter=60, multi_class="ovr"
     ).fit(X, y)
     assert len(calls) == 1 and m.max_iter_used_ == 60
     Xp, Yp, plan, rngs = calls[0]
