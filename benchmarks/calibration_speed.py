@@ -1,14 +1,14 @@
-"""The tight calibration's speed: the bisection deciding five levels per vectorised
-evaluation against the plain step-by-step bisection (one level per evaluation).
+"""The tight calibration's speed: one ``tight`` call for a fresh shape (its caches cleared).
 
 Usage: python benchmarks/calibration_speed.py [--rounds R] [--json out.json]
 
-Both give the same plan bit for bit (checked here on every call, and by
-tests/certify/test_calibration.py); only the number of evaluations of the Theorem C.13
-test differs. For each setting, R interleaved rounds in one process (plain, tree, plain,
-tree, ...), BLAS on one thread (threadpoolctl); median, min and max seconds of one
-``tight`` call, as the machine is and under competing CPU-bound processes this benchmark
-starts itself.
+For each setting, R interleaved rounds in one process (setting after setting, round after
+round), BLAS on one thread (threadpoolctl), the calibration's cache cleared before every
+call: median, min and max of the wall seconds and of this process's CPU seconds of one
+``tight`` call, and the number of smallest-sigma searches it ran (one per (mu, N)
+evaluated), as the machine is and under competing CPU-bound processes this benchmark
+starts itself. The plan of every call is recertified (Theorem C.13 recomputed from the
+loss) and must equal the first round's.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -27,44 +28,69 @@ from objpert.certify import calibration
 from objpert.certify.calibration import tight
 
 SETTINGS = {  # name: keyword arguments of tight()
-    "binary, n 10k, d 20, eps 1, N <= 5000": dict(
+    # the estimators' binary fit: empirical objective, W = 3, an intercept column
+    "binary estimator, n 10k, d 20 + 1, eps 1, N <= 5000": dict(
+        n=10_000, d=21, zeta=math.sqrt(2), epsilon=1.0, delta=1e-6, comparator_norm=3.0,
+        objective="empirical", max_iterations=5000,
+    ),
+    "tv16 demo, n 28,193, d 26, eps 1, N <= 5000": dict(
+        n=28_193, d=26, zeta=6.0, epsilon=1.0, delta=1e-6, comparator_norm=3.0,
+        objective="empirical", max_iterations=5000,
+    ),
+    "population bound, n 10k, d 20, eps 1, N <= 5000": dict(
         n=10_000, d=20, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=5000
     ),
-    "n 100k, d 100, eps 0.1, N <= 100k": dict(n=100_000, d=100, zeta=1.0, epsilon=0.1, delta=1e-6),
-}
+}  # fmt: skip
 
 
-def _time(levels: int, kwargs: dict) -> tuple[float, object]:
-    calibration._LEVELS = levels
-    with threadpool_limits(1):
-        start = time.perf_counter()
-        plan = tight("logistic", **kwargs)
-        return time.perf_counter() - start, plan
+def _time(kwargs: dict) -> tuple[float, float, int, object]:
+    calibration._knee_cached.cache_clear()
+    searches = 0
+    plain = calibration._best_sigma
+
+    def counted(*args):
+        nonlocal searches
+        searches += 1
+        return plain(*args)
+
+    calibration._best_sigma = counted
+    try:
+        with threadpool_limits(1):
+            wall, cpu = time.perf_counter(), time.process_time()
+            plan = tight("logistic", **kwargs)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        calibration._best_sigma = plain
+    return wall, cpu, searches, plan
 
 
 def run(rounds: int) -> list[dict]:
     out = []
-    default = calibration._LEVELS
-    try:
-        for load in (False, True):
-            for name, kwargs in SETTINGS.items():
-                times: dict[int, list[float]] = {1: [], default: []}
-                with competing_load() if load else contextlib.nullcontext(0) as count:
-                    for _ in range(rounds):
-                        plans = {}
-                        for levels in times:
-                            seconds, plans[levels] = _time(levels, kwargs)
-                            times[levels].append(seconds)
-                        if plans[1].to_json() != plans[default].to_json():
-                            raise SystemExit(f"{name}: the plans differ")
-                plain, tree = spread(times[1]), spread(times[default])
-                out.append(
-                    {"setting": name, "competing_processes": count,
-                     "load_average": os.getloadavg()[0], "plain_s": plain, "tree_s": tree,
-                     "speedup_median": plain[1] / tree[1]}
-                )  # fmt: skip
-    finally:
-        calibration._LEVELS = default
+    for load in (False, True):
+        wall = {name: [] for name in SETTINGS}
+        cpu = {name: [] for name in SETTINGS}
+        searches, first = {}, {}
+        with competing_load() if load else contextlib.nullcontext(0) as count:
+            for _ in range(rounds):
+                for name, kwargs in SETTINGS.items():
+                    w, c, s, plan = _time(kwargs)
+                    cert = plan.recertify()
+                    if not (cert.certified and cert.delta <= plan.delta):
+                        raise SystemExit(f"{name}: the plan does not certify")
+                    if first.setdefault(name, plan.to_json()) != plan.to_json():
+                        raise SystemExit(f"{name}: the plans of two rounds differ")
+                    wall[name].append(w)
+                    cpu[name].append(c)
+                    searches[name] = s
+            load_average = os.getloadavg()[0]
+        for name in SETTINGS:
+            plan = json.loads(first[name])
+            out.append(
+                {"setting": name, "competing_processes": count, "load_average": load_average,
+                 "wall_s": spread(wall[name]), "cpu_s": spread(cpu[name]),
+                 "sigma_searches": searches[name], "iterations": plan["iterations"],
+                 "mu": plan["mu"], "sigma": plan["sigma"]}
+            )  # fmt: skip
     return out
 
 
@@ -74,14 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json")
     args = parser.parse_args(argv)
     rows = run(args.rounds)
-    print("| setting | competing processes | load average | plain s median [min, max] "
-          "| tree s median [min, max] | speed-up (medians) |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+    print("| setting | competing processes | load average | wall s median [min, max] "
+          "| CPU s median [min, max] | sigma searches | plan N |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        p, t = r["plain_s"], r["tree_s"]
+        w, c = r["wall_s"], r["cpu_s"]
         print(f"| {r['setting']} | {r['competing_processes']} | {r['load_average']:.1f} | "
-              f"{p[1]:.2f} [{p[0]:.2f}, {p[2]:.2f}] | {t[1]:.2f} [{t[0]:.2f}, {t[2]:.2f}] | "
-              f"{r['speedup_median']:.2f}x |")  # fmt: skip
+              f"{w[1]:.2f} [{w[0]:.2f}, {w[2]:.2f}] | {c[1]:.2f} [{c[0]:.2f}, {c[2]:.2f}] | "
+              f"{r['sigma_searches']} | {r['iterations']} |")  # fmt: skip
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

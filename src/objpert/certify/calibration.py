@@ -285,7 +285,7 @@ KNEE_TOLERANCE = 0.05
 KNEE_FLOOR = 1000
 _KNEE_GRID = 4  # candidate budgets per octave: max_iterations 2^(-j/4), j = 0, 1, ...
 _PROBE_STEPS = 12  # golden-section steps of log mu at a budget below or above max_iterations
-_GOLDEN_STEPS = 20  # golden-section steps of log mu between the grid neighbours at max_iterations
+_GOLDEN_STEPS = 24  # golden-section steps of log mu between grid neighbours (a decade apart)
 
 
 @dataclass(frozen=True)
@@ -601,7 +601,7 @@ def _search_mu(
     ``strict``)."""
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
     scale = loss_obj.L2 * zeta**2
-    mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 41))
+    mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 11))
     if epsilon <= 1:
         with contextlib.suppress(ParameterError):
             mus.append(
@@ -629,23 +629,8 @@ def _search_mu(
     # 2. golden-section refinement of log mu between the grid neighbours
     a = math.log(mus[max(k - 1, 0)])
     b = math.log(mus[min(k + 1, len(mus) - 1)])
-    best_mu, best_val = mus[k], values[k]
-    phi = (math.sqrt(5) - 1) / 2
-    x1, x2 = b - phi * (b - a), a + phi * (b - a)
-    f1, f2 = bound_at(math.exp(x1), max_iterations), bound_at(math.exp(x2), max_iterations)
-    for _ in range(_GOLDEN_STEPS):
-        if f1 <= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - phi * (b - a)
-            f1 = bound_at(math.exp(x1), max_iterations)
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + phi * (b - a)
-            f2 = bound_at(math.exp(x2), max_iterations)
-    for x, f in ((x1, f1), (x2, f2)):
-        if f < best_val:
-            best_mu, best_val = math.exp(x), f
-    return best_mu
+    x, f = _golden(lambda x: bound_at(math.exp(x), max_iterations), a, b, _GOLDEN_STEPS)
+    return math.exp(x) if f < values[k] else mus[k]
 
 
 def _tight_iterations(
