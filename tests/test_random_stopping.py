@@ -99,14 +99,16 @@ def test_one_run_on_average_is_exactly_one_run():
     ],
 )
 def test_certificate_equals_the_formula_summed_independently(eps_c, delta_c, mean):
-    """delta = (1 + e^{3 eps_c}) (1 - E[(1 - delta_c)^K]), E summed term by term."""
+    """epsilon = 3 (eps_c + log(1 / (1 - delta_c))), delta = (1 + e^epsilon)
+    (1 - E[(1 - delta_c)^K]), the expectation summed term by term."""
     mpmath.mp.dps = 40
     g = mpmath.mpf(1) / mean
     d = mpmath.mpf(delta_c)
     p = 1 - mpmath.nsum(lambda k: g * (1 - g) ** (k - 1) * (1 - d) ** k, [1, mpmath.inf])
     eps, delta = random_stopping_certificate(eps_c, delta_c, mean)
-    assert eps == pytest.approx(3 * eps_c, rel=1e-15)
-    want = min(1.0, float((1 + mpmath.e ** (3 * mpmath.mpf(eps_c))) * p))  # 1: trivial
+    eps_tilde = mpmath.mpf(eps_c) + mpmath.log(1 / (1 - d))
+    assert eps == pytest.approx(float(3 * eps_tilde), rel=1e-14)
+    want = min(1.0, float((1 + mpmath.e ** (3 * eps_tilde)) * p))  # 1: the trivial bound
     assert delta == pytest.approx(want, rel=1e-12, abs=0.0)
     assert bad_run_probability(delta_c, mean) == pytest.approx(float(p), rel=1e-12, abs=0.0)
 
@@ -338,7 +340,11 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
     mean=st.integers(1, 10_000),
 )
 def test_budget_always_meets_its_target(eps, delta, mean):
-    eps_c, delta_c = random_stopping_budget(eps, delta, mean)
+    try:
+        eps_c, delta_c = random_stopping_budget(eps, delta, mean)
+    except ParameterError as exc:  # log(1 / (1 - delta_c)) alone would exceed epsilon / 3
+        assert "no epsilon" in str(exc) and delta > 0
+        return
     got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean)
     assert eps_c > 0 and 0 <= delta_c <= delta
     assert got_eps <= eps and got_delta <= delta

@@ -13,24 +13,28 @@ The guarantee, from public constants only:
   introduction): if Q is epsilon_c-DP, the random-stopping output is 3 epsilon_c-DP,
   for every gamma in (0, 1]. The runs' outputs must be totally ordered by the score.
 - **Approximate candidates** (a corollary of that theorem, proved below): if Q is
-  (epsilon_c, delta_c)-DP, the output is (3 epsilon_c, (1 + e^{3 epsilon_c}) p)-DP with
-  p = 1 - E[(1 - delta_c)^K] = delta_c M / (1 + delta_c (M - 1)), M = E[K] = 1 / gamma.
+  (epsilon_c, delta_c)-DP, the output is (3 epsilon~, (1 + e^{3 epsilon~}) p)-DP with
+  epsilon~ = epsilon_c + log(1 / (1 - delta_c)) and p = 1 - E[(1 - delta_c)^K]
+  = delta_c M / (1 + delta_c (M - 1)), M = E[K] = 1 / gamma.
 
-Proof of the corollary. Fix neighbours x, x'. Every (epsilon, delta)-DP pair of output
-distributions is a post-processing of the four-output randomized response of Kairouz,
-Oh & Viswanath (2017, Section 2), whose first output has probability delta under x and
-zero under x'; removing it leaves two epsilon-indistinguishable laws. So Q(x) = (1 -
-delta_c) P + delta_c B and Q(x') = (1 - delta_c) P' + delta_c B' with P, P'
-epsilon_c-indistinguishable. Draw each run from B with probability delta_c (a "bad" run),
-else from P, and couple the procedure with the one that redraws every bad run from P: the
-two outputs differ only if one of the K runs is bad, probability p (K is independent of
-the runs). The coupled procedure is random stopping over P, P': 3 epsilon_c-
-indistinguishable by the theorem. Hence for every event S,
-Pr[A(x) in S] <= Pr[A_P(x) in S] + p <= e^{3 eps_c} Pr[A_P'(x') in S] + p
-<= e^{3 eps_c} (Pr[A(x') in S] + p) + p.
+Proof of the corollary. Fix neighbours x, x' and let q, q' be the laws of one run's output.
+With m = min(q, e^{eps_c} q') and m' = min(q', e^{eps_c} q) (as measures): m <= e^{eps_c} m'
+and m' <= e^{eps_c} m everywhere, and their masses are 1 - a and 1 - a' with
+a = int (q - e^{eps_c} q')_+ <= delta_c and a' <= delta_c (Q is (eps_c, delta_c)-DP both
+ways). So q = (1 - a) P + a B with P = m / (1 - a), likewise q' = (1 - a') P' + a' B', and
+P, P' are epsilon~-indistinguishable ((1 - a') / (1 - a) <= 1 / (1 - delta_c)). Draw each
+run from B with probability a (a "bad" run), else from P. The procedure that redraws
+every bad run from P is random stopping over P, P': 3 epsilon~-indistinguishable by the
+theorem (applied to the mechanism x -> P, x' -> P'). It differs from the real one only if
+one of the K runs is bad, probability 1 - E[(1 - a)^K] <= p (K is independent of the
+runs). Hence for every event S, with A~ the redrawn procedure,
+Pr[A(x) in S] <= Pr[A~(x) in S] + p <= e^{3 eps~} Pr[A~(x') in S] + p
+<= e^{3 eps~} (Pr[A(x') in S] + p) + p.
 
-Calibration inverts the bound in closed form: epsilon_c = epsilon / 3 and delta_c =
-delta / ((1 + e^epsilon) M - delta (M - 1)), rounded down until the bound meets the target.
+Calibration inverts the bound: delta_c = delta / ((1 + e^epsilon) M - delta (M - 1)) and
+epsilon_c = epsilon / 3 - log(1 / (1 - delta_c)), each rounded down (one ulp at a time)
+until the bound meets the target. Every step is checked against exact output laws of the
+whole procedure in tests/test_random_stopping.py.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ EPSILON_FACTOR = 3.0
 
 THEOREM = (
     "random stopping (Liu & Talwar 2019, Theorem 3.2: 3 epsilon_c for epsilon_c-DP runs; "
-    "delta by the coupling corollary in objpert.model_selection.random_stopping)"
+    "delta_c by the coupling corollary of objpert.model_selection.random_stopping)"
 )
 
 
@@ -111,9 +115,10 @@ def random_stopping_certificate(
     candidate_epsilon: float, candidate_delta: float, runs_mean: int, *, pure: bool = False
 ) -> tuple[float, float]:
     """(epsilon, delta) of random stopping over (epsilon_c, delta_c)-DP runs with a
-    geometric number of runs of mean ``runs_mean``: (3 epsilon_c, (1 + e^{3 epsilon_c}) p),
-    p = :func:`bad_run_probability` (Liu & Talwar 2019, Theorem 3.2, and the corollary in
-    the module docstring). ``pure=True`` is the theorem itself: it refuses delta_c > 0.
+    geometric number of runs of mean ``runs_mean``: (3 epsilon~, (1 + e^{3 epsilon~}) p),
+    epsilon~ = epsilon_c + log(1 / (1 - delta_c)), p = :func:`bad_run_probability` (Liu &
+    Talwar 2019, Theorem 3.2, and the corollary in the module docstring). ``pure=True`` is
+    the theorem itself (3 epsilon_c, 0): it refuses delta_c > 0.
     """
     eps_c = check_nonnegative("candidate_epsilon", candidate_epsilon)
     if not math.isfinite(eps_c):
@@ -126,7 +131,7 @@ def random_stopping_certificate(
             f"(epsilon, delta)-DP with delta_c = {d:.3g} (objective perturbation with "
             "Gaussian noise is never pure DP): use pure=False"
         )
-    eps = EPSILON_FACTOR * eps_c
+    eps = EPSILON_FACTOR * (eps_c - math.log1p(-d))  # 3 epsilon~ (module docstring)
     if d == 0.0:
         return eps, 0.0
     return eps, min(1.0, (1.0 + math.exp(eps)) * bad_run_probability(d, m))
@@ -134,9 +139,9 @@ def random_stopping_certificate(
 
 def random_stopping_budget(epsilon: float, delta: float, runs_mean: int) -> tuple[float, float]:
     """(epsilon_c, delta_c) of each run so that :func:`random_stopping_certificate` meets
-    the total (epsilon, delta): epsilon / 3 and delta / ((1 + e^epsilon) M - delta (M - 1)),
-    each rounded down (one ulp at a time) until the bound is within the target. delta = 0
-    asks for pure-DP runs (delta_c = 0)."""
+    the total (epsilon, delta): delta_c = delta / ((1 + e^epsilon) M - delta (M - 1)) and
+    epsilon_c = epsilon / 3 - log(1 / (1 - delta_c)), each rounded down (one ulp at a time)
+    until the bound is within the target. delta = 0 asks for pure-DP runs (delta_c = 0)."""
     eps = check_positive("epsilon", epsilon)
     if not math.isfinite(eps):
         raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
@@ -144,8 +149,12 @@ def random_stopping_budget(epsilon: float, delta: float, runs_mean: int) -> tupl
     if dlt >= 1.0:
         raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
     m = _check_runs_mean(runs_mean)
-    eps_c = eps / EPSILON_FACTOR
     d_c = dlt / ((1.0 + math.exp(eps)) * m - dlt * (m - 1))
+    eps_c = eps / EPSILON_FACTOR + math.log1p(-d_c)
+    if eps_c <= 0.0:
+        raise ParameterError(
+            f"(epsilon, delta) = ({epsilon!r}, {delta!r}) leaves no epsilon for the runs"
+        )
     for _ in range(64):
         got_eps, got_delta = random_stopping_certificate(eps_c, d_c, m)
         if got_eps <= eps and got_delta <= dlt:
