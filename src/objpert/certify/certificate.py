@@ -29,6 +29,7 @@ FORM_NAMES = {
     "theorem41": "Theorem 4.1",
     "c13": "Theorem C.13",
     "limit": "Theorem C.13, limit N -> infinity",
+    "multinomial": "softmax objective perturbation, docs/multiclass.md",
 }
 
 
@@ -109,7 +110,8 @@ class Certificate:
         lines = [
             f"{budget_text(self.epsilon, self.delta)}, {status} "
             f"({name}, {self.truncation} truncation)",
-            f"  N = {self.iterations} steps, sigma = {self.sigma:.4g}; delta = truncation "
+            (f"  N = {self.iterations} steps, " if self.iterations is not None else "  ")
+            + f"sigma = {self.sigma:.4g}; delta = truncation "
             f"{self.truncation_mass:.3g} + divergence {self.divergence_term:.3g}",
         ]
         lines += [f"  not certified: {' '.join(r.split())}" for r in self.reasons]
