@@ -122,6 +122,23 @@ def test_max_seconds_is_refused_and_alpha_is_the_ridge():
     assert est.plan_.mu == 0.2
 
 
+def test_gradient_descent_settings_keep_one_vs_rest():
+    """A declared composition, time budget or dtype asks for one-vs-rest under "auto" and
+    is refused with multi_class="multinomial" (its solver uses none of them)."""
+    X, y = _data()
+    base = dict(data_norm=1.0, classes=[0, 1, 2, 3], random_state=0)
+    est = _fit(PrivateLogisticRegression(dtype="float32", **base), X, y)
+    assert est.multi_class_ == "ovr"
+    est = _fit(PrivateLogisticRegression(composition="split", **base), X, y)
+    assert est.multi_class_ == "ovr"
+    with pytest.raises(ParameterError, match="dtype"):
+        _fit(PrivateLogisticRegression(dtype="float32", multi_class="multinomial", **base), X, y)
+    est = _fit(
+        PrivateLogisticRegression(composition="pld", multi_class="multinomial", **base), X, y
+    )
+    assert est.multi_class_ == "multinomial"  # a composition has nothing to compose here
+
+
 def test_the_accountant_is_charged_and_refuses_before_reading():
     X, y = _data()
     acc = PrivacyAccountant(epsilon=1.5, delta=1e-5)

@@ -26,6 +26,7 @@ from objpert.estimators.base import (
 from objpert.estimators.multinomial import (
     MULTI_CLASS,
     check_multinomial_budget,
+    descent_settings,
     fit_multinomial,
     use_multinomial,
 )
@@ -122,13 +123,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         softmax objective's exact-minimiser privacy profile
         (:mod:`objpert.certify.peers.multinomial`); ``comparator_norm`` is then the norm of
         each class's comparator in the "auto" ridge, ``alpha`` its ridge; ``calibration``,
-        ``composition``, ``max_iter``, ``engine`` and ``dtype`` do not apply (its solver
-        has its own public budget of 2000 iterations), and ``max_seconds`` and ``prior``
-        are refused.
+        ``composition`` and ``max_iter`` do not apply (its solver has its own public
+        budget of 2000 iterations), and a ``prior``, ``max_seconds``, an ``engine`` or a
+        ``dtype`` are refused.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
-        multinomial for in-memory data without a ``prior`` or ``max_seconds`` and with
-        ``composition="auto"``, one-vs-rest otherwise (a declared composition asks for
-        one-vs-rest; a rule of public values only, from benchmarks/multinomial.json).
+        multinomial for in-memory data without a ``prior``, and without a composition,
+        ``max_seconds``, engine or dtype declared (settings of gradient-descent
+        releases); one-vs-rest otherwise (a rule of public values only, from
+        benchmarks/multinomial.json).
         Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
     accountant : PrivacyAccountant or None, default=None
         A privacy budget shared by several releases (:class:`objpert.accounting.
@@ -343,9 +345,8 @@ default=None
     def _multinomial_for(self, k: int, on_cluster: bool, p) -> bool:
         """Whether this fit of k classes is one multinomial release (the public rule of
         :func:`~objpert.estimators.multinomial.use_multinomial`)."""
-        return use_multinomial(
-            self.multi_class, k, on_cluster, self.prior, self.composition, p.max_seconds
-        )
+        descent = descent_settings(p, self.composition)
+        return use_multinomial(self.multi_class, k, on_cluster, self.prior, descent)
 
     def _set_release_attributes(self, coef, intercept):
         self.coef_ = np.ascontiguousarray(coef)

@@ -21,6 +21,7 @@ from objpert.mechanisms.progress import check_verbose
 __all__ = [
     "MULTI_CLASS",
     "check_multinomial_budget",
+    "descent_settings",
     "fit_multinomial",
     "multinomial_plan",
     "use_multinomial",
@@ -35,44 +36,55 @@ def use_multinomial(
     n_classes: int,
     on_cluster: bool,
     prior: Any = None,
-    composition: str = "auto",
-    max_seconds: float | None = None,
+    descent: tuple[str, ...] = (),
 ) -> bool:
     """Whether a fit with ``n_classes`` declared classes trains one multinomial release.
 
-    ``"ovr"``: never; ``"multinomial"``: for K >= 3 (two classes are one binary release
-    either way), refused on a Dask cluster (the softmax solver runs in memory);
-    ``"auto"``: for K >= 3 on in-memory data without a ``prior`` (one-vs-rest releases
-    are centred at a prior; the softmax release is not, and refuses one), without
-    ``max_seconds`` (a time budget of gradient steps) and with ``composition="auto"`` (a
-    declared composition, "pld" or "split", asks for composed one-vs-rest releases). The
-    rule reads public values only. Why: in benchmarks/multinomial.json one multinomial
-    release is ahead of K one-vs-rest releases composed by PLD wherever the two differ
-    clearly above chance (digits, 10 classes, at every epsilon from 0.1 to 3; 20 leaf
-    species at epsilon 1 and 3); one-vs-rest is ahead on the 142-row wine table
+    ``descent`` names the declared settings that only gradient-descent releases use
+    (:func:`descent_settings`). ``"ovr"``: never; ``"multinomial"``: for K >= 3 (two
+    classes are one binary release either way), refused on a Dask cluster (the softmax
+    solver runs in memory), with a ``prior`` (its ridge is centred at zero) or with a
+    time budget, an engine or a dtype declared (its solver uses none of them);
+    ``"auto"``: for K >= 3 on in-memory data without a prior and without any of
+    ``descent`` (a declared composition, time budget, engine or dtype asks for one-vs-rest
+    releases). The rule reads public values only. Why: in benchmarks/multinomial.json one
+    multinomial release is ahead of K one-vs-rest releases composed by PLD wherever the
+    two differ clearly above chance (digits, 10 classes, at every epsilon from 0.1 to 3;
+    20 leaf species at epsilon 1 and 3); one-vs-rest is ahead on the 142-row wine table
     (docs/multiclass.md).
     """
     if multi_class not in MULTI_CLASS:
         raise ParameterError(f"multi_class must be one of {MULTI_CLASS}; got {multi_class!r}")
     if multi_class == "ovr" or n_classes < 3:
         return False
-    if multi_class == "auto" and (composition != "auto" or max_seconds is not None):
-        return False
-    if prior is not None:
-        if multi_class == "multinomial":
+    auto = multi_class == "auto"
+    refused = [name for name in descent if name != "composition"]
+    reasons = [
+        (prior is not None, "has no prior (its ridge is centred at zero)"),
+        (on_cluster, "runs in memory: fit in-memory data"),
+        (bool(refused), f"does not use {', '.join(refused)} (gradient-descent settings)"),
+    ]
+    for failed, why in reasons:
+        if failed:
+            if auto:
+                return False
             raise ParameterError(
-                "multi_class='multinomial' has no prior (its ridge is centred at zero): use "
-                "multi_class='ovr' with a prior"
+                f"multi_class='multinomial' {why}: use multi_class='ovr' for these settings"
             )
-        return False
-    if on_cluster:
-        if multi_class == "multinomial":
-            raise ParameterError(
-                "multi_class='multinomial' runs in memory: fit in-memory data, or use "
-                "multi_class='ovr' on a Dask cluster"
-            )
-        return False
-    return True
+    return not (auto and descent)
+
+
+def descent_settings(p: Any, composition: str) -> tuple[str, ...]:
+    """The settings declared for gradient-descent releases only: a ``composition`` other
+    than "auto", ``max_seconds``, an ``engine`` other than "auto"/"default", a ``dtype``
+    other than "float64" (``p`` the fit's FitSettings)."""
+    declared = {
+        "composition": composition != "auto",
+        "max_seconds": p.max_seconds is not None,
+        "engine": p.engine not in ("auto", "default"),
+        "dtype": p.dtype != "float64",
+    }
+    return tuple(name for name, on in declared.items() if on)
 
 
 @functools.lru_cache(maxsize=256)
@@ -107,11 +119,6 @@ def fit_multinomial(
     returns the rows scaled down to data_norm and the release's seconds (statistics of
     the private rows, never stored). ``p`` is the fit's FitSettings; ``comparator_norm`` is
     the norm of each class's comparator column in the "auto" ridge."""
-    if p.max_seconds is not None:
-        raise ParameterError(
-            "max_seconds budgets gradient steps of one-vs-rest releases; the multinomial "
-            "release solves to a tolerance: leave max_seconds=None or use multi_class='ovr'"
-        )
     not_public = (*not_public, *model._selection_not_public())
     k = int(n_classes)
     plan = multinomial_plan(
