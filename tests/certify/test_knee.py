@@ -10,10 +10,13 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from objpert.certify import calibration as cal
 from objpert.certify.budget import NOTABLE_GAIN, ceiling
 from objpert.certify.constants import problem
+from objpert.exceptions import UnreachableTargetError
 from objpert.losses import get_loss
 
 W = 3.0
@@ -184,3 +187,33 @@ def test_smallest_sigma_equals_the_plain_search_bit_for_bit():
         checked += 1
         finite += math.isfinite(got[0])
     assert finite >= 8  # most cases certify at some sigma
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(
+    n=st.integers(500, 10**6),
+    d=st.integers(1, 60),
+    epsilon=st.floats(0.1, 4.0),
+    budget=st.integers(1, 6000),
+    tol=st.sampled_from([0.0, 0.01, 0.05, 1.0]),
+)
+def test_knee_properties(n, d, epsilon, budget, tol):
+    """The knee is a candidate budget within max_iterations (max_iterations when the
+    budget binds, at least the floor otherwise unless max_iterations is below it), binds
+    exactly when a doubling gains more than the tolerance, and the plan runs at most it."""
+    public = dict(n=n, d=d, zeta=1.0, epsilon=epsilon, delta=1e-6, comparator_norm=W,
+                  objective="empirical", max_iterations=budget, knee_tolerance=tol)  # fmt: skip
+    try:
+        found = cal.knee("logistic", **public)
+    except UnreachableTargetError:
+        return
+    assert found.budget in cal._grid(budget) and found.budget <= budget
+    assert found.binds == (not found.gain_at_max <= tol)
+    if found.binds or budget < cal.KNEE_FLOOR:
+        assert found.budget == budget
+    else:
+        assert found.budget >= cal.KNEE_FLOOR
+    assert found.bound_at_double <= found.bound_at_max * (1 + 1e-9) + 1e-12
+    plan = cal.tight("logistic", **public)
+    assert plan.iterations <= found.budget and plan.mu == found.mu
+    assert plan.recertify().certified
