@@ -490,6 +490,12 @@ def test_model_files_keep_the_prior(case, tmp_path):
     np.testing.assert_array_equal(refit.coef_, model.coef_)
     plain, _, _ = _fit(case, None)
     assert load(save(plain, tmp_path / "p.json")).prior_coef_ is None
+    # the file keeps the prior of the release, whatever set_params says after the fit
+    model.set_params(prior=None)
+    again = load(save(model, tmp_path / "m2.json"))
+    np.testing.assert_array_equal(again.prior_coef_, loaded.prior_coef_)
+    plain.set_params(prior=_prior(k))
+    assert load(save(plain, tmp_path / "p2.json")).prior_coef_ is None
 
 
 def test_the_privacy_report_shows_the_public_prior(tmp_path):

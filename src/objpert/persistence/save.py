@@ -57,12 +57,12 @@ def _params(model: Any) -> dict[str, Any]:
         params[name] = None  # the caller's ledger and cluster: not part of the model
     if params.get("data_norm") is None and getattr(model, "pipeline_data_norm_", None):
         params["data_norm"] = model.pipeline_data_norm_  # declared by the pipeline's steps
-    if params.get("prior") is not None:  # a public input: its coefficients, in raw units
-        coef = np.asarray(model.prior_coef_, dtype=np.float64)
-        params["prior"] = {
-            "coef": np.atleast_2d(coef).tolist(),
+    if "prior" in params:  # the public prior of the release (not a later set_params)
+        fitted = getattr(model, "prior_coef_", None)
+        params["prior"] = None if fitted is None else {
+            "coef": np.atleast_2d(np.asarray(fitted, dtype=np.float64)).tolist(),
             "intercept": np.atleast_1d(model.prior_intercept_).astype(np.float64).tolist(),
-        }
+        }  # fmt: skip
     rs = params.get("random_state")
     if rs is not None and not (isinstance(rs, int | np.integer) and not isinstance(rs, bool)):
         params["random_state"] = None  # a Generator/RandomState: its state is not saved
