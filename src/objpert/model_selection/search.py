@@ -137,8 +137,10 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
     ``1 - score_fraction`` of it), and releases its score on the same rows (correct
     predictions, or the clipped squared errors on ``SCORE_LEVELS`` integer levels) with
     exact discrete Laplace noise (Canonne, Kamath & Steinke 2020, Algorithm 2). The run
-    with the highest noisy score (ties broken by an independent uniform) is output:
-    (epsilon, delta)-DP by Liu & Talwar (2019, Theorem 3.2) and the coupling corollary of
+    with the highest noisy score (ties broken by an independent uniform) is output. One run
+    is (epsilon_c, delta_c)-DP (model and score by basic composition; a uniform draw among
+    grid points that each are, is too), so the output is (epsilon, delta)-DP by Liu &
+    Talwar (2019, Theorem 3.2) and the coupling corollary of
     :mod:`objpert.model_selection.random_stopping`. Each run draws its own noise (the
     estimator's ``random_state`` is replaced: from OS entropy, or from the search's seed).
     Neither K nor the other runs' models or scores are kept. A run whose certificate
@@ -341,7 +343,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         sensitivity = 1 if classify else SCORE_LEVELS
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
         y_arr = np.asarray(y)
-        best: tuple[tuple[int, float], int, Any] | None = None
+        best: tuple[tuple[int, float, bytes], int, Any] | None = None
         with warnings.catch_warnings():  # the runs' seeds come from the search's own
             warnings.simplefilter("ignore", TestingSeedWarning)  # generator (warned once)
             for _ in range(count):
@@ -357,7 +359,9 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
                     )
                 utility = _integer_utility(model, X, y_arr, classify, bound)
                 noisy = utility + discrete_laplace(generator, scale)
-                key = (noisy, float(generator.random()))  # ties: a data-independent order
+                # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
+                # score, then an independent uniform, then the released coefficients
+                key = (noisy, float(generator.random()), _release_bytes(model))
                 if best is None or key > best[0]:
                     best = (key, index, model)
                 del utility, noisy
@@ -417,6 +421,13 @@ def _integer_utility(model: Any, X: Any, y: np.ndarray, classify: bool, bound: f
     err = np.minimum((pred.astype(float) - y.astype(float)) ** 2, clip)
     levels = np.floor(err / clip * SCORE_LEVELS).astype(np.int64)
     return -int(np.sum(np.minimum(levels, SCORE_LEVELS)))
+
+
+def _release_bytes(model: Any) -> bytes:
+    """The released coefficients and intercepts as bytes (the last key of the order)."""
+    coef = np.ascontiguousarray(model.coef_, dtype=np.float64)
+    intercept = np.ascontiguousarray(model.intercept_, dtype=np.float64)
+    return coef.tobytes() + intercept.tobytes()
 
 
 def _rows(a: Any) -> int:
