@@ -129,8 +129,7 @@ def _noise(seed, plan, k):
 
 
 LOGIT, ROBUST = PrivateLogisticRegression, PrivateRobustRegression
-# one-vs-rest releases (where the estimator also offers a multinomial one)
-OVR = {"multi_class": "ovr"} if "multi_class" in LOGIT._get_param_names() else {}
+OVR = {"multi_class": "ovr"}  # one release per class: each row of the prior centres one
 CASES = {
     "binary": (LOGIT, "logistic", 1, dict(data_norm=DATA_NORM, classes=[0, 1])),
     "bounds": (LOGIT, "logistic", 1, dict(feature_bounds=BOUNDS, classes=[0, 1])),
