@@ -112,7 +112,7 @@ def test_estimator_n_jobs_and_max_seconds(data):
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(80, 3))
     y = np.arange(80) % 3
     model = PrivateLogisticRegression(
-        classes=[0, 1, 2], data_norm=1.0, max_iter=200, random_state=0, **kw
+        classes=[0, 1, 2], data_norm=1.0, max_iter=200, random_state=0, multi_class="ovr", **kw
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

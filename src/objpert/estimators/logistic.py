@@ -188,7 +188,7 @@ default=None
         of the private rows: :class:`objpert.mechanisms.perturbed_gd.CertifiedRelease`).
     max_iter_used_ : int
         The iteration budget of the calibration: ``max_iter``, or the steps
-        ``max_seconds`` buys.
+        ``max_seconds`` buys (a multinomial release: its solver's budget).
     seeded_ : bool
         Whether a testing seed drew the noise (then the model is not private).
     multi_class_ : {"ovr", "multinomial"}

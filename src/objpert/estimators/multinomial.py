@@ -143,7 +143,7 @@ def fit_multinomial(
     else:
         coef, intercept = W, np.zeros(k)
     model._set_release_attributes(coef, intercept)
-    model.max_iter_used_ = p.max_iterations
+    model.max_iter_used_ = plan.iterations  # the solver's budget (max_iter does not apply)
     # the solver's count depends on the private rows: the model keeps the public budget
     model.n_iter_ = np.array([plan.iterations], dtype=np.int64)
     model.releases_ = [replace(release.certified(), iterations=plan.iterations)]
