@@ -32,11 +32,10 @@ import warnings
 
 from threadpoolctl import threadpool_limits
 
-from objpert.apps.bench.common import SETTLE_SECONDS
+from objpert.apps.bench.common import SETTLE_SECONDS, clear_calibration_caches
 from objpert.apps.bench.fit import DELTA, FIT_ROWS, flights_split
 from objpert.apps.bench.threads import competing_load, spread
 from objpert.estimators import PrivateLogisticRegression
-from objpert.estimators.base import calibration_for, plan_for
 
 QUICK_ROWS = 30_000
 
@@ -50,8 +49,7 @@ def fits(rows: int, with_default: bool) -> tuple[dict, dict]:
 
     def private(engine: str):
         def fit():
-            plan_for.cache_clear()  # the calibration is part of every timed fit
-            calibration_for.cache_clear()
+            clear_calibration_caches()  # the calibration is part of every timed fit
             model = PrivateLogisticRegression(
                 epsilon=1.0, delta=DELTA, data_norm=ds.data_norm, classes=[0, 1],
                 random_state=0, engine=engine, verbose=False,

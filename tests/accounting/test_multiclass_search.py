@@ -164,7 +164,7 @@ def test_search_on_releases_with_a_closed_form_composition(epsilon, delta, k, sh
     from Gaussian: the returned share composes to the target (recomputed), obeys the
     stopping rule (0.6 of the target delta used, or 3% more fails, or the whole target),
     is not below the bracketing search's by more than its 3% tolerance, and calibrates
-    no share twice."""
+    no share twice, nor more shares than the bracketing search (or 6)."""
     with pytest.MonkeyPatch.context() as mp:
         plan_at, calls = _shifted_family(mp, share)
         try:
@@ -177,9 +177,11 @@ def test_search_on_releases_with_a_closed_form_composition(epsilon, delta, k, sh
         assert epsilon / k * 0.9**7 <= jp.epsilon_i <= epsilon
         above = _Shifted(jp.epsilon_i * 1.03, delta / k, share).composed(k, epsilon)
         assert jp.composed_delta >= 0.6 * delta or above > delta or jp.epsilon_i == epsilon
-        assert len(set(calls)) == len(calls) <= 8
-        ref_eps = reference_joint_plan(plan_at, epsilon, delta, k)[0]
+        ours = list(calls)
+        assert len(set(ours)) == len(ours)
+        ref_eps, _, _, ref_calls = reference_joint_plan(plan_at, epsilon, delta, k)
     assert jp.epsilon_i >= ref_eps / 1.03
+    assert len(ours) <= max(6, len(ref_calls))
 
 
 def test_gaussian_share_composes_gaussians_exactly():

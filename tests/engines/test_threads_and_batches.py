@@ -353,10 +353,21 @@ def test_bench_threads_rows_and_competing_load():
         assert count == 1
     rows = bench.bench_threads(quick=True, rounds=1, load=False)
     assert [r.name for r in rows] == [
-        "batched_b64_gain", "one_vs_rest_gain", "one_vs_rest_digits_gain",
-        "single_thread_step", "auto_threads_step",
+        "batched_b64_gain", "one_vs_rest_gain", "one_vs_rest_digits_gain", "one_vs_rest_fit",
+        "one_vs_rest_fit_digits", "single_thread_step", "auto_threads_step",
     ]  # fmt: skip
     assert all(r.seconds > 0 and r.baseline_seconds > 0 and math.isfinite(r.ratio) for r in rows)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert bench.spread([3.0, 1.0, 2.0]) == (1.0, 2.0, 3.0)
+
+
+def test_clear_calibration_caches_empties_the_plan_caches():
+    """The benchmarks' fits with calibration included start from empty caches."""
+    from objpert.apps.bench.common import clear_calibration_caches
+    from objpert.estimators.base import plan_for
+
+    plan_for("logistic", None, "tight", 200, 3, 1.0, 1.0, 1e-5, 1.0, 100, 0.1)
+    assert plan_for.cache_info().currsize >= 1
+    assert clear_calibration_caches() >= 2
+    assert plan_for.cache_info().currsize == 0

@@ -99,9 +99,9 @@ _MODEL_STEPS = 6
 _AIM = 0.85
 #: Before two plans are known, the slope of log mu_K against log epsilon_i is taken as
 #: 1 + _SLOPE (log mu_K - log mu_aim): 1 for Gaussian releases, which compose as the model
-#: says; measured for Watkins & Arora plans (K = 2 to 10): 1.03 to 2.2, growing with
-#: their excess over the Gaussian composition.
-_SLOPE = 1.5
+#: says; for Watkins & Arora plans (K = 2 to 20) the slope from the first plan to the
+#: boundary measured 1.1 to 2.3, growing with that plan's excess log mu_K - log mu_aim.
+_SLOPE = 2.2
 
 
 def joint_plan(
@@ -122,9 +122,10 @@ def joint_plan(
     failing bracket ``rtol`` wide. Its steps are chosen by a model: each composed delta is
     read as the mu_K of the mu-GDP mechanism with that delta at ``epsilon`` (Dong, Roth &
     Su 2022, Corollary 2.13), log mu_K is nearly linear in log epsilon_i, and the next
-    epsilon_i is where the line through the last two plans (one plan: a slope of 1.5)
-    reaches the mu_K of 0.8 of the target delta. The first epsilon_i is
-    :func:`gaussian_share` (exact for K Gaussian releases). Each step stays inside the
+    epsilon_i is where the line through the last two plans (slope kept in [1, 5]; after
+    one plan: 1 + 2.2 times its excess, :data:`_SLOPE`) reaches the mu_K of 0.85 of the
+    target delta. The first epsilon_i is :func:`gaussian_share` (exact for K Gaussian
+    releases). Each step stays inside the
     bracket known so far and within [0.9^7 epsilon / K, epsilon] (the range of basic
     composition's share to the whole target); after a few steps, or where the model has
     no value (a composed delta of 0 or 1), Illinois regula falsi on Phi^-1(delta) against
@@ -188,8 +189,8 @@ def joint_plan(
         slope = 1.0 + _SLOPE * max(0.0, y1 - aim)
         if len(points) >= 2:
             x0, y0 = points[-2]
-            if x1 != x0 and (y1 - y0) / (x1 - x0) > 0.0:
-                slope = (y1 - y0) / (x1 - x0)
+            if x1 != x0:  # kept within [1, 5]: a step of the plans' budget is no slope
+                slope = min(max((y1 - y0) / (x1 - x0), 1.0), 5.0)
         nxt = math.exp(x1 + (aim - y1) / slope)
         low = floor if lo is None else lo[0]
         high = epsilon if hi is None else hi[0]

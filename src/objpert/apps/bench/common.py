@@ -7,7 +7,39 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["SETTLE_SECONDS", "BenchResult", "best_time", "best_times", "round_times"]
+__all__ = [
+    "CALIBRATION_MODULES",
+    "SETTLE_SECONDS",
+    "BenchResult",
+    "best_time",
+    "best_times",
+    "clear_calibration_caches",
+    "round_times",
+]
+
+#: The modules whose cached functions hold calibrations (plans, knees, PLDs of plans).
+CALIBRATION_MODULES = (
+    "objpert.estimators.base",
+    "objpert.certify.calibration",
+    "objpert.accounting.multiclass",
+    "objpert.accounting.pld",
+)
+
+
+def clear_calibration_caches() -> int:
+    """Empty every cache of :data:`CALIBRATION_MODULES` (each module-level function with
+    ``cache_clear``), so that the next fit calibrates as in a fresh process; returns how
+    many caches were cleared."""
+    import importlib
+
+    cleared = 0
+    for name in CALIBRATION_MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+                value.cache_clear()
+                cleared += 1
+    return cleared
 
 
 @dataclass(frozen=True)
