@@ -223,3 +223,19 @@ def test_every_plan_certifies_its_target(n, d, k, zeta, eps, log_delta):
     assert cert.delta <= delta
     assert cert.epsilon <= eps * (1 + 1e-12)
     assert cert.to_dict() == plan.certificate.to_dict()
+
+
+def test_the_auto_ridge_minimises_its_criterion():
+    """mu of alpha="auto": p sigma(mu)^2 / (2 mu) + mu K W^2 / 2 is smallest there among
+    nearby ridges (sigma recalibrated at each)."""
+    n, d, k, zeta, eps, delta, w = 1000, 9, 5, 1.4, 1.0, 1e-6, 3.0
+    plan = plan_multinomial(n=n, d=d, n_classes=k, zeta=zeta, epsilon=eps, delta=delta)
+    eps1, delta1 = plan.epsilon_objective, plan.delta_objective
+
+    def risk(mu):
+        sigma = multinomial_sigma(n, d, k, zeta, mu, eps1, delta1)
+        return d * k * sigma**2 / (2 * mu) + mu * k * w**2 / 2
+
+    best = risk(plan.mu)
+    for factor in (0.5, 0.8, 1.25, 2.0):
+        assert best <= risk(plan.mu * factor) * (1 + 1e-6)
