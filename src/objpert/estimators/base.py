@@ -118,8 +118,9 @@ _COMMON_DOC = """
       recorded in ``certificate_.not_public``. When more than 1% of the rows are clipped,
       ``fit`` warns :class:`objpert.exceptions.ClippingNotice` (shown to whoever runs it,
       never stored in the model or its file).
-    - **No silent iteration ceiling.** When the budget ``max_iterations`` binds and
-      twice the budget would cut sigma by more than 10% (computed from public constants,
+    - **No silent iteration ceiling.** The calibration stops at the knee of its bound
+      (docs/pipeline.md); when the knee lies beyond ``max_iter`` and twice the budget
+      would lower the bound by more than 0.1 (computed from public constants,
       :func:`objpert.certify.budget.ceiling`), ``fit`` warns
       :class:`objpert.exceptions.IterationBudgetWarning` saying what to set.
     - **Each fit is a release.** Model selection on private data (``GridSearchCV``,
