@@ -220,7 +220,7 @@ def test_calibrate_dispatches():
     case = GRID[0]
     loss, n, d, eps, delta, _ = case
     target = dict(epsilon=eps, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
-    budget = dict(max_iterations=10, rtol=0.5)  # tight-only options are dropped
+    budget = dict(max_iterations=10, rtol=0.5, knee_tolerance=0.2)  # tight-only: dropped
     via = calibration.calibrate(
         loss, method="corollary413", n=n, d=d, zeta=ZETA, **target, **budget
     )

@@ -679,6 +679,7 @@ def _calibrate(loss: str, method: str, **kwargs: Any) -> Plan:
     if method == "corollary413":
         kwargs.pop("max_iterations", None)
         kwargs.pop("rtol", None)
+        kwargs.pop("knee_tolerance", None)
         return corollary_413(loss, **kwargs)
     raise ParameterError(f"method must be one of {METHODS}; got {method!r}")
 
