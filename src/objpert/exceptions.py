@@ -117,5 +117,6 @@ class ClippingNotice(UserWarning):
 
 
 class IterationBudgetWarning(UserWarning):
-    """The plan uses the whole iteration budget and a larger budget would cut the noise
-    markedly (computed from public constants: :func:`objpert.certify.budget.ceiling`)."""
+    """The knee of the calibration's bound lies beyond the iteration budget and doubling it
+    would lower that bound materially (computed from public constants:
+    :func:`objpert.certify.budget.ceiling`)."""
