@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from objpert import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.accounting import PrivacyAccountant
 from objpert.exceptions import (
     DataError,
     ObjpertError,
@@ -331,6 +332,12 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
             PrivateGridSearch(base, {key: [0.5, 1.0]}, method="random_stopping").fit(X, y)
     with pytest.raises(DataError):
         PrivateGridSearch(base, GRID, method="random_stopping").fit(X, y[:-1])
+    ledger = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
+        accountant=PrivacyAccountant(epsilon=10.0, delta=1e-5),
+    )  # fmt: skip
+    with pytest.raises(ParameterError, match="run count"):
+        PrivateGridSearch(ledger, GRID, method="random_stopping").fit(X, y)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

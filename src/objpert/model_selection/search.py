@@ -315,6 +315,12 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
                     "estimator's epsilon and delta are the budget of the whole search): "
                     "remove them from param_grid"
                 )
+        if getattr(models[0], "accountant", None) is not None:
+            raise ParameterError(
+                "random stopping cannot charge each run to the estimator's accountant (its "
+                "ledger would record the run count, which must stay hidden): fit without "
+                "one and charge the search's certificate_ to the ledger"
+            )
         settings = models[0]._public_constants()
         epsilon, delta = settings.epsilon, settings.delta
         runs_mean = (
