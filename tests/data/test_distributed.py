@@ -115,8 +115,10 @@ def test_estimators_on_dask_equal_numpy_fits(client, data):
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     ddf = dd.from_pandas(frame, npartitions=3)
     for labels in (y, k):  # binary (string labels) and one-vs-rest
-        ref = PrivateLogisticRegression(**EST).fit(frame, labels)
-        got = PrivateLogisticRegression(**EST).fit(ddf, dd.from_pandas(pd.Series(labels), 3))
+        ref = PrivateLogisticRegression(**EST, multi_class="ovr").fit(frame, labels)
+        got = PrivateLogisticRegression(**EST, multi_class="ovr").fit(
+            ddf, dd.from_pandas(pd.Series(labels), 3)
+        )
         close(got.coef_, ref.coef_)
         close(got.intercept_, ref.intercept_)
         assert list(got.classes_) == list(ref.classes_)
