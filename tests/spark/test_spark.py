@@ -196,3 +196,37 @@ def test_params_are_the_sklearn_estimators(
     assert made["verbose"] is False
     with pytest.raises(ParameterError, match="unknown Params"):
         to_sklearn_params({"maxIterations": max_iter})
+
+
+def test_engine_products_are_numpy_s(frame):
+    """The engine's products with X, its gradient and its labels equal numpy's on the rows
+    as checked (clipped to data_norm, the intercept column appended)."""
+    from objpert.data import prepare
+    from objpert.losses import get_loss
+    from objpert.spark import LabelTarget, prepare_spark
+
+    df, X, local = frame
+    prepared = prepare_spark(df, "features", "target", data_norm=1.0, labels="real")
+    with prepared.X as held:
+        ref = prepare(X, local["target"].to_numpy(), labels="real", data_norm=1.0)
+        assert prepared.n_clipped == ref.n_clipped and prepared.zeta == ref.zeta
+        engine, y, clipped = held.for_plan(
+            LabelTarget("real"), n=N, d=D + 1, zeta=ref.zeta, label_kind="real", clip=True
+        )
+        assert (y, clipped, engine.shape) == (None, 0, (N, D + 1))
+        w = np.linspace(-1.0, 1.0, D + 1)
+        # the blocks hold the rows in the order of the coalesced partitions: compare what
+        # does not depend on the order of the rows
+        margins = engine.matvec(w)
+        np.testing.assert_allclose(np.sort(margins), np.sort(ref.X @ w), rtol=1e-12)
+        np.testing.assert_allclose(engine.rmatvec(margins), ref.X.T @ (ref.X @ w), rtol=1e-12)
+        np.testing.assert_array_equal(np.sort(engine.labels()), np.sort(ref.y))
+        loss = get_loss("robust")
+        exact = ref.X.T @ loss.d1(ref.X @ w, ref.y)
+        np.testing.assert_allclose(engine.glm_gradient(w, None, loss), exact, rtol=1e-12)
+        with pytest.raises(DataError, match="shape"):
+            held.for_plan(LabelTarget("real"), n=N + 1, d=D + 1, zeta=ref.zeta,
+                          label_kind="real", clip=True)  # fmt: skip
+        with pytest.raises(DataError, match="binary"):
+            held.for_plan(LabelTarget("real"), n=N, d=D + 1, zeta=ref.zeta,
+                          label_kind="binary", clip=True)  # fmt: skip
