@@ -5,8 +5,9 @@ Every mechanism here trains a regularised GLM in objpert's *mean* form
     F(w; S) = (1/n) sum_i l(<x_i, w>, y_i) + (mu/2) ||w||^2,   ||x_i|| <= zeta,
 
 with loss constants L1 >= |l'| and L2 >= l'' >= 0 (Assumption 2 of Watkins & Arora 2026),
-under replace-one neighbours with n public. Five mechanisms, each a pure function of
-public numbers (no data, no randomness), one module each:
+under replace-one neighbours with n public (the multinomial release: its K-class softmax
+analogue). Six mechanisms, each a pure function of public numbers (no data, no
+randomness), one module each:
 
 :mod:`.lop`
     Linear objective perturbation, exact minimiser (Chaudhuri, Monteleoni & Sarwate 2011)
@@ -22,6 +23,11 @@ public numbers (no data, no randomness), one module each:
 :mod:`.output`
     Output perturbation of the regularised minimiser (Chaudhuri et al. 2011, Section 4)
     with discrete Gaussian noise.
+:mod:`.multinomial`
+    One multinomial (softmax) logistic release for K classes: AMP on the softmax
+    cross-entropy, certified by its exact-minimiser profile (rank-(K-1) log-determinant,
+    chi-distributed Gaussian ratio; docs/multiclass.md). Its plan is a
+    :class:`~.multinomial.MultinomialPlan` (the weights are a matrix).
 :mod:`.noisy_gd`
     Noisy full-batch gradient descent with discrete Gaussian gradient noise, accounted by
     zero-concentrated DP (Canonne, Kamath & Steinke 2020, Theorem 14; Bun & Steinke 2016).
@@ -59,6 +65,12 @@ from objpert.certify.peers.discrete import (
 from objpert.certify.peers.kifer import lop_delta, lop_mean_form, lop_noise, lop_regulariser
 from objpert.certify.peers.lop import plan_lop
 from objpert.certify.peers.lop_clip import plan_lop_clip
+from objpert.certify.peers.multinomial import (
+    MultinomialPlan,
+    chi_profile_delta,
+    multinomial_profile,
+    plan_multinomial,
+)
 from objpert.certify.peers.names import (
     ACCOUNTANTS,
     GAUSSIAN_CALIBRATIONS,
@@ -104,10 +116,12 @@ __all__ = [
     "LOP_ACCOUNTANTS",
     "METHODS",
     "NOISY_GD_MAX_ITERATIONS",
+    "MultinomialPlan",
     "PeerPlan",
     "calibrate_discrete_gaussian",
     "calibrate_exact_lop",
     "certify_peer",
+    "chi_profile_delta",
     "classical_grid_sigma",
     "default_output_mu",
     "discrete_gaussian_delta",
@@ -124,11 +138,13 @@ __all__ = [
     "lop_mean_form",
     "lop_noise",
     "lop_regulariser",
+    "multinomial_profile",
     "output_sensitivity",
     "pair_delta",
     "plan_amp",
     "plan_lop",
     "plan_lop_clip",
+    "plan_multinomial",
     "plan_noisy_gd",
     "plan_output_perturbation",
 ]
