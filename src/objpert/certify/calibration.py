@@ -330,20 +330,27 @@ class _Curve:
         self.args = (loss_obj, n, d, zeta, epsilon, delta, W, delta_sample)
         self.objective, self.mu = objective, mu
         self.memo: dict[int, tuple[float, float]] = {}
+        self.sigmas: dict[tuple[float, int], tuple[ProblemConstants, float]] = {}
 
     def pc(self, mu: float) -> ProblemConstants:
         loss_obj, n, d, zeta = self.args[:4]
         return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
 
+    def sigma(self, mu: float, N: int) -> tuple[ProblemConstants, float]:
+        """(constants, smallest certifying sigma) at (mu, N), memoised."""
+        key = (mu, N)
+        if key not in self.sigmas:
+            pc = self.pc(mu)
+            self.sigmas[key] = (pc, _best_sigma(pc, *self.args[4:6], N)[0])
+        return self.sigmas[key]
+
     def bound_at(self, mu: float, N: int) -> float:
-        pc = self.pc(mu)
-        epsilon, delta, W, delta_sample = self.args[4:]
-        sigma, _ = _best_sigma(pc, epsilon, delta, N)
+        pc, sigma = self.sigma(mu, N)
+        W, delta_sample = self.args[6:]
         return _bound(pc, sigma, N, W, delta_sample, self.objective)
 
     def perturbation(self, mu: float, N: int) -> float:
-        pc = self.pc(mu)
-        sigma, _ = _best_sigma(pc, *self.args[4:6], N)
+        pc, sigma = self.sigma(mu, N)
         return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
 
     def best(self, N: int, near: tuple[float, int] | None = None) -> tuple[float, float]:
