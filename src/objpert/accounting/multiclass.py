@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.special import ndtri
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtri
 
 from objpert.accounting import pld as pldlib
 from objpert.accounting.composition import compose as compose_split
@@ -30,7 +31,7 @@ from objpert.validation import check_int, check_open_unit, check_positive
 
 #: The search stops at a passing plan whose composed delta is this share of the target
 #: (within about 1% of the boundary in epsilon_i, for Gaussian-like profiles).
-_CLOSE = 0.6
+_CLOSE = 0.55
 
 __all__ = [
     "COMPOSITIONS",
@@ -97,7 +98,8 @@ def gaussian_share(epsilon: float, delta: float, k: int) -> float:
 _MODEL_STEPS = 6
 #: The model aims at this share of the target delta (inside [_CLOSE, 1]).
 _AIM = 0.85
-#: Before two plans are known, the slope of log mu_K against log epsilon_i is taken as
+#: Where the shifted-Gaussian model has no root after one plan, the slope of log mu_K
+#: against log epsilon_i is taken as
 #: 1 + _SLOPE (log mu_K - log mu_aim): 1 for Gaussian releases, which compose as the model
 #: says; for Watkins & Arora plans (K = 2 to 20) the slope from the first plan to the
 #: boundary measured 1.1 to 2.3, growing with that plan's excess log mu_K - log mu_aim.
@@ -118,19 +120,20 @@ def joint_plan(
     ``plan_at(epsilon_i, delta_i)`` calibrates one release (a pure function of public
     constants); a plan passes when its K-fold PLD composition (:func:`composed_delta`) has
     delta <= the target at ``epsilon``. The search returns the passing plan found first
-    whose composed delta is at least 0.6 of the target, or the larger end of a passing /
-    failing bracket ``rtol`` wide. Its steps are chosen by a model: each composed delta is
-    read as the mu_K of the mu-GDP mechanism with that delta at ``epsilon`` (Dong, Roth &
-    Su 2022, Corollary 2.13), log mu_K is nearly linear in log epsilon_i, and the next
-    epsilon_i is where the line through the last two plans (slope kept in [1, 5]; after
-    one plan: 1 + 2.2 times its excess, :data:`_SLOPE`) reaches the mu_K of 0.85 of the
-    target delta. The first epsilon_i is :func:`gaussian_share` (exact for K Gaussian
-    releases). Each step stays inside the
-    bracket known so far and within [0.9^7 epsilon / K, epsilon] (the range of basic
-    composition's share to the whole target); after a few steps, or where the model has
-    no value (a composed delta of 0 or 1), Illinois regula falsi on Phi^-1(delta) against
-    log epsilon_i narrows the bracket. Which epsilon_i are tried depends on public
-    constants only; every returned plan's composed delta is the one computed for it.
+    whose composed delta is at least 0.55 of the target, or the larger end of a passing /
+    failing bracket ``rtol`` wide. Its steps are chosen by models: the first epsilon_i is
+    :func:`gaussian_share` (exact for K Gaussian releases); after one plan, a model of
+    the release's loss as a Gaussian part plus a constant part, fitted to that plan's
+    composed delta (:func:`_shift_step`); after two, each composed delta read as the mu_K
+    of the mu-GDP mechanism with that delta at ``epsilon`` (Dong, Roth & Su 2022,
+    Corollary 2.13), and the line through the last two plans in (log epsilon_i, log mu_K)
+    (slope kept in [1, 5]) followed to the mu_K of 0.85 of the target. Each step stays
+    inside the bracket known so far and within [0.9^7 epsilon / K, epsilon] (basic
+    composition's share stepped down, to the whole target); after a few steps, or where
+    the models have no value (a composed delta of 0 or 1), Illinois regula falsi on
+    Phi^-1(delta) against log epsilon_i narrows the bracket. Which epsilon_i are tried
+    depends on public constants only; the returned plan's composed delta is the one
+    computed for it.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
@@ -187,11 +190,15 @@ def joint_plan(
         points.append((math.log(eps_i), y))
         (x1, y1) = points[-1]
         slope = 1.0 + _SLOPE * max(0.0, y1 - aim)
+        nxt = math.exp(x1 + (aim - y1) / slope)
         if len(points) >= 2:
             x0, y0 = points[-2]
             if x1 != x0:  # kept within [1, 5]: a step of the plans' budget is no slope
                 slope = min(max((y1 - y0) / (x1 - x0), 1.0), 5.0)
-        nxt = math.exp(x1 + (aim - y1) / slope)
+                nxt = math.exp(x1 + (aim - y1) / slope)
+        else:  # one plan: the shifted-Gaussian model where it has a root
+            shifted = _shift_step(epsilon, delta, k, eps_i, got, floor)
+            nxt = nxt if shifted is None else shifted
         low = floor if lo is None else lo[0]
         high = epsilon if hi is None else hi[0]
         if not low < nxt < high:  # outside the bracket: its geometric middle
@@ -208,6 +215,66 @@ def joint_plan(
     assert lo is not None  # _bracket raises when no plan passes
     eps_lo, plan_lo, d_lo = lo
     return JointPlan(plan_lo, k, epsilon, delta, eps_lo, delta_i, d_lo, discretization)
+
+
+#: The shifted-Gaussian step stays this far below the model's boundary in epsilon_i (and
+#: at or below its epsilon_i of _AIM * delta): Watkins & Arora plans compose somewhat
+#: worse than the model says near the boundary (K = 10: a composed delta 1.1-1.8 times
+#: the model's, about 2% in epsilon_i).
+_SHIFT_MARGIN = 0.02
+#: ... but not below the model's epsilon_i of this share of delta (where the composed
+#: delta grows steeply with epsilon_i, 2% would leave the stopping window).
+_SHIFT_FLOOR = 0.6
+
+
+def _gdp_delta(x: float, mu: float) -> float:
+    """delta(x) of mu-GDP for any real x (Dong, Roth & Su 2022, Corollary 2.13):
+    Phi(mu/2 - x/mu) - e^x Phi(-mu/2 - x/mu), as Phi(a) (1 - e^(x + log Phi(b) - log Phi(a)))."""
+    a, b = mu / 2.0 - x / mu, -mu / 2.0 - x / mu
+    log_a = float(log_ndtr(a))
+    return math.exp(log_a) * -math.expm1(min(x + float(log_ndtr(b)) - log_a, 0.0))
+
+
+def _gdp_mu_at(x: float, target: float) -> float:
+    """The mu with delta(x) = target for mu-GDP (increasing in mu): a root in log mu."""
+    return math.exp(brentq(lambda t: math.log(max(_gdp_delta(x, math.exp(t)), 1e-320))
+                           - math.log(target), -12.0, 8.0, xtol=1e-10))  # fmt: skip
+
+
+def _shifted(e: float, share: float, k: int, epsilon: float, delta_i: float) -> float:
+    """The composed delta at epsilon of K releases whose loss is mu-GDP's plus share * e,
+    each certified at (e, delta_i) (:func:`_shift_step`)."""
+    mu = _gdp_mu_at(e * (1.0 - share), delta_i)
+    return _gdp_delta(epsilon - k * share * e, math.sqrt(k) * mu)
+
+
+def _shift_step(
+    epsilon: float, delta: float, k: int, e1: float, d1: float, floor: float
+) -> float | None:
+    """The next epsilon_i after one plan (at e1, composed delta d1), by a two-part model
+    of a release's privacy loss: a mu-GDP part plus a constant part share * epsilon_i.
+    A release certified at (e, delta_i) then has delta_G(e (1 - share); mu) = delta_i,
+    and K of them compose to mu-GDP with sqrt(K) mu shifted by K share e (Dong, Roth &
+    Su 2022, Corollaries 2.13 and 3.3): the constant part composes linearly, the Gaussian
+    one by sqrt(K), which is how Watkins & Arora releases depart from Gaussian ones as K
+    grows. The share is fitted to d1, and the model's epsilon_i of _AIM * delta, or 2%
+    below that of delta if lower, but not below that of 0.6 delta, is taken (in [floor,
+    e1]); None where the model has no root."""
+    delta_i = delta / k
+    try:
+        share = brentq(lambda a: math.log(_shifted(e1, a, k, epsilon, delta_i)) - math.log(d1),
+                       -1.0, min(0.999, epsilon / (k * e1)), xtol=1e-6)  # fmt: skip
+
+        def solve(share_of_delta: float) -> float:
+            goal = math.log(share_of_delta * delta)
+            return math.exp(brentq(
+                lambda t: math.log(_shifted(math.exp(t), share, k, epsilon, delta_i)) - goal,
+                math.log(floor), math.log(e1), xtol=1e-6,
+            ))  # fmt: skip
+
+        return max(min(solve(_AIM), solve(1.0) * (1.0 - _SHIFT_MARGIN)), solve(_SHIFT_FLOOR))
+    except (ArithmeticError, ValueError):
+        return None
 
 
 def _log_mu(epsilon: float, got: float) -> float | None:
