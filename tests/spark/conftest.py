@@ -1,15 +1,9 @@
-"""One local Spark session for the Spark tests (skipped without pyspark or Java)."""
+"""One local Spark session for the Spark tests (the test modules skip themselves without
+pyspark, pyarrow or Java)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-
-pytest.importorskip("pyspark")
-pytest.importorskip("pyarrow")
-if shutil.which("java") is None:
-    pytest.skip("Spark needs Java (java not found)", allow_module_level=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,19 @@ by Spark and the release is unchanged bit for bit.
 
 from __future__ import annotations
 
+import os
+import shutil
 import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java (no java on PATH, no JAVA_HOME)", allow_module_level=True)
 
 import objpert
 from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning
