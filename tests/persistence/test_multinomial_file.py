@@ -20,7 +20,9 @@ def model():
     y = rng.integers(0, 3, size=200)
     X = rng.normal(scale=0.3, size=(200, 4)) + np.eye(3, 4)[y]
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    est = PrivateLogisticRegression(data_norm=1.0, classes=["a", "b", "c"], random_state=0)
+    est = PrivateLogisticRegression(
+        data_norm=1.0, classes=["a", "b", "c"], multi_class="multinomial", random_state=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return est.fit(X, np.array(["a", "b", "c"])[y]), X

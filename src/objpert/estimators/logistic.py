@@ -39,11 +39,12 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     """Differentially private logistic regression (Watkins & Arora 2026).
 
     Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
-    objective, certified (epsilon, delta)-DP. K > 2 classes: by default
+    objective, certified (epsilon, delta)-DP. K > 3 classes: by default
     (``multi_class="auto"``) one multinomial release, the softmax cross-entropy minimised
     with objective and output noise (:mod:`objpert.certify.peers.multinomial`;
-    docs/multiclass.md); or one-vs-rest, K releases on the same data whose composition is
-    (epsilon, delta)-DP (``composition``), reported in ``certificate_``.
+    docs/multiclass.md); three classes, or by choice: one-vs-rest, K releases on the same
+    data whose composition is (epsilon, delta)-DP (``composition``), reported in
+    ``certificate_``.
 
     Parameters
     ----------
@@ -127,9 +128,9 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         budget of 2000 iterations), and a ``prior``, ``max_seconds``, an ``engine`` or a
         ``dtype`` are refused.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
-        multinomial for in-memory data without a ``prior``, and without a composition,
-        ``max_seconds``, engine or dtype declared (settings of gradient-descent
-        releases); one-vs-rest otherwise (a rule of public values only, from
+        multinomial for K >= 4 classes on in-memory data without a ``prior``, and
+        without a composition, ``max_seconds``, engine or dtype declared (settings of
+        gradient-descent releases); one-vs-rest otherwise (a rule of public values only, from
         benchmarks/multinomial.json).
         Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
     accountant : PrivacyAccountant or None, default=None
