@@ -1,0 +1,131 @@
+"""The privacy-utility frontier in one table per method: what each newer method gains
+over the one it replaces, read from the committed results of its own benchmark.
+
+    python benchmarks/frontier.py            # Markdown tables (docs/frontier.md)
+
+Reads (each written by the script of the same name, its command recorded in the file):
+
+- ``multinomial.json``: one multinomial release against one-vs-rest at the PLD
+  composition (3, 10 and 20 classes);
+- ``tight_composition.json``: one-vs-rest's per-class noise with the tight dominating pair
+  against the construction on epsilon >= 0 alone (digits, 10 classes);
+- ``random_stopping.json``: random-stopping selection against the split method;
+- ``public_prior.json``: a private fit centred at a public prior against the private fit
+  alone and the prior alone.
+
+Accuracy cells are mean +- standard error over the releases the file records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EPSILONS = (0.1, 0.3, 1.0, 3.0)
+
+
+def _cell(mean: float | None, se: float | None) -> str:
+    return "not certified" if mean is None else f"{mean:.3f} +- {se:.3f}"
+
+
+def _load(name: str):
+    return json.loads((HERE / f"{name}.json").read_text())
+
+
+def multinomial() -> list[str]:
+    rows = _load("multinomial")
+    out = [
+        "| table | K | n | epsilon | multinomial | one-vs-rest (PLD) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for table in dict.fromkeys(r["table"] for r in rows):
+        for eps in EPSILONS:
+            got = {r["method"]: r for r in rows if r["table"] == table and r["epsilon"] == eps}
+            m, o = got["multinomial"], got["ovr"]
+            out.append(
+                f"| {table} | {m['k']} | {m['n_train']} | {eps:g} | "
+                f"{_cell(m['accuracy_mean'], m['accuracy_se'])} | "
+                f"{_cell(o['accuracy_mean'], o['accuracy_se'])} |"
+            )
+    return out
+
+
+def tight() -> list[str]:
+    data = _load("tight_composition")
+    out = [
+        "| epsilon | per-class sigma, tight pair | epsilon >= 0 alone | ratio |",
+        "|---|---|---|---|",
+    ]
+    for r in data["sigma"]:
+        new, old = r["tight"]["boundary_sigma"], r["nonnegative"]["boundary_sigma"]
+        out.append(f"| {r['epsilon']:g} | {new:.4g} | {old:.4g} | {new / old:.3f} |")
+    return out
+
+
+def random_stopping() -> list[str]:
+    data = _load("random_stopping")
+    rows = data["results"]
+    out = [
+        f"Grid: {data['grid']}; {data['rounds']} rounds.",
+        "",
+        "| table | n | epsilon | split | random stopping |",
+        "|---|---|---|---|---|",
+    ]
+    for table in dict.fromkeys(r["dataset"] for r in rows):
+        for eps in EPSILONS:
+            got = {r["method"]: r for r in rows if r["dataset"] == table and r["epsilon"] == eps}
+            s, rs = got["split"], got["random_stopping"]
+            out.append(
+                f"| {table} | {s['n_train']} | {eps:g} | "
+                f"{_cell(s['accuracy_mean'], s['accuracy_se'])} | "
+                f"{_cell(rs['accuracy_mean'], rs['accuracy_se'])} |"
+            )
+    return out
+
+
+def public_prior() -> list[str]:
+    data = _load("public_prior")
+    out = [
+        f"The prior: scikit-learn fitted on a public {100 * data['public_fraction']:g}% of the "
+        "rows; the private fit on the rest.",
+        "",
+        "| table | epsilon | prior alone | private alone | private + prior (W = 0.1) | best W |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in data["rows"]:
+        methods = r["methods"]
+        alone, with_prior = methods["private"], methods["private+prior W=0.1"]
+        best = max(
+            (k for k in methods if k.startswith("private+prior")),
+            key=lambda k: methods[k]["mean"],
+        )
+        out.append(
+            f"| {r['dataset']} | {r['epsilon']:g} | {r['prior']:.3f} | "
+            f"{_cell(alone['mean'], alone['se'])} | "
+            f"{_cell(with_prior['mean'], with_prior['se'])} | "
+            f"{best.split()[-1]}: {_cell(methods[best]['mean'], methods[best]['se'])} |"
+        )
+    return out
+
+
+SECTIONS = {
+    "One multinomial release against one-vs-rest": multinomial,
+    "The tight dominating pair (per-class noise at a fixed ridge)": tight,
+    "Random stopping against the split method": random_stopping,
+    "A public prior": public_prior,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.parse_args(argv)
+    for title, build in SECTIONS.items():
+        print(f"### {title}\n")
+        print("\n".join(build()) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
