@@ -220,10 +220,10 @@ def joint_plan(
 #: The shifted-Gaussian step stays this far below the model's boundary in epsilon_i (and
 #: at or below its epsilon_i of _AIM * delta): Watkins & Arora plans compose somewhat
 #: worse than the model says near the boundary (K = 10: a composed delta 1.1-1.8 times
-#: the model's, about 2% in epsilon_i).
-_SHIFT_MARGIN = 0.02
+#: the model's, about 2-2.5% in epsilon_i).
+_SHIFT_MARGIN = 0.025
 #: ... but not below the model's epsilon_i of this share of delta (where the composed
-#: delta grows steeply with epsilon_i, 2% would leave the stopping window).
+#: delta grows steeply with epsilon_i, 2.5% would leave the stopping window).
 _SHIFT_FLOOR = 0.6
 
 
@@ -257,7 +257,7 @@ def _shift_step(
     and K of them compose to mu-GDP with sqrt(K) mu shifted by K share e (Dong, Roth &
     Su 2022, Corollaries 2.13 and 3.3): the constant part composes linearly, the Gaussian
     one by sqrt(K), which is how Watkins & Arora releases depart from Gaussian ones as K
-    grows. The share is fitted to d1, and the model's epsilon_i of _AIM * delta, or 2%
+    grows. The share is fitted to d1, and the model's epsilon_i of _AIM * delta, or 2.5%
     below that of delta if lower, but not below that of 0.6 delta, is taken (in [floor,
     e1]); None where the model has no root."""
     delta_i = delta / k
