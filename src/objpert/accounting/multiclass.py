@@ -225,6 +225,9 @@ _SHIFT_MARGIN = 0.025
 #: ... but not below the model's epsilon_i of this share of delta (where the composed
 #: delta grows steeply with epsilon_i, 2.5% would leave the stopping window).
 _SHIFT_FLOOR = 0.6
+#: ... or of this share where the constant parts of the K releases take a quarter of the
+#: target epsilon or more (K = 10: the composed delta came out up to 1.8 times the model's).
+_SHIFT_FLOOR_FAR = 0.57
 
 
 def _gdp_delta(x: float, mu: float) -> float:
@@ -258,8 +261,9 @@ def _shift_step(
     Su 2022, Corollaries 2.13 and 3.3): the constant part composes linearly, the Gaussian
     one by sqrt(K), which is how Watkins & Arora releases depart from Gaussian ones as K
     grows. The share is fitted to d1, and the model's epsilon_i of _AIM * delta, or 2.5%
-    below that of delta if lower, but not below that of 0.6 delta, is taken (in [floor,
-    e1]); None where the model has no root."""
+    below that of delta if lower, but not below that of 0.6 delta (0.57 delta where the
+    K constant parts take a quarter of epsilon or more), is taken (in [floor, e1]); None
+    where the model has no root."""
     delta_i = delta / k
     try:
         share = brentq(lambda a: math.log(_shifted(e1, a, k, epsilon, delta_i)) - math.log(d1),
@@ -272,7 +276,9 @@ def _shift_step(
                 math.log(floor), math.log(e1), xtol=1e-6,
             ))  # fmt: skip
 
-        return max(min(solve(_AIM), solve(1.0) * (1.0 - _SHIFT_MARGIN)), solve(_SHIFT_FLOOR))
+        linear = k * share * e1 / epsilon  # the target's share taken by the constant parts
+        floor_share = _SHIFT_FLOOR if linear < 0.25 else _SHIFT_FLOOR_FAR
+        return max(min(solve(_AIM), solve(1.0) * (1.0 - _SHIFT_MARGIN)), solve(floor_share))
     except (ArithmeticError, ValueError):
         return None
 
