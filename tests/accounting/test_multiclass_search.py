@@ -184,16 +184,21 @@ def test_search_on_releases_with_a_closed_form_composition(epsilon, delta, k, sh
     assert len(ours) <= max(6, len(ref_calls))
 
 
-def test_gaussian_share_composes_gaussians_exactly():
+@settings(max_examples=30, deadline=None)
+@given(
+    epsilon=st.floats(0.05, 8.0),
+    delta=st.sampled_from([1e-10, 1e-8, 1e-6, 1e-4, 1e-3]),
+    k=st.integers(2, 100),
+)
+def test_gaussian_share_composes_gaussians_exactly(epsilon, delta, k):
     """K Gaussian releases, each at (gaussian_share, delta / K), compose to exactly
     (epsilon, delta): an independent check with the Gaussian profile (std sqrt(K) times
     the per-release one, Dong, Roth & Su 2022, Corollary 3.3)."""
-    for epsilon, delta, k in [(1.0, 1e-6, 10), (0.3, 1e-5, 3), (4.0, 1e-8, 25)]:
-        eps_i = gaussian_share(epsilon, delta, k)
-        sigma_i = calibrate_gaussian(1.0, eps_i, delta / k)  # sensitivity 1
-        composed = gaussian_delta(epsilon, 1.0, sigma_i / math.sqrt(k))
-        assert composed == pytest.approx(delta, rel=1e-6)
-        assert eps_i < epsilon
+    eps_i = gaussian_share(epsilon, delta, k)
+    sigma_i = calibrate_gaussian(1.0, eps_i, delta / k)  # sensitivity 1
+    composed = gaussian_delta(epsilon, 1.0, sigma_i / math.sqrt(k))
+    assert composed == pytest.approx(delta, rel=1e-6)
+    assert 0.0 < eps_i < epsilon
 
 
 def test_search_falls_back_to_bracketing_when_the_model_has_no_value(monkeypatch):
