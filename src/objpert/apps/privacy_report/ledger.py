@@ -23,6 +23,7 @@ from objpert.apps.privacy_report.sections import (
     NOT_COVERED,
     Block,
     Section,
+    attack_text,
     attacker_section,
     gaussian_dp_text,
     sources_section,
@@ -221,17 +222,9 @@ def _summary(r: LedgerReport) -> Section:
         f"the composed delta is {fmt_upper(r.delta_at_budget)} (budget "
         f"{fmt_number(r.budget_delta)})."
     )
-    bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
-    at = [
-        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
-        for a in (0.01, 0.1)
-        if a in bounds
-    ]
-    if at:
-        items.append(
-            "An attacker testing whether one person's row was used, after seeing every "
-            "release of the ledger, can be right at most " + " and ".join(at) + "."
-        )
+    attack = attack_text(r, ", after seeing every release of the ledger,")
+    if attack:
+        items.append(attack)
     items.append(gaussian_dp_text(r.gdp_mu, "this ledger"))
     covered = f"{', '.join(r.not_public)} (read from the data), and " if r.not_public else ""
     items.append(f"Not covered: {covered}what the threat model lists below.")

@@ -19,6 +19,7 @@ __all__ = [
     "NOT_COVERED",
     "Block",
     "Section",
+    "attack_text",
     "attacker_section",
     "gaussian_dp_text",
     "sections",
@@ -160,18 +161,9 @@ def _summary(r: PrivacyReport) -> Section:
         )
     else:
         items.append("The guarantee: NONE (see the notices above).")
-    bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
-    at = [
-        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
-        for a in (0.01, 0.1)
-        if a in bounds
-    ]
-    if at:
-        items.append(
-            "An attacker testing whether one person's row was used can be right at most "
-            + " and ".join(at)
-            + " (random guessing: the false-positive rate itself)."
-        )
+    attack = attack_text(r, "")
+    if attack:
+        items.append(attack)
     items.append(gaussian_dp_text(None, "this release", r.mechanism))
     if r.not_public:
         items.append(
@@ -184,6 +176,24 @@ def _summary(r: PrivacyReport) -> Section:
             "from the training data)."
         )
     return Section("Summary", (Block("list", items=tuple(items)),))
+
+
+def attack_text(r: Any, after: str) -> str:
+    """The attacker's bound at 1% and 10% false-positive rates in one sentence ("" when the
+    report has neither rate); ``after``: what the attacker has seen, if it needs saying."""
+    bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
+    at = [
+        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
+        for a in (0.01, 0.1)
+        if a in bounds
+    ]
+    if not at:
+        return ""
+    return (
+        f"An attacker testing whether one person's row was used{after} can be right at most "
+        + " and ".join(at)
+        + " (random guessing: the false-positive rate itself)."
+    )
 
 
 def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_arora") -> str:
