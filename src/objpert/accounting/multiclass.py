@@ -185,7 +185,7 @@ def joint_plan(
             break
         got = tried[eps_i][2]
         y = _log_mu(epsilon, got)
-        if y is None:
+        if y is None or aim is None:
             break
         points.append((math.log(eps_i), y))
         (x1, y1) = points[-1]
