@@ -48,3 +48,27 @@ def test_the_report_renders_in_a_headless_browser(tmp_path):
     shot = tmp_path / "report.png"
     _browser("--hide-scrollbars", "--window-size=1100,2000", f"--screenshot={shot}", page.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_ledger_report_renders_in_a_headless_browser(tmp_path):
+    from objpert.accounting import PrivacyAccountant, gaussian
+
+    pytest.importorskip("dp_accounting")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True).max()
+    acc = PrivacyAccountant(3.0, 1e-5)
+    PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(
+        X, (X[:, 0] > 0).astype(int)
+    )
+    acc.spend(gaussian(20.0, 1.0), name="a noisy count")
+    path = save(acc, tmp_path / "ledger.json", key=b"k" * 32)
+    page = tmp_path / "ledger.html"
+    assert main(["report", str(path), "--out", str(page), "--title", "A ledger"]) == 0
+    dom = _browser("--dump-dom", page.as_uri()).stdout
+    order = ("Summary", "The ledger: each step and the total", "What an attacker can achieve")
+    assert all(h in dom for h in order) and "a noisy count" in dom
+    assert dom.index(order[0]) < dom.index(order[1]) < dom.index(order[2])
+    shot = tmp_path / "ledger.png"
+    _browser("--hide-scrollbars", "--window-size=1100,2000", f"--screenshot={shot}", page.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
