@@ -379,3 +379,26 @@ def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction
     else:
         cert = gs.certificate_
         assert cert.epsilon <= epsilon and cert.delta <= 1e-6 and cert.certified
+
+
+def test_a_grid_point_that_cannot_certify_is_refused_before_any_run(monkeypatch):
+    """Whether a grid point certifies the run budget is a matter of public constants: it is
+    checked for every point before the first run, never met by a run drawn later."""
+    from objpert.exceptions import UnreachableTargetError
+    from objpert.model_selection import PrivateGridSearch
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    est = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
+    )
+    fits = []
+    monkeypatch.setattr(
+        PrivateLogisticRegression, "fit", lambda self, *a, **k: fits.append(1) or self
+    )
+    search = PrivateGridSearch(est, {"alpha": [1e-4, 1.0]}, method="random_stopping")
+    with pytest.raises(UnreachableTargetError, match=r"grid point \{'alpha': 0.0001\}"):
+        search.fit(X, y)
+    assert fits == []  # no run was made

@@ -39,7 +39,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from objpert.certify.certificate import budget_text
 from objpert.data import is_dask
-from objpert.exceptions import DataError, ParameterError, PrivacyError, TestingSeedWarning
+from objpert.exceptions import (
+    DataError,
+    ParameterError,
+    PrivacyError,
+    TestingSeedWarning,
+    UnreachableTargetError,
+)
 from objpert.mechanisms.discrete_noise import discrete_laplace
 from objpert.mechanisms.exponential import exponential_mechanism
 from objpert.model_selection import random_stopping as rs
@@ -344,6 +350,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
+        _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
         count = rs.draw_runs(runs_mean, generator)  # never stored
         sensitivity = 1 if classify else SCORE_LEVELS
@@ -434,6 +441,31 @@ def _release_bytes(model: Any) -> bytes:
     coef = np.ascontiguousarray(model.coef_, dtype=np.float64)
     intercept = np.ascontiguousarray(model.intercept_, dtype=np.float64)
     return coef.tobytes() + intercept.tobytes()
+
+
+def _check_runs_certify(runs: list[Any], grid: list[dict], n: int, n_features: int) -> None:
+    """Before any run: every grid point of a single-release run (binary or regression)
+    whose row bound is declared must certify the run budget at the public n and shape
+    (its cached calibration, which the run then reuses), so that no run drawn later fails;
+    an UnreachableTargetError names the grid point otherwise. Public constants only."""
+    from objpert.estimators.bounds import public_zeta
+
+    for run, params in zip(runs, grid, strict=True):
+        p = run._fit_settings()
+        classes = p.classes
+        single = run._loss != "logistic" or (classes is not None and len(classes) == 2)
+        zeta = public_zeta(p, n_features) if n_features else None
+        if not single or zeta is None or p.max_seconds is not None:
+            continue  # the release count or the row bound is known only from the data
+        d = n_features + (1 if p.fit_intercept else 0)
+        try:
+            run._calibration(p, n, d, zeta, 1)
+        except UnreachableTargetError as exc:
+            raise UnreachableTargetError(
+                f"the grid point {params} cannot be certified at the run budget "
+                f"{budget_text(p.epsilon, p.delta)} with n = {n}: {exc}. Remove it from "
+                "param_grid (no run was made)"
+            ) from None
 
 
 def _rows(a: Any) -> int:
