@@ -34,22 +34,26 @@ def _load(name: str):
     return json.loads((HERE / f"{name}.json").read_text())
 
 
+def _paired(rows: list[dict], table: str, size: list[str], methods: tuple[str, str]) -> list[str]:
+    """One Markdown row per (table, epsilon): the table's ``size`` fields, then the two
+    methods' accuracies (rows keyed by ``table``, ``epsilon`` and ``method``)."""
+    out = []
+    for name in dict.fromkeys(r[table] for r in rows):
+        for eps in EPSILONS:
+            got = {r["method"]: r for r in rows if r[table] == name and r["epsilon"] == eps}
+            first = got[methods[0]]
+            cells = [name, *(str(first[f]) for f in size), f"{eps:g}"]
+            cells += [_cell(got[m]["accuracy_mean"], got[m]["accuracy_se"]) for m in methods]
+            out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def multinomial() -> list[str]:
-    rows = _load("multinomial")
-    out = [
+    header = [
         "| table | K | n | epsilon | multinomial | one-vs-rest (PLD) |",
         "|---|---|---|---|---|---|",
     ]
-    for table in dict.fromkeys(r["table"] for r in rows):
-        for eps in EPSILONS:
-            got = {r["method"]: r for r in rows if r["table"] == table and r["epsilon"] == eps}
-            m, o = got["multinomial"], got["ovr"]
-            out.append(
-                f"| {table} | {m['k']} | {m['n_train']} | {eps:g} | "
-                f"{_cell(m['accuracy_mean'], m['accuracy_se'])} | "
-                f"{_cell(o['accuracy_mean'], o['accuracy_se'])} |"
-            )
-    return out
+    return header + _paired(_load("multinomial"), "table", ["k", "n_train"], ("multinomial", "ovr"))
 
 
 def tight() -> list[str]:
@@ -66,23 +70,14 @@ def tight() -> list[str]:
 
 def random_stopping() -> list[str]:
     data = _load("random_stopping")
-    rows = data["results"]
     out = [
         f"Grid: {data['grid']}; {data['rounds']} rounds.",
         "",
         "| table | n | epsilon | split | random stopping |",
         "|---|---|---|---|---|",
     ]
-    for table in dict.fromkeys(r["dataset"] for r in rows):
-        for eps in EPSILONS:
-            got = {r["method"]: r for r in rows if r["dataset"] == table and r["epsilon"] == eps}
-            s, rs = got["split"], got["random_stopping"]
-            out.append(
-                f"| {table} | {s['n_train']} | {eps:g} | "
-                f"{_cell(s['accuracy_mean'], s['accuracy_se'])} | "
-                f"{_cell(rs['accuracy_mean'], rs['accuracy_se'])} |"
-            )
-    return out
+    methods = ("split", "random_stopping")
+    return out + _paired(data["results"], "dataset", ["n_train"], methods)
 
 
 def public_prior() -> list[str]:

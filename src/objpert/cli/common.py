@@ -509,7 +509,9 @@ def read_model(
     from objpert.persistence import read
 
     loaded = read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
-    if type(loaded.model).__name__ == "PrivacyAccountant" and not ledgers:
+    from objpert.accounting.accountant import PrivacyAccountant
+
+    if isinstance(loaded.model, PrivacyAccountant) and not ledgers:
         raise CliError(
             f"{path} is a privacy ledger (an accountant's file), not a model: objpert report "
             "reads it"

@@ -60,6 +60,7 @@ __all__ = [
     "random_stopping_budget",
     "random_stopping_certificate",
     "runs_pmf",
+    "search_certificate",
 ]
 
 #: The geometric law of the number of runs (Liu & Talwar 2019, random stopping).
@@ -266,3 +267,33 @@ class RandomStoppingCertificate:
         if self.not_public:
             lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
         return "\n".join(lines)
+
+
+def search_certificate(
+    candidate_epsilon: float,
+    candidate_delta: float,
+    model_epsilon: float,
+    score_epsilon: float,
+    runs_mean: int,
+    n_candidates: int,
+    n_rows: int,
+    chosen: Any,
+) -> RandomStoppingCertificate:
+    """The certificate of a random-stopping search from its public budget (the guarantee by
+    :func:`random_stopping_certificate`) and the chosen model's own certificate: what a
+    search records and what a model file's record is recomputed into."""
+    eps, delta = random_stopping_certificate(candidate_epsilon, candidate_delta, runs_mean)
+    return RandomStoppingCertificate(
+        method=THEOREM,
+        epsilon=eps,
+        delta=delta,
+        candidate_epsilon=candidate_epsilon,
+        candidate_delta=candidate_delta,
+        model_epsilon=model_epsilon,
+        score_epsilon=score_epsilon,
+        runs_mean=runs_mean,
+        n_candidates=n_candidates,
+        n_rows=n_rows,
+        chosen=chosen,
+        not_public=tuple(chosen.not_public),
+    )

@@ -52,7 +52,13 @@ from objpert.model_selection import random_stopping as rs
 from objpert.randomness import make_rng
 from objpert.validation import check_int, check_positive
 
-__all__ = ["METHODS", "PrivateGridSearch", "SelectionCertificate", "split_sizes"]
+__all__ = [
+    "METHODS",
+    "PrivateGridSearch",
+    "SelectionCertificate",
+    "split_certificate",
+    "split_sizes",
+]
 
 METHOD = "parallel selection (Chaudhuri, Monteleoni & Sarwate 2011, Section 6)"
 #: The selection methods of :class:`PrivateGridSearch`.
@@ -125,6 +131,24 @@ class SelectionCertificate:
         if self.not_public:
             lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
         return "\n".join(lines)
+
+
+def split_certificate(
+    candidates: Any, selection_epsilon: float, part_sizes: Any
+) -> SelectionCertificate:
+    """The guarantee of a split selection (the module docstring): (max(max_i epsilon_i,
+    selection_epsilon), max_i delta_i), from the candidates' own certificates; what a
+    search records and what a model file's record is recomputed into."""
+    certs = tuple(candidates)
+    return SelectionCertificate(
+        METHOD,
+        max(max(c.epsilon for c in certs), selection_epsilon),
+        max(c.delta for c in certs),
+        selection_epsilon,
+        certs,
+        tuple(part_sizes),
+        tuple(dict.fromkeys(r for c in certs for r in c.not_public)),
+    )
 
 
 def split_sizes(n: int, parts: int) -> tuple[int, ...]:
@@ -288,17 +312,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
             warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
             index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
         del utilities  # statistics of the private rows: not kept
-        certs = tuple(m.certificate_ for m in models)
-        not_public = tuple(dict.fromkeys(r for c in certs for r in c.not_public))
-        self.certificate_ = SelectionCertificate(
-            METHOD,
-            max(max(c.epsilon for c in certs), eps_sel),
-            max(c.delta for c in certs),
-            eps_sel,
-            certs,
-            sizes,
-            not_public,
-        )
+        self.certificate_ = split_certificate([m.certificate_ for m in models], eps_sel, sizes)
         self.best_index_ = index
         self.best_params_ = grid[index]
         self.best_estimator_ = models[index]
@@ -381,21 +395,10 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         assert best is not None  # K >= 1
         _, index, chosen = best
         del best, count  # the run count and the scores are not kept
-        eps_total, delta_total = rs.random_stopping_certificate(candidate_eps, delta_c, runs_mean)
-        self.certificate_ = rs.RandomStoppingCertificate(
-            method=rs.THEOREM,
-            epsilon=eps_total,
-            delta=delta_total,
-            candidate_epsilon=candidate_eps,
-            candidate_delta=delta_c,
-            model_epsilon=model_eps,
-            score_epsilon=score_eps,
-            runs_mean=runs_mean,
-            n_candidates=len(runs),
-            n_rows=n,
-            chosen=chosen.certificate_,
-            not_public=tuple(chosen.certificate_.not_public),
-        )
+        self.certificate_ = rs.search_certificate(
+            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
+            chosen.certificate_,
+        )  # fmt: skip
         self.best_index_ = index
         self.best_params_ = grid[index]
         self.best_estimator_ = chosen

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from objpert.accounting.accountant import PrivacyAccountant
 from objpert.accounting.composition import (
     certificate_from_dict,
 )
@@ -128,7 +129,7 @@ class LoadedModel:
     @property
     def status(self) -> str:
         """One line for people: what the signature proves."""
-        what = "entries" if type(self.model).__name__ == "PrivacyAccountant" else "weights"
+        what = "entries" if isinstance(self.model, PrivacyAccountant) else "weights"
         if self.signature == "verified":
             return "signed and verified"
         if self.signature == "no key":
@@ -144,7 +145,7 @@ class LoadedModel:
             what = f"a version {self.version} model file (unsigned; seeding not recorded)"
         else:
             what = "the file is unsigned"
-        if type(self.model).__name__ == "PrivacyAccountant":
+        if isinstance(self.model, PrivacyAccountant):
             return (
                 f"{what}: anyone could have written this ledger (its releases were "
                 f"re-derived and its composition replayed within its budget); sign ledger "

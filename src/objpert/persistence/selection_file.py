@@ -63,7 +63,7 @@ def _count(data: dict[str, Any], key: str, low: int = 1) -> int:
 
 
 def _split(data: dict[str, Any], index: int, model: Any) -> Any:
-    from objpert.model_selection.search import METHOD, SelectionCertificate
+    from objpert.model_selection.search import split_certificate
 
     candidates, sizes = data.get("candidates"), data.get("part_sizes")
     if not isinstance(candidates, list) or not candidates or not isinstance(sizes, list):
@@ -87,16 +87,7 @@ def _split(data: dict[str, Any], index: int, model: Any) -> Any:
     eps_sel = _number(data, "selection_epsilon")
     if eps_sel <= 0:
         raise ModelFileError("selection: selection_epsilon must be positive")
-    not_public = tuple(dict.fromkeys(r for c in certs for r in c.not_public))
-    return SelectionCertificate(
-        METHOD,
-        max(max(c.epsilon for c in certs), eps_sel),
-        max(c.delta for c in certs),
-        eps_sel,
-        certs,
-        tuple(sizes),
-        not_public,
-    )
+    return split_certificate(certs, eps_sel, sizes)
 
 
 def _random_stopping(data: dict[str, Any], model: Any) -> Any:
@@ -116,23 +107,12 @@ def _random_stopping(data: dict[str, Any], model: Any) -> Any:
     if own.constants.get("n") != _count(data, "n_rows", 2):
         raise ModelFileError("selection: the model was not trained on the search's n_rows")
     try:
-        eps, delta = rs.random_stopping_certificate(eps_c, delta_c, runs_mean)
+        return rs.search_certificate(
+            eps_c, delta_c, model_eps, score_eps, runs_mean, n_candidates,
+            int(data["n_rows"]), own,
+        )  # fmt: skip
     except ObjpertError as exc:
         raise ModelFileError(f"selection is refused: {exc}") from None
-    return rs.RandomStoppingCertificate(
-        method=rs.THEOREM,
-        epsilon=eps,
-        delta=delta,
-        candidate_epsilon=eps_c,
-        candidate_delta=delta_c,
-        model_epsilon=model_eps,
-        score_epsilon=score_eps,
-        runs_mean=runs_mean,
-        n_candidates=n_candidates,
-        n_rows=int(data["n_rows"]),
-        chosen=own,
-        not_public=tuple(own.not_public),
-    )
 
 
 def attach_selection(model: Any, record: Any) -> None:
