@@ -12,6 +12,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 from scipy import special as sps
 
@@ -141,6 +143,19 @@ def test_vectorised_shapes_and_scalars():
         np.testing.assert_array_equal(out.ravel(), [float(f(float(t))) for t in grid.ravel()])
         assert np.ndim(f(1.5)) == 0
         assert isinstance(float(f(1.5)), float)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 45.0), min_size=1, max_size=12),
+    st.sampled_from([1.0, 1e-3, 1e-9]),
+)
+def test_q1_of_an_array_equals_q1_of_each_entry(ts, spread):
+    """Arrays spanning several continued-fraction bins, or inside one, give each entry the
+    value it has alone (the bins skipped or taken whole must not change a bit)."""
+    t = np.asarray(ts) * spread + (45.0 - 45.0 * spread) * (ts[0] / 45.0)
+    for f in (special.q1, special.log_q1):
+        np.testing.assert_array_equal(f(t), [float(f(float(x))) for x in t])
 
 
 # ------------------------------------------------------------------ Q1 inverse

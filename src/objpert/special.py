@@ -82,14 +82,19 @@ def _q1_ratio(t: np.ndarray) -> np.ndarray:
     Evaluated backwards, in bins of t so large t needs few terms.
     """
     out = np.empty_like(t)
+    if not t.size:
+        return out
+    t_min, t_max = t.min(), t.max()
     for lo, hi in itertools.pairwise(_CF_BINS):
-        sel = (t >= lo) & (t < hi)
-        if not sel.any():
+        if t_max < lo or t_min >= hi:  # no t in this bin
             continue
+        whole = lo <= t_min and t_max < hi  # every t in this bin: no selection
+        sel = slice(None) if whole else (t >= lo) & (t < hi)
         ts = t[sel]
         k = np.zeros_like(ts)
-        for j in range(_cf_terms(lo), 1, -1):
-            k = (j - 1) / (ts + k) if j > 2 else 1.0 / (ts + k)
+        for j in range(_cf_terms(lo), 1, -1):  # k = (j - 1) / (t + k), in place
+            np.add(ts, k, out=k)
+            np.divide(j - 1.0, k, out=k)
         out[sel] = k / (ts + k)
     return out
 

@@ -147,8 +147,10 @@ def _passes(pc, epsilon, delta, N, sigma, share, rfac, steps=None):
     """
     r = sigma * rfac
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
-    with np.errstate(invalid="ignore", over="ignore"):
-        s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N, steps).s_n
+    if steps is None:
+        steps = theorem_c13.step_terms(pc, N)
+    with np.errstate(invalid="ignore", over="ignore"):  # sigma, r, r' > 0 by construction
+        s_n = theorem_c13.checked_c13_terms(pc, sigma, r, r_outer, steps).s_n
         slack = epsilon - s_n
         ok = slack >= 0
         sig = np.broadcast_to(sigma, ok.shape)[ok]

@@ -51,6 +51,7 @@ __all__ = [
     "c13_terms",
     "certify",
     "certify_limit",
+    "checked_c13_terms",
     "delta_n",
     "epsilon_for_delta",
     "limit_delta",
@@ -115,11 +116,19 @@ def c13_terms(
     overflows). ``steps``: :func:`step_terms` of the same N, computed once."""
     if steps is None:
         steps = step_terms(pc, N)
-    N = steps.N
     sigma = check_positive_array("sigma", sigma)
     r = check_positive_array("r", r)
     r_outer = check_positive_array("r_outer", r_outer)
-    check_broadcast(iterations=N, sigma=sigma, r=r, r_outer=r_outer)
+    check_broadcast(iterations=steps.N, sigma=sigma, r=r, r_outer=r_outer)
+    return checked_c13_terms(pc, sigma, r, r_outer, steps)
+
+
+def checked_c13_terms(
+    pc: ProblemConstants, sigma: ArrayLike, r: ArrayLike, r_outer: ArrayLike, steps: StepTerms
+) -> C13Terms:
+    """:func:`c13_terms` for arguments already checked (positive, broadcastable): the
+    calibration's inner loop, which checks its grids once."""
+    N = steps.N
     r_bar = (r_outer + pc.L_ell) / pc.mu  # uniform trajectory scale of (47)
     rho_n, one_minus_rho_n = steps.rho_n, steps.one_minus_rho_n
     gamma, nu_t = steps.gamma, steps.nu_tilde
