@@ -216,6 +216,17 @@ def test_wa_pld_is_above_its_profile_on_both_sides(plan):
     assert hull[zero] < prof[0]
 
 
+def test_wa_pair_attains_its_envelope(plan):
+    """The pair built from one release's profile is itself a mechanism with that (convex)
+    profile: its hockey-stick curve equals the envelope at every grid epsilon, negative
+    ones included. So any bound valid for every release with this profile holds for K
+    copies of the pair, and the pair's composition cannot be improved from the profile."""
+    _, _, grid, _, hull = _wa_grid(plan)
+    pld = from_plan(plan).pld(STEP)
+    got = np.asarray(pld.get_delta_for_epsilon(grid[::5]), dtype=float)
+    np.testing.assert_allclose(got, hull[::5], rtol=1e-9, atol=1e-15)
+
+
 @pytest.mark.parametrize("k", [2, 10])
 def test_wa_composition_matches_an_independent_convolution(plan, k):
     _, _, grid, _, hull = _wa_grid(plan)
