@@ -1,12 +1,16 @@
 """A public prior against no prior: held-out accuracy of PrivateLogisticRegression.
 
 Usage: python benchmarks/public_prior.py [--releases R] [--datasets ...] [--epsilons ...]
-       [--public-fraction F] [--prior-norms W ...] [--json benchmarks/public_prior.json]
+       [--public-fraction F] [--prior-norms W ...] [--max-rows M]
+       [--json benchmarks/public_prior.json]
        python benchmarks/public_prior.py --table benchmarks/public_prior.json
 
 Each dataset (:mod:`objpert.apps.datasets`: public scaling, its public row-norm bound as
-data_norm) is split once with a fixed seed: 20% held out for testing, then a *public*
-part (``--public-fraction`` of the rest, default 5%) and the *private* rest. The prior is
+data_norm; tv16, breast_cancer, health_insurance, flights) is split once with a fixed
+seed: 20% held out for testing, then a *public* part (``--public-fraction`` of the rest,
+default 5%) and the *private* rest. A table of more than ``--max-rows`` rows (default
+40000: flights' 327346 alone) is first cut to a stratified random subset of that many
+rows (the same fixed seed), to keep the run's time down. The prior is
 scikit-learn's LogisticRegression (C = 1) fitted non-privately on the public part. At
 each epsilon (delta = 1e-6, declared classes, alpha="auto", max_iter=5000) the script
 reports the test accuracy, mean and standard error over R releases (seeds 0..R-1), of:
@@ -20,7 +24,9 @@ reports the test accuracy, mean and standard error over R releases (seeds 0..R-1
 The R releases of one setting are one batched descent
 (:func:`objpert.mechanisms.perturbed_gd.release_batch`, the estimator's plan and its
 prior in the mechanism's coordinates); release 0 is checked against
-``PrivateLogisticRegression(random_state=0).fit`` to 1e-9.
+``PrivateLogisticRegression(random_state=0).fit`` to 1e-9. With ``--json`` naming an
+existing file, the datasets run replace that file's rows of the same datasets and the
+other rows are kept (each run's command, datasets and seconds are listed in ``runs``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import platform
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -45,15 +52,16 @@ from objpert.exceptions import TestingSeedWarning
 from objpert.mechanisms.perturbed_gd import release_batch
 
 DELTA = 1e-6
-DATASETS = ("breast_cancer", "health_insurance")
+DATASETS = ("breast_cancer", "health_insurance", "tv16", "flights")
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
 PRIOR_NORMS = (0.1, 0.25, 0.5, 3.0)
 SPLIT_SEED = 2026
+MAX_ROWS = 40000
 
 
-def _split(ds, public_fraction):
+def _split(X, y, public_fraction):
     X_rest, X_test, y_rest, y_test = train_test_split(
-        ds.X, ds.y, test_size=0.2, random_state=SPLIT_SEED, stratify=ds.y
+        X, y, test_size=0.2, random_state=SPLIT_SEED, stratify=y
     )
     X_priv, X_pub, y_priv, y_pub = train_test_split(
         X_rest, y_rest, test_size=public_fraction, random_state=SPLIT_SEED, stratify=y_rest
@@ -96,16 +104,22 @@ def _summary(values):
     return {"mean": float(values.mean()), "se": se, "values": values.tolist()}
 
 
-def run(datasets, epsilons, releases, public_fraction, prior_norms):
+def run(datasets, epsilons, releases, public_fraction, prior_norms, max_rows=MAX_ROWS):
     rows = []
     for name in datasets:
         ds = load(name)
-        X_pub, y_pub, X_priv, y_priv, X_test, y_test = _split(ds, public_fraction)
+        X, y = ds.X, ds.y
+        if len(y) > max_rows:  # a stratified random subset, the split's fixed seed
+            X, _, y, _ = train_test_split(
+                X, y, train_size=max_rows, random_state=SPLIT_SEED, stratify=y
+            )
+        X_pub, y_pub, X_priv, y_priv, X_test, y_test = _split(X, y, public_fraction)
         public = LogisticRegression(C=1.0, max_iter=5000).fit(X_pub, y_pub)
         prior = (public.coef_, public.intercept_)
         prior_acc = _accuracy(public.coef_[0], public.intercept_[0], X_test, y_test)
         info = {
             "dataset": name,
+            "n_rows": len(ds.y),
             "n_public": len(y_pub),
             "n_private": len(y_priv),
             "n_test": len(y_test),
@@ -164,6 +178,7 @@ def main(argv=None):
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     parser.add_argument("--public-fraction", type=float, default=0.05)
     parser.add_argument("--prior-norms", nargs="+", type=float, default=list(PRIOR_NORMS))
+    parser.add_argument("--max-rows", type=int, default=MAX_ROWS)
     parser.add_argument("--json", default=None)
     parser.add_argument("--table", default=None, help="print the table of this JSON file")
     args = parser.parse_args(argv)
@@ -174,17 +189,33 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=TestingSeedWarning)  # a benchmark
     start = time.perf_counter()
     rows = run(args.datasets, args.epsilons, args.releases, args.public_fraction,
-               args.prior_norms)  # fmt: skip
+               args.prior_norms, args.max_rows)  # fmt: skip
+    command = "python benchmarks/public_prior.py " + " ".join(argv or sys.argv[1:])
+    this = {"command": command, "datasets": args.datasets,
+            "seconds": time.perf_counter() - start}  # fmt: skip
     out = {
-        "command": "python benchmarks/public_prior.py " + " ".join(argv or sys.argv[1:]),
         "python": platform.python_version(),
         "delta": DELTA,
         "releases": args.releases,
         "public_fraction": args.public_fraction,
         "split_seed": SPLIT_SEED,
-        "seconds": time.perf_counter() - start,
+        "max_rows": args.max_rows,
+        "runs": [this],
         "rows": rows,
     }
+    if args.json and Path(args.json).exists():  # keep the other datasets' rows
+        old = json.loads(Path(args.json).read_text())
+        for key in ("delta", "releases", "public_fraction", "split_seed"):
+            if old[key] != out[key]:
+                raise SystemExit(f"{args.json} has {key}={old[key]!r}, this run {out[key]!r}")
+        runs = old.get("runs") or [
+            {k: old[k] for k in ("command", "seconds")}
+            | {"datasets": list(dict.fromkeys(r["dataset"] for r in old["rows"]))}
+        ]
+        out["runs"] = [*runs, this]
+        rows = [r for r in old["rows"] if r["dataset"] not in args.datasets] + rows
+        order = list(dict.fromkeys([*DATASETS, *(r["dataset"] for r in rows)]))
+        out["rows"] = sorted(rows, key=lambda r: order.index(r["dataset"]))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
