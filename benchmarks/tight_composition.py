@@ -329,7 +329,7 @@ def markdown(out: dict) -> str:
                     f"+- {r['difference_se']:.3f} |"
                 )
     if "non_private" in out:
-        lines.append(f"\nnon-private LogisticRegression: {out['non_private']:.3f}")
+        lines.append(f"\nnon-private LogisticRegression on digits: {out['non_private']:.3f}")
     return "\n".join(lines)
 
 
