@@ -5,6 +5,7 @@ and the search on all the rows."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -34,7 +35,9 @@ from objpert.model_selection import (
 from objpert.model_selection.random_stopping import (
     bad_run_probability,
     candidate_budget,
+    runs_mean_of,
     runs_pmf,
+    stop_denominator,
 )
 from objpert.randomness import make_rng
 
@@ -48,46 +51,82 @@ def _quiet():
 
 # ---------------------------------------------------------------- the law of K
 
+LAWS = ("logarithmic", "geometric")
 
-def _counts(runs_mean, draws, seed, top):
+
+def _q(runs_mean, law):
+    """gamma = 1/q, found independently: q = M (geometric); the smallest q >= 2 with
+    mean (q - 1) / log q >= M (logarithmic; mpmath)."""
+    if law == "geometric":
+        return runs_mean
+    q = 2
+    while (q - 1) / mpmath.log(q) < runs_mean:
+        q += 1
+    return q
+
+
+def _pmf(k, runs_mean, law):
+    """P(K = k) (mpmath): gamma (1 - gamma)^(k - 1) or (1 - gamma)^k / (k log q)."""
+    q = _q(runs_mean, law)
+    g = mpmath.mpf(1) / q
+    if law == "geometric":
+        return g * (1 - g) ** (k - 1)
+    return (1 - g) ** k / (k * mpmath.log(q))
+
+
+def _counts(runs_mean, draws, seed, top, law):
     gen, _ = make_rng(seed)
-    ks = np.array([draw_runs(runs_mean, gen) for _ in range(draws)])
+    ks = np.array([draw_runs(runs_mean, gen, law) for _ in range(draws)])
     counts = np.bincount(np.minimum(ks, top), minlength=top + 1)[1:]
     return ks, counts
 
 
-def _expected(runs_mean, draws, top):
-    """Geometric probabilities computed independently (mpmath, exact powers), the last
-    bin the tail P(K >= top) = (1 - gamma)^(top - 1)."""
-    g = mpmath.mpf(1) / runs_mean
-    probs = [g * (1 - g) ** (k - 1) for k in range(1, top)] + [(1 - g) ** (top - 1)]
+def _expected(runs_mean, draws, top, law):
+    """The law's probabilities for k < top, the last bin the tail P(K >= top)."""
+    probs = [_pmf(k, runs_mean, law) for k in range(1, top)]
+    probs.append(1 - mpmath.fsum(probs))
     return np.array([float(p) for p in probs]) * draws
 
 
-def test_run_count_follows_the_geometric_law():
+@pytest.mark.parametrize("law", LAWS)
+def test_run_count_follows_its_law(law):
     draws, top = 20000, 16
-    ks, counts = _counts(4, draws, 3, top)
+    ks, counts = _counts(4, draws, 3, top, law)
     assert ks.min() >= 1
-    assert stats.chisquare(counts, _expected(4, draws, top)).pvalue > 1e-4
-    assert abs(ks.mean() - 4) < 4 * math.sqrt(12 / draws)  # var = (1 - g) / g^2 = 12
+    assert stats.chisquare(counts, _expected(4, draws, top, law)).pvalue > 1e-4
+    mean = float(mpmath.nsum(lambda k: k * _pmf(k, 4, law), [1, mpmath.inf]))
+    var = float(mpmath.nsum(lambda k: (k - mean) ** 2 * _pmf(k, 4, law), [1, mpmath.inf]))
+    assert abs(ks.mean() - mean) < 4 * math.sqrt(var / draws)
+    assert runs_mean_of(4, law) == pytest.approx(mean, rel=1e-12) and mean >= 4
 
 
-def test_the_goodness_of_fit_test_detects_a_wrong_mean():
-    """The same test rejects the law of mean 5 for draws of mean 4: it can fail."""
+@pytest.mark.parametrize("law", LAWS)
+def test_the_goodness_of_fit_test_detects_a_wrong_law(law):
+    """The same test rejects the law of mean 5, and the other law of mean 4: it can fail."""
     draws, top = 20000, 16
-    _, counts = _counts(4, draws, 3, top)
-    assert stats.chisquare(counts, _expected(5, draws, top)).pvalue < 1e-6
+    _, counts = _counts(4, draws, 3, top, law)
+    assert stats.chisquare(counts, _expected(5, draws, top, law)).pvalue < 1e-6
+    other = LAWS[1 - LAWS.index(law)]
+    assert stats.chisquare(counts, _expected(4, draws, top, other)).pvalue < 1e-6
 
 
-def test_one_run_on_average_is_exactly_one_run():
+def test_one_run_on_average_and_the_pmfs():
     gen, _ = make_rng(0)
-    assert {draw_runs(1, gen) for _ in range(50)} == {1}
-    np.testing.assert_allclose(runs_pmf([0, 1, 2, 3], 4), [0, 0.25, 0.1875, 0.140625])
+    assert {draw_runs(1, gen, "geometric") for _ in range(50)} == {1}
+    np.testing.assert_allclose(runs_pmf([0, 1, 2, 3], 4, "geometric"), [0, 0.25, 0.1875, 0.140625])
+    for law in LAWS:
+        assert stop_denominator(7, law) == _q(7, law)
+        ks = np.arange(0, 30)
+        want = [0.0] + [float(_pmf(k, 7, law)) for k in ks[1:]]
+        np.testing.assert_allclose(runs_pmf(ks, 7, law), want, rtol=1e-13)
+    with pytest.raises(ParameterError, match="law"):
+        runs_pmf(1, 4, "poisson")
 
 
 # ---------------------------------------------------------------- the certificate
 
 
+@pytest.mark.parametrize("law", LAWS)
 @pytest.mark.parametrize(
     ("eps_c", "delta_c", "mean"),
     [
@@ -99,34 +138,41 @@ def test_one_run_on_average_is_exactly_one_run():
         (0.3, 0.0, 10),
     ],
 )
-def test_certificate_equals_the_formula_summed_independently(eps_c, delta_c, mean):
-    """epsilon = 3 (eps_c + log(1 / (1 - delta_c))), delta = (1 + e^epsilon)
-    (1 - E[(1 - delta_c)^K]), the expectation summed term by term."""
+def test_certificate_equals_the_formula_summed_independently(law, eps_c, delta_c, mean):
+    """epsilon = (2 + eta) (eps_c + log(1 / (1 - delta_c))), delta = (1 + e^epsilon)
+    (1 - E[(1 - delta_c)^K]), the expectation summed term by term (eta = 1 geometric,
+    0 logarithmic)."""
     mpmath.mp.dps = 40
-    g = mpmath.mpf(1) / mean
     d = mpmath.mpf(delta_c)
-    p = 1 - mpmath.nsum(lambda k: g * (1 - g) ** (k - 1) * (1 - d) ** k, [1, mpmath.inf])
-    eps, delta = random_stopping_certificate(eps_c, delta_c, mean)
+    p = 1 - mpmath.nsum(lambda k: _pmf(k, mean, law) * (1 - d) ** k, [1, mpmath.inf])
+    eps, delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
+    factor = {"geometric": 3, "logarithmic": 2}[law]
     eps_tilde = mpmath.mpf(eps_c) + mpmath.log(1 / (1 - d))
-    assert eps == pytest.approx(float(3 * eps_tilde), rel=1e-14)
-    want = min(1.0, float((1 + mpmath.e ** (3 * eps_tilde)) * p))  # 1: the trivial bound
+    assert eps == pytest.approx(float(factor * eps_tilde), rel=1e-14)
+    want = min(1.0, float((1 + mpmath.e ** (factor * eps_tilde)) * p))  # 1: the trivial bound
     assert delta == pytest.approx(want, rel=1e-12, abs=0.0)
-    assert bad_run_probability(delta_c, mean) == pytest.approx(float(p), rel=1e-12, abs=0.0)
+    assert bad_run_probability(delta_c, mean, law) == pytest.approx(float(p), rel=1e-12, abs=0)
 
 
+@pytest.mark.parametrize("law", LAWS)
 @pytest.mark.parametrize("eps", [0.1, 0.3, 1.0, 3.0, 8.0])
 @pytest.mark.parametrize("delta", [1e-10, 1e-6, 1e-3])
 @pytest.mark.parametrize("mean", [1, 7, 16, 100])
-def test_calibrated_runs_meet_the_target(eps, delta, mean):
-    eps_c, delta_c = random_stopping_budget(eps, delta, mean)
-    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean)
+def test_calibrated_runs_meet_the_target(law, eps, delta, mean):
+    eps_c, delta_c = random_stopping_budget(eps, delta, mean, law)
+    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
     assert got_eps <= eps and got_delta <= delta
     assert got_eps >= eps * (1 - 1e-12) and got_delta >= delta * (1 - 1e-9)
 
 
 def test_pure_runs_give_a_pure_certificate_and_approximate_ones_are_refused():
-    assert random_stopping_certificate(0.2, 0.0, 10, pure=True) == (pytest.approx(0.6), 0.0)
-    assert random_stopping_budget(0.9, 0.0, 10) == (pytest.approx(0.3), 0.0)
+    assert random_stopping_certificate(0.2, 0.0, 10, pure=True, law="geometric") == (
+        pytest.approx(0.6),
+        0.0,
+    )
+    assert random_stopping_certificate(0.2, 0.0, 10, pure=True) == (pytest.approx(0.4), 0.0)
+    assert random_stopping_budget(0.9, 0.0, 10, "geometric") == (pytest.approx(0.3), 0.0)
+    assert random_stopping_budget(0.9, 0.0, 10) == (pytest.approx(0.45), 0.0)
     with pytest.raises(ParameterError, match="pure"):
         random_stopping_certificate(0.2, 1e-9, 10, pure=True)
 
@@ -141,15 +187,19 @@ def test_model_and_score_compose_within_the_run_budget():
 # ------------------------------------------------------- exact output distributions
 
 
-def _best_of_pmf(q, mean, kmax=4000):
+@functools.lru_cache(maxsize=8)
+def _weights(mean, law, kmax):
+    mpmath.mp.dps = 20
+    return np.array([float(_pmf(k, mean, law)) for k in range(1, kmax + 1)])[:, None]
+
+
+def _best_of_pmf(q, mean, law, kmax=6000):
     """The output pmf of random stopping over a pmf q on ordered outputs, by brute force:
-    P(max of k draws <= y) = F(y)^k summed over k with the geometric weights."""
-    g = 1.0 / mean
+    P(max of k draws <= y) = F(y)^k summed over k with the law's weights."""
     cdf = np.cumsum(q)
     ks = np.arange(1, kmax + 1)[:, None]
-    w = g * (1 - g) ** (ks - 1)
-    law = (w * cdf[None, :] ** ks).sum(axis=0)
-    return np.diff(np.concatenate([[0.0], law]))
+    law_cdf = (_weights(mean, law, kmax) * cdf[None, :] ** ks).sum(axis=0)
+    return np.diff(np.concatenate([[0.0], law_cdf]))
 
 
 def _pure_pair(rng, size, eps):
@@ -167,41 +217,53 @@ def _hockey(p, q, eps):
     return float(np.sum(np.maximum(p - math.exp(eps) * q, 0.0)))
 
 
-def test_exact_privacy_loss_of_pure_runs_is_within_three_epsilon():
-    """Randomized-response runs: the exact output law of the whole procedure on two
-    neighbouring inputs has privacy loss <= 3 epsilon (the certificate), and more than
-    epsilon for the adversarial pair below (so a 1x certificate would fail)."""
-    rng = np.random.default_rng(0)
-    eps, mean = 0.5, 8
-    worst = 0.0
-    for _ in range(200):
-        q, q2 = _pure_pair(rng, 6, eps)
-        a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
-        worst = max(worst, np.max(np.abs(np.log(a / b))))
-    cert_eps, cert_delta = random_stopping_certificate(eps, 0.0, mean, pure=True)
-    assert cert_delta == 0.0 and worst <= cert_eps + 1e-9
-    # less mass on the lowest and the (rare) top output under x: the loss exceeds 1.5 eps
+def _adversarial_pair(eps):
+    """Less mass on the lowest and the (rare) top output under x."""
     q2 = np.array([0.62, 0.38 - 1e-4, 1e-4])
     low, top = q2[[0, 2]] * math.exp(-eps)
     q = np.array([low, 1.0 - low - top, top])
     assert np.max(np.abs(np.log(q / q2))) <= eps
-    a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
-    assert np.max(np.abs(np.log(a / b))) > 1.5 * eps
+    return q, q2
 
 
-def test_exact_hockey_stick_of_approximate_runs_is_within_the_certificate():
+@pytest.mark.parametrize("law", LAWS)
+def test_exact_privacy_loss_of_pure_runs_is_within_the_certificate(law):
+    """Randomized-response runs: the exact output law of the whole procedure on two
+    neighbouring inputs has privacy loss <= (2 + eta) epsilon (the certificate), and more
+    than 1.4 epsilon for an adversarial pair (so a 1x certificate would fail). The
+    logarithmic law is checked at a mean of 8 and of 100 (its bound is approached as the
+    stopping probability falls)."""
+    rng = np.random.default_rng(0)
+    eps = 0.5
+    for mean in (8, 100):
+        worst = 0.0
+        for _ in range(100):
+            q, q2 = _pure_pair(rng, 6, eps)
+            a, b = _best_of_pmf(q, mean, law), _best_of_pmf(q2, mean, law)
+            worst = max(worst, np.max(np.abs(np.log(a / b))))
+        cert_eps, cert_delta = random_stopping_certificate(eps, 0.0, mean, pure=True, law=law)
+        assert cert_delta == 0.0 and worst <= cert_eps + 1e-9
+        q, q2 = _adversarial_pair(eps)
+        a, b = _best_of_pmf(q, mean, law), _best_of_pmf(q2, mean, law)
+        loss = np.max(np.abs(np.log(a / b)))
+        assert loss <= cert_eps + 1e-9
+    assert loss > 1.4 * eps
+
+
+@pytest.mark.parametrize("law", LAWS)
+def test_exact_hockey_stick_of_approximate_runs_is_within_the_certificate(law):
     """Runs that leak: with probability delta_c the output under x is the top one, under
     x' the bottom one. Each run is (eps_c, delta_c)-DP (checked); the whole procedure's
-    hockey-stick divergence at 3 eps_c is below the certificate's delta, both ways."""
+    hockey-stick divergence at the certificate's epsilon is below its delta, both ways."""
     rng = np.random.default_rng(1)
     eps_c, delta_c, mean = 0.3, 1e-3, 10
-    cert_eps, cert_delta = random_stopping_certificate(eps_c, delta_c, mean)
+    cert_eps, cert_delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
     for _ in range(50):
         base, base2 = _pure_pair(rng, 7, eps_c)
         q = np.concatenate([[0.0], (1 - delta_c) * base, [delta_c]])
         q2 = np.concatenate([[delta_c], (1 - delta_c) * base2, [0.0]])
         assert max(_hockey(q, q2, eps_c), _hockey(q2, q, eps_c)) <= delta_c + 1e-15
-        a, b = _best_of_pmf(q, mean), _best_of_pmf(q2, mean)
+        a, b = _best_of_pmf(q, mean, law), _best_of_pmf(q2, mean, law)
         assert _hockey(a, b, cert_eps) <= cert_delta
         assert _hockey(b, a, cert_eps) <= cert_delta
     # the leak is real: at epsilon_c the procedure's delta exceeds delta_c
@@ -238,8 +300,9 @@ def test_every_run_trains_on_all_rows_and_the_certificate_meets_the_budget():
     assert isinstance(cert, RandomStoppingCertificate) and cert.certified
     assert gs.best_estimator_.plan_.constants.n == len(X) == cert.n_rows
     assert cert.epsilon <= 1.0 and cert.delta <= 1e-6
+    assert cert.law == "logarithmic"  # the default
     assert (cert.epsilon, cert.delta) == random_stopping_certificate(
-        cert.candidate_epsilon, cert.candidate_delta, 6
+        cert.candidate_epsilon, cert.candidate_delta, 6, law="logarithmic"
     )
     chosen = gs.best_estimator_.certificate_
     assert chosen.epsilon <= cert.model_epsilon and chosen.delta <= cert.candidate_delta
@@ -252,7 +315,7 @@ def test_every_run_trains_on_all_rows_and_the_certificate_meets_the_budget():
         "n_features_in_", "classes_",
     }  # fmt: skip
     text = str(cert)
-    assert "random stopping" in text and "Liu & Talwar" in text and "not released" in text
+    assert "random stopping" in text and "Papernot & Steinke" in text and "not released" in text
     assert cert.to_dict()["runs_mean"] == 6 and "scores" not in str(cert.to_dict())
     majority = max(np.mean(y), 1 - np.mean(y))
     assert gs.score(X, y) > majority + 0.05
@@ -321,7 +384,9 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
         {"method": "random_stopping", "score_fraction": 1.0},
         {"method": "random_stopping", "score_fraction": 0.0},
         {"method": "random_stopping", "selection_epsilon": 0.5},
+        {"method": "random_stopping", "law": "poisson"},
         {"method": "split", "runs_mean": 4},
+        {"method": "split", "law": "geometric"},
         {"method": "split", "score_fraction": 0.2},
     ]
     for kw in bad:

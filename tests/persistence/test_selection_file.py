@@ -35,10 +35,14 @@ def searches():
             out[method] = PrivateGridSearch(
                 est, {"alpha": [0.05, 0.2]}, method=method, random_state=0
             ).fit(X, y)
+        out["geometric"] = PrivateGridSearch(
+            est, {"alpha": [0.05, 0.2]}, method="random_stopping", law="geometric",
+            random_state=0,
+        ).fit(X, y)  # fmt: skip
     return out
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", [*METHODS, "geometric"])
 def test_a_search_saves_its_chosen_model_with_the_search_guarantee(searches, method, tmp_path):
     search = searches[method]
     path = objpert.save(search, tmp_path / "m.json", key=KEY)
@@ -67,6 +71,9 @@ def _resigned(payload, path):
         ("random_stopping", lambda c: c.update(delta=c["delta"] / 10), "differs"),
         ("random_stopping", lambda c: c.update(runs_mean=1), "differs"),
         ("random_stopping", lambda c: c.update(model_epsilon=0.01), "per-run budget"),
+        ("random_stopping", lambda c: c.update(law="poisson"), "law must be"),
+        ("random_stopping", lambda c: c.update(law="geometric"), "differs"),
+        ("geometric", lambda c: c.update(law="logarithmic"), "differs"),
     ],
 )
 def test_a_forged_selection_is_recomputed_and_refused(searches, method, edit, message, tmp_path):

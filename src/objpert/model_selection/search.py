@@ -161,7 +161,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
     """Private selection among the candidates of ``param_grid`` (one certificate).
 
     ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
-    of the whole search. A geometric number K of runs of mean ``runs_mean`` is drawn; each
+    of the whole search. A number K of runs is drawn from ``law`` (mean ``runs_mean``); each
     run picks a grid point uniformly, trains it on all n rows with the per-run budget of
     :func:`~objpert.model_selection.random_stopping.random_stopping_budget` (the model
     ``1 - score_fraction`` of it), and releases its score on the same rows (correct
@@ -169,8 +169,9 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
     exact discrete Laplace noise (Canonne, Kamath & Steinke 2020, Algorithm 2). The run
     with the highest noisy score (ties broken by an independent uniform) is output. One run
     is (epsilon_c, delta_c)-DP (model and score by basic composition; a uniform draw among
-    grid points that each are, is too), so the output is (epsilon, delta)-DP by Liu &
-    Talwar (2019, Theorem 3.2) and the coupling corollary of
+    grid points that each are, is too), so the output is (epsilon, delta)-DP by Papernot &
+    Steinke (2022, Theorem 2; logarithmic law) or Liu & Talwar (2019, Theorem 3.2;
+    geometric law) and the coupling corollary of
     :mod:`objpert.model_selection.random_stopping`. Each run draws its own noise (the
     estimator's ``random_state`` is replaced: from OS entropy, or from the search's seed).
     Neither K nor the other runs' models or scores are kept. A run whose certificate
@@ -199,8 +200,11 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
     method : {"split", "random_stopping"}, default="split"
         How the candidates are trained and chosen (see above).
     runs_mean : int >= 1 or None, default=None
-        Random stopping: the mean of the geometric number of runs (public); None: 4 per
-        grid point.
+        Random stopping: the mean number of runs (public; the logarithmic law's mean is
+        the smallest of its means at least this); None: 4 per grid point.
+    law : {"logarithmic", "geometric"} or None, default=None
+        Random stopping: the law of the number of runs; None: "logarithmic" (each run gets
+        epsilon / 2 against epsilon / 3 for the geometric law).
     score_fraction : float in (0, 1) or None, default=None
         Random stopping: the share of each run's epsilon spent on its noisy score; None:
         0.1. ``selection_epsilon`` is for the split method only.
@@ -223,6 +227,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         random_state: Any = None,
         method: str = "split",
         runs_mean: int | None = None,
+        law: str | None = None,
         score_fraction: float | None = None,
     ):
         self.estimator = estimator
@@ -232,6 +237,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.method = method
         self.runs_mean = runs_mean
+        self.law = law
         self.score_fraction = score_fraction
 
     def _candidates(self) -> tuple[list[dict], list[Any]]:
@@ -255,7 +261,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise ParameterError(f"method must be one of {METHODS}; got {self.method!r}")
         if self.method == "split":
-            for name in ("runs_mean", "score_fraction"):
+            for name in ("runs_mean", "law", "score_fraction"):
                 if getattr(self, name) is not None:
                     raise ParameterError(f"{name} is for method='random_stopping' only")
         elif self.selection_epsilon is not None:
@@ -348,9 +354,10 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
             if self.runs_mean is None
             else check_int("runs_mean", self.runs_mean, 1)
         )
+        law = rs.LAWS[0] if self.law is None else self.law
         fraction = SCORE_FRACTION if self.score_fraction is None else self.score_fraction
         bound = check_positive("score_bound", self.score_bound)
-        eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean)
+        eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean, law)
         model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
         candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])
         runs = [
@@ -366,7 +373,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
             raise DataError("y must have one label per row of X")
         _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
-        count = rs.draw_runs(runs_mean, generator)  # never stored
+        count = rs.draw_runs(runs_mean, generator, law)  # never stored
         sensitivity = 1 if classify else SCORE_LEVELS
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
         y_arr = np.asarray(y)
@@ -397,7 +404,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         del best, count  # the run count and the scores are not kept
         self.certificate_ = rs.search_certificate(
             candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
-            chosen.certificate_,
+            chosen.certificate_, law,
         )  # fmt: skip
         self.best_index_ = index
         self.best_params_ = grid[index]

@@ -96,6 +96,9 @@ def _random_stopping(data: dict[str, Any], model: Any) -> Any:
     eps_c, delta_c = _number(data, "candidate_epsilon"), _number(data, "candidate_delta")
     model_eps, score_eps = _number(data, "model_epsilon"), _number(data, "score_epsilon")
     runs_mean, n_candidates = _count(data, "runs_mean"), _count(data, "n_candidates")
+    law = data.get("law")
+    if law not in rs.LAWS:
+        raise ModelFileError(f"selection: law must be one of {rs.LAWS}; got {law!r}")
     own = model.certificate_
     if not own.certified or own.epsilon > model_eps or own.delta > delta_c:
         raise ModelFileError(
@@ -109,7 +112,7 @@ def _random_stopping(data: dict[str, Any], model: Any) -> Any:
     try:
         return rs.search_certificate(
             eps_c, delta_c, model_eps, score_eps, runs_mean, n_candidates,
-            int(data["n_rows"]), own,
+            int(data["n_rows"]), own, law,
         )  # fmt: skip
     except ObjpertError as exc:
         raise ModelFileError(f"selection is refused: {exc}") from None

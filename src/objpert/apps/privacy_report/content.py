@@ -382,13 +382,19 @@ def build_report(
     )
 
 
+def _runs_mean(search: Any) -> float:
+    from objpert.model_selection.random_stopping import runs_mean_of
+
+    return runs_mean_of(search.runs_mean, search.law)
+
+
 def _selection_rows(search: Any) -> tuple[tuple[str, str], ...]:
     """How a private search chose the model, as (item, value) rows for people."""
     rows = [("method", str(search.method))]
     if hasattr(search, "runs_mean"):  # random stopping
         rows += [
             ("grid points", str(search.n_candidates)),
-            ("runs", f"a {search.law} number of mean {search.runs_mean} (not released)"),
+            ("runs", f"a {search.law} number of mean {_runs_mean(search):.3g} (not released)"),
             ("rows each run trained on", f"all {search.n_rows}"),
             (
                 "each run",
