@@ -10,7 +10,8 @@ Reads (each written by the script of the same name, its command recorded in the 
 - ``tight_composition.json``: one-vs-rest by PLD with the tight dominating pair against
   the construction on epsilon >= 0 alone: the per-class noise at a fixed ridge (digits)
   and the held-out accuracy at the default settings on the four multiclass tables;
-- ``random_stopping.json``: random-stopping selection against the split method;
+- ``random_stopping*.json``: random-stopping selection against the split method, over a
+  grid of comparator norms and two ridge grids (the last with both laws of the run count);
 - ``public_prior.json``: a private fit centred at a public prior against the private fit
   alone and the prior alone.
 
@@ -100,16 +101,30 @@ def tight_accuracy() -> list[str]:
     return header + _paired(rows, "table", ["k", "n_train"], methods, difference)
 
 
+RANDOM_STOPPING_FILES = (  # one table each: the comparator grid, then ridge grids
+    "random_stopping",
+    "random_stopping_alpha",
+    "random_stopping_alpha_large",
+    "random_stopping_alpha_large_geometric",
+)
+
+
 def random_stopping() -> list[str]:
-    data = _load("random_stopping")
-    out = [
-        f"Grid: {data['grid']}; {data['rounds']} rounds.",
-        "",
-        "| table | n | epsilon | split | random stopping |",
-        "|---|---|---|---|---|",
-    ]
-    methods = ("split", "random_stopping")
-    return out + _paired(data["results"], "dataset", ["n_train"], methods)
+    out: list[str] = []
+    for name in RANDOM_STOPPING_FILES:
+        data = _load(name)
+        if out:
+            out.append("")
+        out += [
+            f"Grid: {data['grid']}; max_iter {data['max_iter']}; run count law: "
+            f"{data.get('law', 'geometric')}; {data['rounds']} rounds "
+            f"(`{data['command']}`).",
+            "",
+            "| table | n | epsilon | split | random stopping |",
+            "|---|---|---|---|---|",
+        ]
+        out += _paired(data["results"], "dataset", ["n_train"], ("split", "random_stopping"))
+    return out
 
 
 def public_prior() -> list[str]:

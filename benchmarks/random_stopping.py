@@ -11,16 +11,17 @@ round split 70/30 (stratified, the round's seed). On the training part,
 ``PrivateGridSearch`` chooses the ridge of a PrivateLogisticRegression (delta = 1e-6,
 declared classes) over a 4-point grid, once with ``method="split"``
 (each candidate on a fifth of the rows) and once with ``method="random_stopping"`` (every
-run on all the rows, default runs_mean = 16 and score_fraction = 0.1), both at the same total
+run on all the rows, default law (logarithmic, ``--law``), runs_mean = 16 and
+score_fraction = 0.1), both at the same total
 (epsilon, delta). Reported: the test accuracy of the chosen model, mean and standard error
 over the rounds, or, if the search could not be certified in some round (a grid point
 whose alpha cannot meet its budget on its rows within max_iter: UnreachableTargetError),
 the number of such rounds.
 
-Two grids (``--grid``): ``comparator_norm`` (default) sets W in {1, 3, 10, 30} with
+Three grids (``--grid``): ``comparator_norm`` (default) sets W in {1, 3, 10, 30} with
 alpha="auto", which chooses the ridge mu for W from public constants (every grid point is
 then certifiable); ``alpha`` sets the ridge itself, alpha in {0.1, 0.3, 1, 3} (a small
-alpha needs many steps: use --max-iter 3000).
+alpha needs many steps: use --max-iter 3000), ``alpha_large`` in {0.3, 1, 3, 10}.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from objpert.apps.datasets import load
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import UnreachableTargetError
 from objpert.model_selection import PrivateGridSearch
+from objpert.model_selection.random_stopping import LAWS
 
 DELTA = 1e-6
 GRIDS = {
     "alpha": {"alpha": [0.1, 0.3, 1.0, 3.0]},
+    "alpha_large": {"alpha": [0.3, 1.0, 3.0, 10.0]},
     "comparator_norm": {"comparator_norm": [1.0, 3.0, 10.0, 30.0]},
 }
 DATASETS = ("tv16", "breast_cancer", "health_insurance", "flights")
@@ -58,7 +61,7 @@ def _subsample(X, y, rows):
     return X[keep], y[keep]
 
 
-def _search(method, grid, epsilon, norm, max_iter, seed, fraction):
+def _search(method, grid, epsilon, norm, max_iter, seed, fraction, law):
     # The candidates' noise comes from OS entropy (random_state=None): split's candidates
     # would otherwise all share the estimator's seed, hence one noise vector, and lose the
     # independent draws it selects among. Random stopping seeds each run from the search's
@@ -66,7 +69,7 @@ def _search(method, grid, epsilon, norm, max_iter, seed, fraction):
     base = PrivateLogisticRegression(
         epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1], max_iter=max_iter
     )
-    extra = {"score_fraction": fraction} if method == "random_stopping" else {}
+    extra = {"score_fraction": fraction, "law": law} if method == "random_stopping" else {}
     return PrivateGridSearch(base, grid, method=method, random_state=seed, **extra)
 
 
@@ -108,6 +111,7 @@ def main(argv=None):
     ap.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     ap.add_argument("--grid", choices=sorted(GRIDS), default="comparator_norm")
     ap.add_argument("--score-fraction", type=float, default=None)
+    ap.add_argument("--law", choices=LAWS, default=None, help="the run count's law")
     ap.add_argument("--json", default=None)
     ap.add_argument("--table", metavar="JSON", help="print the table of a JSON and exit")
     args = ap.parse_args(argv)
@@ -131,8 +135,9 @@ def main(argv=None):
                     seed = 1000 * r + 7
                     grid = GRIDS[args.grid]
                     gs = _search(
-                        method, grid, eps, ds.data_norm, args.max_iter, seed, args.score_fraction
-                    )
+                        method, grid, eps, ds.data_norm, args.max_iter, seed,
+                        args.score_fraction, args.law,
+                    )  # fmt: skip
                     try:
                         gs.fit(Xtr, ytr)
                     except UnreachableTargetError:
@@ -169,6 +174,7 @@ def main(argv=None):
         "rows": args.rows,
         "max_iter": args.max_iter,
         "score_fraction": args.score_fraction,
+        "law": args.law or LAWS[0],
         "seconds": round(time.perf_counter() - start, 1),
         "results": rows,
     }
