@@ -3,8 +3,9 @@
 :class:`PrivateGridSearch` is used like scikit-learn's ``GridSearchCV`` but its choice is
 differentially private. Two methods:
 
-- ``method="random_stopping"`` trains every run on all the rows (Liu & Talwar 2019; the
-  maths and the certificate are in :mod:`objpert.model_selection.random_stopping`);
+- ``method="random_stopping"`` trains every run on all the rows (Liu & Talwar 2019;
+  Papernot & Steinke 2022; the maths and the certificate are in
+  :mod:`objpert.model_selection.random_stopping`);
 - ``method="split"`` (below) trains each candidate on its own part of the rows.
 
 The split method is the parameter-tuning procedure of Chaudhuri, Monteleoni &

@@ -10,9 +10,9 @@ index. At load the record is re-derived, never trusted, and the model gets
   certificate is recomputed from its public constants (each trained on a part of the
   stated public size); the chosen candidate's must be the model's own; the guarantee is
   recomputed as (max(max_i epsilon_i, selection epsilon), max_i delta_i);
-- **random stopping** (Liu & Talwar 2019): the model's own certificate (re-derived with
-  the file's plans) must fit the per-run budget, and the guarantee is recomputed from the
-  per-run budget and the mean run count by
+- **random stopping** (Papernot & Steinke 2022; Liu & Talwar 2019): the model's own
+  certificate (re-derived with the file's plans) must fit the per-run budget, and the
+  guarantee is recomputed from the per-run budget, the law and the mean run count by
   :func:`~objpert.model_selection.random_stopping.random_stopping_certificate`.
 
 The recomputed certificate must equal the stored one; otherwise :class:`ModelFileError`.
