@@ -123,6 +123,18 @@ def test_one_run_on_average_and_the_pmfs():
         runs_pmf(1, 4, "poisson")
 
 
+@settings(max_examples=60, deadline=None)
+@given(mean=st.integers(1, 10**7))
+def test_the_logarithmic_law_has_the_smallest_q_whose_mean_reaches_the_request(mean):
+    q = stop_denominator(mean, "logarithmic")
+
+    def law_mean(x):
+        return (mpmath.mpf(x) - 1) / mpmath.log(x)
+
+    assert q >= 2 and law_mean(q) >= mean
+    assert q == 2 or law_mean(q - 1) < mean
+
+
 # ---------------------------------------------------------------- the certificate
 
 

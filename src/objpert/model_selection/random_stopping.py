@@ -124,12 +124,19 @@ def stop_denominator(runs_mean: int, law: str = LAWS[0]) -> int:
     m = _check_runs_mean(runs_mean)
     if _check_law(law) == "geometric":
         return m
-    q = max(2, math.ceil(m * math.log(max(m, 2))))  # a lower start: mean(q) < m below it
-    while (q - 1) < m * math.log(q):  # the mean grows with q
-        q += 1
-    while q > 2 and (q - 2) >= m * math.log(q - 1):  # the smallest such q
-        q -= 1
-    return q
+
+    def enough(q: int) -> bool:  # mean(q) >= m; false on [2, q*), true from q* on
+        return q - 1 >= m * math.log(q)  # (q - 1 - m log q falls, then rises, from q = 2)
+
+    if enough(2):
+        return 2
+    lo, hi = 2, 4  # enough(lo) is false; double hi until enough(hi), then bisect
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
 
 
 def runs_mean_of(runs_mean: int, law: str = LAWS[0]) -> float:
