@@ -47,3 +47,16 @@ def compiled_kernels(tmp_path_factory):
 
     _compile_shared(tmp_path_factory.getbasetemp().parent)
     return compiled.warm(parallel=False)
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision():
+    """Every test starts with mpmath at 50 significant digits and leaves it as it found it:
+    a reference computed in mpmath never depends on which tests ran before it in the same
+    worker (several set ``mpmath.mp.dps`` for themselves)."""
+    import mpmath
+
+    saved = mpmath.mp.dps
+    mpmath.mp.dps = 50
+    yield
+    mpmath.mp.dps = saved

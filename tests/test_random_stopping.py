@@ -201,8 +201,8 @@ def test_model_and_score_compose_within_the_run_budget():
 
 @functools.lru_cache(maxsize=8)
 def _weights(mean, law, kmax):
-    mpmath.mp.dps = 20
-    return np.array([float(_pmf(k, mean, law)) for k in range(1, kmax + 1)])[:, None]
+    with mpmath.workdps(20):
+        return np.array([float(_pmf(k, mean, law)) for k in range(1, kmax + 1)])[:, None]
 
 
 def _best_of_pmf(q, mean, law, kmax=6000):
