@@ -26,8 +26,8 @@ The guarantee, from public constants only:
   epsilon_c + (1 + eta)(1 - 1/lambda-hat) epsilon_c + (1 + eta) log(1/gamma) / lambda-hat
   + log E[K] / (lambda - 1) for all lambda > 1 and lambda-hat >= 1; letting lambda-hat and
   then lambda grow, the max-divergence (the Renyi divergence grows with its order and
-  tends to it: van Erven & Harremoes 2014) is at most (2 + eta) epsilon_c. The runs' outputs must be
-  totally ordered by the score.
+  tends to it: van Erven & Harremoes 2014) is at most (2 + eta) epsilon_c. The runs'
+  outputs must be totally ordered by the score.
 - **Approximate candidates** (a corollary of those theorems, proved below): if Q is
   (epsilon_c, delta_c)-DP, the output is ((2 + eta) epsilon~, (1 + e^{(2 + eta) epsilon~})
   p)-DP with epsilon~ = epsilon_c + log(1 / (1 - delta_c)) and p = 1 - E[(1 - delta_c)^K]:
