@@ -417,19 +417,20 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
         PrivateGridSearch(ledger, GRID, method="random_stopping").fit(X, y)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(
     eps=st.floats(1e-3, 20.0),
     delta=st.one_of(st.just(0.0), st.floats(1e-300, 0.5)),
     mean=st.integers(1, 10_000),
+    law=st.sampled_from(LAWS),
 )
-def test_budget_always_meets_its_target(eps, delta, mean):
+def test_budget_always_meets_its_target(eps, delta, mean, law):
     try:
-        eps_c, delta_c = random_stopping_budget(eps, delta, mean)
+        eps_c, delta_c = random_stopping_budget(eps, delta, mean, law)
     except ParameterError as exc:  # log(1 / (1 - delta_c)) alone would exceed epsilon / 3
         assert "no epsilon" in str(exc) and delta > 0
         return
-    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean)
+    got_eps, got_delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
     assert eps_c > 0 and 0 <= delta_c <= delta
     assert got_eps <= eps and got_delta <= delta
 
@@ -439,15 +440,16 @@ def test_budget_always_meets_its_target(eps, delta, mean):
     runs_mean=st.one_of(st.none(), st.integers(-1, 4), st.floats(allow_nan=True)),
     score_fraction=st.one_of(st.none(), st.just(math.nan), st.floats(-0.5, 1.5)),
     epsilon=st.floats(0.2, 5.0),
+    law=st.sampled_from([None, *LAWS, "poisson", 3]),
 )
-def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction, epsilon):
+def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction, epsilon, law):
     X, y = _data(n=300)
     base = PrivateLogisticRegression(
         epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
     )
     gs = PrivateGridSearch(
         base, {"comparator_norm": [1.0]}, method="random_stopping", runs_mean=runs_mean,
-        score_fraction=score_fraction, random_state=0,
+        score_fraction=score_fraction, law=law, random_state=0,
     )  # fmt: skip
     try:
         gs.fit(X, y)
@@ -455,6 +457,7 @@ def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction
         assert str(exc)
     else:
         cert = gs.certificate_
+        assert law in (None, *LAWS) and cert.law == (law or LAWS[0])
         assert cert.epsilon <= epsilon and cert.delta <= 1e-6 and cert.certified
 
 
