@@ -22,13 +22,11 @@ import argparse
 import json
 import statistics
 import sys
-import time
-import warnings
 
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from threadpoolctl import threadpool_limits
 
+from objpert.apps.bench.common import timed_fit
 from objpert.apps.bench.threads import competing_load
 from objpert.apps.datasets import load
 from objpert.certify.budget import ceiling
@@ -45,12 +43,7 @@ def _fit(budget, epsilon, seed, data, norm):
         epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1],
         max_iter=budget, random_state=seed,
     )  # fmt: skip
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
-    return est, float(est.score(Xte, yte)), seconds
+    return timed_fit(est, Xtr, ytr, Xte, yte)
 
 
 def _spread(values: list[float]) -> list[float]:

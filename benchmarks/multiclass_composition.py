@@ -18,15 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
-import warnings
 
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from threadpoolctl import threadpool_limits
 
+from objpert.apps.bench.common import timed_fit
 from objpert.apps.bench.threads import competing_load
 from objpert.estimators import PrivateLogisticRegression
 
@@ -47,12 +45,7 @@ def _fit(k, comp, epsilon, seed, data):
         epsilon=epsilon, delta=DELTA, data_norm=1.0, classes=list(range(k)),
         multi_class="ovr", composition=comp, random_state=seed,
     )  # fmt: skip
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
-    return est, float(est.score(Xte, yte)), seconds
+    return timed_fit(est, Xtr, ytr, Xte, yte)
 
 
 def run(rounds: int, epsilon: float) -> list[dict]:

@@ -30,16 +30,14 @@ import argparse
 import json
 import math
 import statistics
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_digits, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from threadpoolctl import threadpool_limits
 
+from objpert.apps.bench.common import timed_fit
 from objpert.apps.bench.threads import competing_load
 from objpert.estimators import PrivateLogisticRegression
 
@@ -101,12 +99,7 @@ def _fit(method: str, epsilon: float, seed: int, table):
         epsilon=epsilon, delta=DELTA, data_norm=1.0, classes=classes, multi_class=method,
         composition="pld", random_state=seed,
     )  # fmt: skip
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
-    return est, float(est.score(Xte, yte)), seconds
+    return timed_fit(est, Xtr, ytr, Xte, yte)
 
 
 def _describe(est) -> dict:

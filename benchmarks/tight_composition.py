@@ -41,8 +41,6 @@ import json
 import math
 import statistics
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +49,10 @@ from scipy.special import ndtr
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from threadpoolctl import threadpool_limits
 
 from objpert.accounting import multiclass, profiles
 from objpert.accounting import pld as pldlib
+from objpert.apps.bench.common import timed_fit
 from objpert.estimators import PrivateLogisticRegression
 from objpert.estimators import base as estimator_base
 
@@ -107,12 +105,7 @@ def _fit(data, epsilon, seed, classes=tuple(range(K)), **kw):
         epsilon=epsilon, delta=DELTA, data_norm=1.0, classes=list(classes),
         multi_class="ovr", composition="pld", random_state=seed, **kw,
     )  # fmt: skip
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
-    return est, float(est.score(Xte, yte)), seconds
+    return timed_fit(est, Xtr, ytr, Xte, yte)
 
 
 def _boundary(plan_at, epsilon: float, rtol: float = 2e-3) -> tuple[float, object, float]:

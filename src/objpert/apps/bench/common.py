@@ -15,6 +15,7 @@ __all__ = [
     "best_times",
     "clear_calibration_caches",
     "round_times",
+    "timed_fit",
 ]
 
 #: The modules whose cached functions hold calibrations (plans, knees, PLDs of plans).
@@ -104,3 +105,19 @@ def best_times(
 def best_time(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
     """Best wall time of ``repeats`` calls after ``warmup`` untimed calls (seconds)."""
     return best_times(fn, repeats=repeats, warmup=warmup)[0]
+
+
+def timed_fit(est: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> tuple:
+    """(the fitted estimator, its test score, the fit's wall seconds): one fit with BLAS on
+    one thread and its warnings (testing seeds, budgets) silenced, as the accuracy
+    benchmarks time their releases."""
+    import warnings
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        est.fit(X_train, y_train)
+        seconds = time.perf_counter() - start
+    return est, float(est.score(X_test, y_test)), seconds
