@@ -526,3 +526,20 @@ def test_certificate_dataclass_fields_are_all_restored(binary, binary_file):
     loaded = load(binary_file)
     for f in dataclasses.fields(loaded.certificate_):
         assert getattr(loaded.certificate_, f.name) == getattr(binary.certificate_, f.name)
+
+
+def test_a_recomputed_certificate_over_the_models_target_is_refused():
+    """The check both model loaders share: equal to the stored certificate is not enough,
+    the certificate must also stay within the model's target (epsilon, delta)."""
+    from objpert.certify.calibration import tight
+    from objpert.persistence.fileformat import _check_model_certificate, _normal
+
+    cert = tight(
+        "logistic", n=2000, d=4, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=500
+    ).certificate
+    stored = _normal(cert.to_dict())
+    _check_model_certificate(cert, stored, 1.0, 1e-6, "the plans")  # within: no error
+    with pytest.raises(ModelFileError, match="exceeds the model's target"):
+        _check_model_certificate(cert, stored, 0.5, 1e-6, "the plans")
+    with pytest.raises(ModelFileError, match="differs from the one recomputed from the plans"):
+        _check_model_certificate(cert, {**stored, "epsilon": 0.5}, 1.0, 1e-6, "the plans")

@@ -264,6 +264,35 @@ def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _with_not_public(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored certificate dict with ``not_public`` filled in (version 1 files lack it)."""
+    out = dict(data)
+    out.setdefault("not_public", [])
+    if "certificates" in out and isinstance(out["certificates"], list):
+        out["certificates"] = [
+            _with_not_public(c) if isinstance(c, dict) else c for c in out["certificates"]
+        ]
+    return out
+
+
+def _check_model_certificate(
+    cert: Any, stored: dict[str, Any], epsilon: float, delta: float, source: str
+) -> None:
+    """ModelFileError unless the certificate recomputed from ``source`` (e.g. "the plans")
+    equals the stored one and stays within the model's target (epsilon, delta)."""
+    where = _close(_normal(cert.to_dict()), _with_not_public(stored))
+    if where:
+        raise ModelFileError(
+            f"the stored certificate differs from the one recomputed from {source} at "
+            f"{quote_value(where, 200, quote=False)}"
+        )
+    if cert.epsilon > epsilon * (1 + _RTOL) or cert.delta > delta:
+        raise ModelFileError(
+            f"the certificate ({cert.epsilon:g}, {cert.delta:.3g}) exceeds the model's target "
+            f"(epsilon={epsilon:g}, delta={delta:.3g})"
+        )
+
+
 # ---------------------------------------------------------------- load
 
 

@@ -31,11 +31,13 @@ from objpert.persistence.fileformat import (
     LoadedModel,
     _check_digest,
     _check_header,
+    _check_model_certificate,
     _check_signature,
     _close,
     _normal,
     _not_public,
     _read,
+    _with_not_public,
     check_tree,
     plan_from_dict,
     quote_value,
@@ -164,17 +166,6 @@ def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
     return dataclasses.replace(plan, certificate=cert), cert
 
 
-def _with_not_public(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored certificate dict with ``not_public`` filled in (version 1 files lack it)."""
-    out = dict(data)
-    out.setdefault("not_public", [])
-    if "certificates" in out and isinstance(out["certificates"], list):
-        out["certificates"] = [
-            _with_not_public(c) if isinstance(c, dict) else c for c in out["certificates"]
-        ]
-    return out
-
-
 def _recertify(
     plans_data: Any, releases: int, model: Any, p: FitSettings, pld: bool = False
 ) -> tuple[list[Plan], list[Certificate]]:
@@ -296,17 +287,7 @@ def _certificate(
                 )  # fmt: skip
             except ObjpertError as exc:
                 raise ModelFileError(f"the certificates do not compose: {_brief(exc)}") from None
-    where = _close(_normal(cert.to_dict()), _with_not_public(data))
-    if where:
-        raise ModelFileError(
-            "the stored certificate differs from the one recomputed from the plans at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
-    if cert.epsilon > p.epsilon * (1 + _RTOL) or cert.delta > p.delta:
-        raise ModelFileError(
-            f"the certificate ({cert.epsilon:g}, {cert.delta:.3g}) exceeds the model's target "
-            f"(epsilon={p['epsilon']:g}, delta={p['delta']:.3g})"
-        )
+    _check_model_certificate(cert, data, p.epsilon, p.delta, "the plans")
     return cert
 
 

@@ -12,7 +12,13 @@ from objpert.certify.peers.multinomial import MultinomialPlan
 from objpert.estimators.base import FitSettings, public_zeta
 from objpert.estimators.multinomial import multinomial_plan
 from objpert.exceptions import ModelFileError, ObjpertError
-from objpert.persistence.fileformat import _RTOL, _close, _normal, _not_public, quote_value
+from objpert.persistence.fileformat import (
+    _check_model_certificate,
+    _close,
+    _normal,
+    _not_public,
+    quote_value,
+)
 
 __all__ = ["is_multinomial", "recertify_multinomial"]
 
@@ -61,15 +67,5 @@ def recertify_multinomial(
     if not isinstance(stored, dict):
         raise ModelFileError("certificate must be a JSON object")
     cert = dataclasses.replace(expected.certificate, not_public=_not_public(stored, "certificate"))
-    where = _close(_normal(cert.to_dict()), {"not_public": [], **stored})
-    if where:
-        raise ModelFileError(
-            "the stored certificate differs from the one recomputed from the plan at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
-    if cert.epsilon > p.epsilon * (1 + _RTOL) or cert.delta > p.delta:
-        raise ModelFileError(
-            f"the certificate ({cert.epsilon:g}, {cert.delta:.3g}) exceeds the model's target "
-            f"(epsilon={p.epsilon:g}, delta={p.delta:.3g})"
-        )
+    _check_model_certificate(cert, stored, p.epsilon, p.delta, "the plan")
     return [expected], cert
