@@ -33,19 +33,10 @@ from objpert.accounting import (
 )
 from objpert.accounting.conversions import cdp_delta
 from objpert.certify import theorem_c13
-from objpert.certify.calibration import tight
 from objpert.certify.gaussian import gaussian_delta
 from objpert.special import chi_radius
 
 STEP = 1e-3
-
-
-@pytest.fixture(scope="module")
-def plan():
-    return tight(
-        "logistic", n=400, d=6, zeta=math.sqrt(2.0), epsilon=0.5, delta=1e-7,
-        comparator_norm=3.0, max_iterations=2000, objective="empirical",
-    )  # fmt: skip
 
 
 def test_gaussian_compositions_agree_with_dp_accounting():

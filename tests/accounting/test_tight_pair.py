@@ -27,7 +27,6 @@ from dp_accounting.pld import privacy_loss_distribution as dpl
 from objpert.accounting import delta_for_epsilon, from_plan, profiles, zcdp
 from objpert.accounting import pld as pldlib
 from objpert.accounting.conversions import cdp_delta
-from objpert.certify.calibration import tight
 from objpert.exceptions import ParameterError
 
 STEP = 1e-3
@@ -160,14 +159,6 @@ def test_zcdp_releases_compose_above_the_gaussian_they_bound():
 
 
 # --- the Watkins & Arora profile ------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def plan():
-    return tight(
-        "logistic", n=400, d=6, zeta=math.sqrt(2.0), epsilon=0.5, delta=1e-7,
-        comparator_norm=3.0, max_iterations=2000, objective="empirical",
-    )  # fmt: skip
 
 
 def _wa_grid(plan):
