@@ -153,6 +153,7 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
     from pyspark.sql import functions as sf
 
     from objpert.spark import PrivateLogisticRegressionSpark
+    from objpert.spark import driver as spark_driver
     from objpert.spark import engine as spark_engine
 
     names = [f"c{j}" for j in range(cols)]
@@ -167,7 +168,7 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
     )
     marks: dict[str, float] = {}
     step_times: list[float] = []
-    first, gradient = spark_engine._Shared.first_pass, spark_engine.SparkEngine.glm_gradient
+    first, gradient = spark_driver.ServingJob.first_pass, spark_engine.SparkEngine.glm_gradient
 
     def timed_first_pass(self: Any) -> Any:
         start = time.perf_counter()
@@ -181,7 +182,7 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
         step_times.append(time.perf_counter() - start)
         return out
 
-    spark_engine._Shared.first_pass = timed_first_pass  # type: ignore[method-assign]
+    spark_driver.ServingJob.first_pass = timed_first_pass  # type: ignore[method-assign]
     spark_engine.SparkEngine.glm_gradient = timed_gradient  # type: ignore[method-assign]
     try:
         start = time.perf_counter()
@@ -190,7 +191,7 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
             model = est.fit(frame)
         wall = time.perf_counter() - start
     finally:
-        spark_engine._Shared.first_pass = first  # type: ignore[method-assign]
+        spark_driver.ServingJob.first_pass = first  # type: ignore[method-assign]
         spark_engine.SparkEngine.glm_gradient = gradient  # type: ignore[method-assign]
     steps = int(model.estimator_.n_iter_[0])
     fitted = model.estimator_

@@ -8,7 +8,7 @@ rows as numpy blocks (:class:`~objpert.spark.engine.SparkEngine`). Needs the ``s
 extra (``pip install 'objpert[spark]'``) and Java.
 """
 
-from objpert.spark.engine import LabelTarget, SparkEngine, prepare_spark
+from objpert.spark.engine import SparkEngine, prepare_spark
 from objpert.spark.estimators import (
     PrivateLogisticRegressionSpark,
     PrivateLogisticRegressionSparkModel,
@@ -16,6 +16,7 @@ from objpert.spark.estimators import (
     PrivateRobustRegressionSparkModel,
     to_sklearn_params,
 )
+from objpert.spark.executor import LabelTarget
 
 __all__ = [
     "LabelTarget",

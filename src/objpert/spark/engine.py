@@ -19,20 +19,19 @@ and is sent the pending request again: the same numbers, so the same release. A 
 fails for good, a step that waits more than ``timeout`` seconds, or a block that differs
 when read again end the fit with a :class:`~objpert.exceptions.ClusterError` before any
 weights exist.
+
+What the tasks run is :mod:`objpert.spark.executor`; the driver's side of the job (its
+connections, the rounds of requests, the retried tasks) is :mod:`objpert.spark.driver`.
 """
 
 from __future__ import annotations
 
-import os
-import queue
 import secrets
 import socket
 import threading
-import time
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from multiprocessing.connection import Client, Connection, Listener, wait
+from collections.abc import Sequence
+from multiprocessing.connection import Listener
 from typing import Any
 
 import numpy as np
@@ -42,232 +41,19 @@ from objpert.data.contract import (
     PreparedData,
     nonfinite_error,
     norm_error,
-    row_norms,
     total_norm,
 )
 from objpert.data.labels import as_targets, check_label_set, class_codes
-from objpert.engines.distributed import _sum_in_order, aligned, step_timeout
-from objpert.engines.distributed_direct import gradient_block
-from objpert.exceptions import ClusterError, DataError
+from objpert.engines.distributed import _sum_in_order, step_timeout
+from objpert.exceptions import DataError
 from objpert.losses import Loss
+from objpert.spark.driver import ServingJob, ServingTasks, accept_tasks, run_job
+from objpert.spark.executor import LabelTarget, Source, serve
 from objpert.validation import check_positive
 
-__all__ = [
-    "CHECK_TIMEOUT",
-    "LabelTarget",
-    "SparkEngine",
-    "prepare_spark",
-]
-
-#: Seconds the first pass (every task reading, converting and checking its partition) and
-#: the rebuild of a block by a retried task may take before a ClusterError.
-CHECK_TIMEOUT = 1800.0
+__all__ = ["SparkEngine", "prepare_spark"]
 
 _LABEL_KINDS = ("classes", "real")
-
-
-@dataclass(frozen=True)
-class LabelTarget:
-    """Which labels a release descends on, from the labels the tasks hold: ``"ovr"``:
-    +1 for class code ``k``, -1 otherwise (binary: k = 1, the larger class); ``"real"``:
-    the real targets as they are."""
-
-    kind: str
-    k: int = 0
-
-
-@dataclass(frozen=True)
-class _Source:
-    """What every serving task is given (pickled into the job's closure)."""
-
-    features: str | tuple[str, ...]  # one array column, or numeric columns
-    label: str
-    data_norm: float
-    intercept: float  # c of the intercept column; 0.0 for none
-    labels: str  # "classes" or "real"
-    address: tuple[str, int]
-    authkey: bytes
-    fault: tuple[str, int, str] | None = None  # testing: (flag file, step, "raise"/"exit")
-
-
-# ---------------------------------------------------------------- on the executors
-
-
-def _block(batches: Iterator[Any], src: _Source) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """The task's partition as one float64 block (+ intercept column), its raw labels and
-    the statistics of the check (errors are returned there, raised by the driver)."""
-
-    xs: list[np.ndarray] = []
-    ys: list[np.ndarray] = []
-    stats: dict[str, Any] = {"missing": 0, "ragged": False, "nonfinite": 0, "error": None}
-    width = None if isinstance(src.features, str) else len(src.features)
-    for rb in batches:
-        if isinstance(src.features, str):
-            col = rb.column(src.features)
-            stats["missing"] += col.null_count
-            if col.null_count:
-                col = col.filter(col.is_valid())
-            lengths = np.diff(np.asarray(col.offsets))
-            if lengths.size:
-                width = int(lengths[0]) if width is None else width
-                if np.any(lengths != width):
-                    stats["ragged"] = True
-                    continue
-            values = col.flatten().to_numpy(zero_copy_only=False)
-            xs.append(np.asarray(values, dtype=np.float64).reshape(-1, width or 0))
-        else:
-            cols = [rb.column(c) for c in src.features]
-            stats["missing"] += sum(c.null_count for c in cols)
-            xs.append(
-                np.column_stack([c.to_numpy(zero_copy_only=False) for c in cols]).astype(
-                    np.float64, copy=False
-                )
-            )
-        lab = rb.column(src.label)
-        stats["missing"] += lab.null_count
-        ys.append(np.asarray(lab.to_numpy(zero_copy_only=False)))
-        del rb
-    width = width or 0
-    rows = sum(len(x) for x in xs)
-    extra = 1 if src.intercept else 0
-    X = np.empty((rows, width + extra), dtype=np.float64)
-    at = 0
-    for x in xs:
-        X[at : at + len(x), :width] = x
-        at += len(x)
-    xs.clear()
-    y = np.concatenate(ys) if ys else np.empty(0)
-    stats.update(rows=rows, cols=width, y_rows=int(y.size), clipped=0, classes=None)
-    values = X[:, :width]
-    stats["nonfinite"] = int(values.size - np.count_nonzero(np.isfinite(values)))
-    if stats["nonfinite"] == 0 and rows:
-        norms = row_norms(np.ascontiguousarray(values) if extra else values)
-        over = norms > src.data_norm * (1.0 + NORM_RTOL)
-        stats["clipped"] = int(np.count_nonzero(over))
-        if stats["clipped"]:  # Assumption 1: rows scaled down to data_norm (in place)
-            values[over] *= (src.data_norm / norms[over])[:, None]
-    if extra:
-        X[:, width] = src.intercept
-    if src.labels == "real":
-        try:
-            y = aligned(as_targets(y)) if y.size else y.astype(np.float64)
-        except DataError as err:
-            stats["error"] = err
-    else:
-        stats["classes"] = np.unique(y) if y.size else y
-    return X, y, stats
-
-
-def _labels_for(target: LabelTarget, y: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
-    if target.kind == "real":
-        return y
-    assert codes is not None
-    return np.where(codes == target.k, 1.0, -1.0)
-
-
-def _answer(msg: tuple[Any, ...], X: np.ndarray, y: np.ndarray, state: dict[str, Any]) -> Any:
-    """One request of the driver on the task's block."""
-    what = msg[0]
-    if what == "classes":
-        state["codes"] = class_codes(y, msg[1]).astype(np.float64)
-        state["targets"] = {}
-        return None
-    if what == "matvec":
-        return X @ aligned(msg[2])
-    if what == "rmatvec":
-        return X.T @ aligned(msg[2])
-    target = msg[3]
-    cache = state.setdefault("targets", {})
-    if target not in cache:
-        cache.clear()
-        cache[target] = aligned(_labels_for(target, y, state.get("codes")))
-    if what == "labels":
-        return cache[target]
-    return gradient_block(X, cache[target], msg[2], msg[4])  # "grad"
-
-
-def _serve(batches: Iterator[Any], src: _Source) -> Iterator[Any]:
-    """A serving task (``mapInArrow``): build and check the block, say hello to the
-    driver with its statistics, answer requests until told to stop."""
-    import pyarrow as pa
-    from pyspark import TaskContext
-
-    X, y, stats = _block(batches, src)
-    part = TaskContext.get().partitionId()
-    conn = Client(src.address, authkey=src.authkey)
-    try:
-        conn.send(("hello", part, stats))
-        state: dict[str, Any] = {}
-        while True:
-            msg = conn.recv()
-            if msg[0] == "stop":
-                break
-            if src.fault is not None and msg[0] == "grad" and msg[1] == src.fault[1]:
-                _fault(src.fault)
-            reply = _answer(msg, X, y, state)
-            if reply is not None:
-                conn.send((msg[1], part, reply))
-    finally:
-        conn.close()
-    yield pa.RecordBatch.from_pydict({"part": [part]})
-
-
-def _fault(fault: tuple[str, int, str]) -> None:
-    """Testing: fail this task once (the flag file is removed first), by an exception or
-    by ending the Python worker."""
-    path, _, how = fault
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        return
-    if how == "exit":
-        os._exit(1)
-    raise RuntimeError("objpert testing fault: this task fails once")
-
-
-# ---------------------------------------------------------------- on the driver
-
-
-@dataclass
-class _Tasks:
-    """The driver's side of the serving job: the listener, the job, one connection per
-    block, the statistics of the first check."""
-
-    listener: Listener
-    hellos: queue.Queue = field(default_factory=queue.Queue)
-    conns: dict[int, Connection] = field(default_factory=dict)
-    stats: dict[int, dict[str, Any]] = field(default_factory=dict)
-    classes: np.ndarray | None = None
-    error: BaseException | None = None
-    done: threading.Event = field(default_factory=threading.Event)
-    closed: bool = False
-
-
-def _accept(tasks: _Tasks) -> None:
-    """Accept the tasks' connections (authenticated) and queue their hellos."""
-    while not tasks.closed:
-        try:
-            conn = tasks.listener.accept()
-        except OSError:
-            if tasks.closed:
-                return
-            continue  # a connection that failed to authenticate
-        try:
-            hello = conn.recv()
-        except (EOFError, OSError):
-            conn.close()
-            continue
-        tasks.hellos.put((conn, hello))
-
-
-def _run_job(sc: Any, frame: Any, group: str, tasks: _Tasks) -> None:
-    try:
-        sc.setJobGroup(group, "objpert: serving the checked blocks of a private fit", True)
-        frame.collect()
-    except BaseException as err:  # reported by the driver on its next call
-        tasks.error = err
-    finally:
-        tasks.done.set()
 
 
 class SparkEngine:
@@ -280,7 +66,7 @@ class SparkEngine:
 
     is_spark_engine = True
 
-    def __init__(self, state: _Shared, target: LabelTarget | None = None):
+    def __init__(self, state: ServingJob, target: LabelTarget | None = None):
         self._s = state
         self.target = target
         self.n, self.d = state.n, state.d
@@ -351,153 +137,6 @@ class SparkEngine:
         self.close()
 
 
-class _Shared:
-    """The state the engines of one fit share (their labels differ)."""
-
-    def __init__(self, sc: Any, tasks: _Tasks, group: str, k: int, timeout: float):
-        self.sc, self.tasks, self.group, self.k, self.timeout = sc, tasks, group, k, timeout
-        self.lengths: tuple[int, ...] = ()
-        self.n = self.d = 0
-        self.zeta = 0.0
-        self.classes: np.ndarray | None = None
-        self.steps = 0  # requests sent (each step numbered: the testing fault picks one)
-        self.retries = 0  # tasks replaced after a fault (reported, for tests)
-
-    # ------------------------------------------------------------ connections
-
-    def _failed(self, doing: str) -> ClusterError:
-        err = self.tasks.error
-        detail = " ".join(str(err).split())[:400] if err is not None else "it ended early"
-        return ClusterError(
-            f"the Spark job serving the data failed during {doing} ({detail}); nothing was "
-            "released: check the executors (their logs: memory?) and fit again"
-        )
-
-    def _next_hello(self, deadline: float, doing: str) -> tuple[Connection, Any]:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ClusterError(
-                    f"{doing[:1].upper()}{doing[1:]} did not finish within {CHECK_TIMEOUT:g} s "
-                    f"(waiting for {self.k} Spark tasks, one per block, to read their rows; "
-                    "fewer free task slots than blocks?); nothing was released"
-                )
-            try:
-                return self.tasks.hellos.get(timeout=min(left, 0.5))
-            except queue.Empty:
-                if self.tasks.done.is_set() and self.tasks.hellos.empty():
-                    raise self._failed(doing) from None
-
-    def first_pass(self) -> list[dict[str, Any]]:
-        """Wait for every task's hello: the statistics of each block, in block order."""
-        doing = "the check of the data on the executors"
-        deadline = time.monotonic() + CHECK_TIMEOUT
-        while len(self.tasks.conns) < self.k:
-            conn, (_, part, stats) = self._next_hello(deadline, doing)
-            old = self.tasks.conns.pop(part, None)
-            if old is not None:
-                old.close()
-            self.tasks.conns[part] = conn
-            self.tasks.stats[part] = stats
-        return [self.tasks.stats[i] for i in range(self.k)]
-
-    def _replace(self, part: int, doing: str) -> None:
-        """Wait for the retried task of block ``part`` (and of any other block that says
-        hello meanwhile); its block must check as the first did."""
-        deadline = time.monotonic() + CHECK_TIMEOUT
-        while part not in self.tasks.conns:
-            conn, (_, got, stats) = self._next_hello(deadline, doing)
-            first = self.tasks.stats[got]
-            if (stats["rows"], stats["clipped"], stats["nonfinite"]) != (
-                first["rows"],
-                first["clipped"],
-                first["nonfinite"],
-            ):
-                raise ClusterError(
-                    f"a Spark task retried during {doing} read its rows differently from the "
-                    "first time (a non-deterministic source?); nothing was released: cache or "
-                    "checkpoint the DataFrame and fit again"
-                )
-            old = self.tasks.conns.pop(got, None)
-            if old is not None:
-                old.close()
-            if self.tasks.classes is not None:
-                conn.send(("classes", self.tasks.classes))
-            self.tasks.conns[got] = conn
-            self.retries += 1
-
-    def round(self, what: str, args: Sequence[Any], *extra: Any) -> list[Any]:
-        """One request per block (``args[i]`` to block i), the answers in block order;
-        a task lost meanwhile is replaced by its retry and asked again."""
-        doing = {"grad": "a gradient step"}.get(what, f"a request ({what})")
-        if self.tasks.closed:
-            raise ClusterError("this Spark engine is closed: its fit has ended")
-        self.steps += 1
-        step = self.steps
-        out: list[Any] = [None] * self.k
-        pending = set(range(self.k))
-        lost: set[int] = set()
-
-        def send(i: int) -> None:
-            try:
-                self.tasks.conns[i].send((what, step, args[i], *extra))
-            except (OSError, EOFError, KeyError):
-                self.tasks.conns.pop(i, None)
-                lost.add(i)
-
-        for i in range(self.k):
-            send(i)
-        while pending:
-            for i in sorted(lost):
-                self._replace(i, doing)
-                lost.discard(i)
-                send(i)
-            live = {self.tasks.conns[i]: i for i in pending if i in self.tasks.conns}
-            ready = wait(list(live), timeout=self.timeout if not lost else 0.5)
-            if not ready and not lost:
-                if self.tasks.done.is_set():
-                    raise self._failed(doing)
-                raise ClusterError(
-                    f"{doing[:1].upper()}{doing[1:]} did not finish within {self.timeout:g} s "
-                    "(a Spark task did not answer: frozen or overloaded executor?); nothing "
-                    "was released: check the executors and fit again, or allow more time "
-                    "(stepTimeout)"
-                )
-            for conn in ready:
-                i = live[conn]
-                try:
-                    got_step, _, value = conn.recv()
-                except (EOFError, OSError):
-                    conn.close()
-                    self.tasks.conns.pop(i, None)
-                    lost.add(i)
-                    continue
-                if got_step == step:
-                    out[i] = value
-                    pending.discard(i)
-        return out
-
-    def set_classes(self, classes: np.ndarray) -> None:
-        self.tasks.classes = self.classes = classes
-        for i in range(self.k):
-            self.tasks.conns[i].send(("classes", classes))
-
-    def close(self) -> None:
-        if self.tasks.closed:
-            return
-        self.tasks.closed = True
-        for conn in self.tasks.conns.values():
-            try:
-                conn.send(("stop",))
-                conn.close()
-            except (OSError, EOFError):
-                pass
-        self.tasks.listener.close()
-        self.tasks.done.wait(30.0)
-        if not self.tasks.done.is_set():
-            self.sc.cancelJobGroup(self.group)
-
-
 # ---------------------------------------------------------------- the data contract
 
 
@@ -512,7 +151,7 @@ def _address(sc: Any) -> tuple[str, str]:
 
 def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, Any]:
     """The DataFrame reduced to float64 features (one array column, or numeric columns)
-    and the label column, and the features as :class:`_Source` names them."""
+    and the label column, and the features as :class:`~objpert.spark.executor.Source` names them."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import functions as sf
@@ -588,16 +227,16 @@ def prepare_spark(
     bind, host = _address(sc)
     authkey = secrets.token_bytes(32)
     listener = Listener((bind, 0), authkey=authkey)
-    src = _Source(names, "y", data_norm, c, labels, (host, listener.address[1]), authkey, _fault)
-    tasks = _Tasks(listener)
+    src = Source(names, "y", data_norm, c, labels, (host, listener.address[1]), authkey, _fault)
+    tasks = ServingTasks(listener)
     schema = StructType([StructField("part", LongType())])
-    served = frame.mapInArrow(lambda batches: _serve(batches, src), schema)
+    served = frame.mapInArrow(lambda batches: serve(batches, src), schema)
     group = f"objpert-{uuid.uuid4().hex}"
-    shared = _Shared(sc, tasks, group, k, timeout)
+    shared = ServingJob(sc, tasks, group, k, timeout)
     from pyspark import InheritableThread
 
-    threading.Thread(target=_accept, args=(tasks,), daemon=True).start()
-    InheritableThread(target=_run_job, args=(sc, served, group, tasks), daemon=True).start()
+    threading.Thread(target=accept_tasks, args=(tasks,), daemon=True).start()
+    InheritableThread(target=run_job, args=(sc, served, group, tasks), daemon=True).start()
     try:
         stats = shared.first_pass()
         engine = _checked(shared, stats, data_norm, c, clip, labels, declared)
@@ -611,7 +250,7 @@ def prepare_spark(
 
 
 def _checked(
-    shared: _Shared,
+    shared: ServingJob,
     stats: list[dict[str, Any]],
     data_norm: float,
     c: float,

@@ -33,7 +33,8 @@ from objpert.estimators.base import LABEL_SET, PrivateGLM, warn_label_set
 from objpert.estimators.logistic import PrivateLogisticRegression
 from objpert.estimators.robust import PrivateRobustRegression
 from objpert.exceptions import DataError, ParameterError
-from objpert.spark.engine import LabelTarget, prepare_spark
+from objpert.spark.engine import prepare_spark
+from objpert.spark.executor import LabelTarget
 
 __all__ = [
     "PrivateLogisticRegressionSpark",
