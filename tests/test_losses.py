@@ -200,19 +200,26 @@ def test_pseudo_huber_value_formula_and_no_overflow() -> None:
 # ---------------------------------------------------------------- get_loss and friends
 
 
-def test_get_loss_names_and_aliases() -> None:
+def test_get_loss_names() -> None:
     assert LOSSES == ("logistic", "robust", "squared")
     assert isinstance(get_loss("logistic"), LogisticLoss)
     assert isinstance(get_loss("squared"), SquaredLoss)
-    for alias in ("robust", "pseudo_huber", "pseudo-huber", "Pseudo-Huber"):
-        loss = get_loss(alias)
-        assert isinstance(loss, PseudoHuberLoss)
-        assert loss.scale == 1.0
-        assert loss.name == "robust"
+    loss = get_loss("robust")
+    assert isinstance(loss, PseudoHuberLoss)
+    assert loss.scale == 1.0
+    assert loss.name == "robust"
     assert get_loss("robust", scale=0.25) == PseudoHuberLoss(scale=0.25)
-    assert get_loss("pseudo_huber", scale=3).params() == {"scale": 3.0}
+    assert get_loss("robust", scale=3).params() == {"scale": 3.0}
     for name in LOSSES:
         assert get_loss(name).name == name
+
+
+@pytest.mark.parametrize(
+    "other", ["pseudo_huber", "pseudo-huber", "Pseudo-Huber", "Logistic", " robust"]
+)
+def test_a_loss_has_one_name(other) -> None:
+    with pytest.raises(ParameterError, match="loss must be one of 'logistic', 'robust'"):
+        get_loss(other)
 
 
 def test_get_loss_returns_instance_unchanged() -> None:

@@ -39,16 +39,8 @@ __all__ = [
     "require_bounded_gradient",
 ]
 
-#: Canonical loss names accepted by :func:`get_loss`.
+#: The built-in losses' names: one name per loss, accepted by :func:`get_loss` as written.
 LOSSES: tuple[str, ...] = ("logistic", "robust", "squared")
-
-_ALIASES: dict[str, str] = {
-    "logistic": "logistic",
-    "robust": "robust",
-    "pseudo_huber": "robust",
-    "pseudo-huber": "robust",
-    "squared": "squared",
-}
 
 
 _Z_MAX = 1e300  # |z| of the pseudo-Huber loss is clamped here (see PseudoHuberLoss._rz)
@@ -379,7 +371,7 @@ def register_loss(cls: type[Loss], *, examples: tuple[dict[str, float], ...] = (
 
     ``cls`` must subclass :class:`Loss` (a frozen dataclass whose fields are its
     parameters), with a lower-case ``name`` no other registered loss uses (the built-in
-    names "logistic", "robust", "squared" and their aliases are taken) and a
+    names "logistic", "robust", "squared" are taken) and a
     ``label_kind``. For each parameter set in ``examples``, :func:`constant_violations`
     checks the derivatives on a dense grid including the tails against L1, L2, L3
     (Assumptions 2-3 of Watkins & Arora 2026) and against central differences of the
@@ -394,7 +386,7 @@ def register_loss(cls: type[Loss], *, examples: tuple[dict[str, float], ...] = (
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name or name != name.strip().lower():
         raise LossError(f"{cls.__name__}.name must be a lower-case name; got {name!r}")
-    taken = _REGISTRY.get(_ALIASES.get(name, name))
+    taken = _REGISTRY.get(name)
     if taken is not None and taken is not cls:
         raise LossError(
             f"the loss name {name!r} is taken by {taken.__module__}.{taken.__qualname__}: "
@@ -426,11 +418,12 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     """The registered loss called ``name`` ("logistic", "robust", "squared" or one added by
     :func:`register_loss`), built with ``params``.
 
-    Aliases of "robust": "pseudo_huber", "pseudo-huber" (parameter ``scale`` > 0, default
-    1). A :class:`Loss` instance is returned unchanged (``params`` must then be empty) if
-    its class is the registered class of its name; any other instance (an unregistered
-    loss, or one named like a registered loss, e.g. a subclass of a built-in claiming
-    other constants) is refused with :class:`objpert.exceptions.LossError`.
+    Each loss has one name, matched exactly: the pseudo-Huber loss is "robust" (parameter
+    ``scale`` > 0, default 1). A :class:`Loss` instance is returned unchanged (``params``
+    must then be empty) if its class is the registered class of its name; any other
+    instance (an unregistered loss, or one named like a registered loss, e.g. a subclass of
+    a built-in claiming other constants) is refused with
+    :class:`objpert.exceptions.LossError`.
     """
     from objpert.exceptions import LossError
 
@@ -457,9 +450,7 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
         return name
     if not isinstance(name, str):
         raise ParameterError(f"loss must be one of {choices} or a Loss instance; got {name!r}")
-    key = name.strip().lower()
-    canonical = _ALIASES.get(key, key)
-    cls = _REGISTRY.get(canonical)
+    cls = _REGISTRY.get(name)
     if cls is None:
         raise ParameterError(f"loss must be one of {choices}; got {name!r}")
     allowed = _param_names(cls)
@@ -469,7 +460,7 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
                 what = "one of " + ", ".join(repr(a) for a in allowed)
             else:
                 what = "none (it takes no parameters)"
-            raise ParameterError(f"parameters of loss {canonical!r} must be {what}; got {k!r}")
+            raise ParameterError(f"parameters of loss {name!r} must be {what}; got {k!r}")
     return cls(**params)
 
 
