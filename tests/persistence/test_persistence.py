@@ -500,7 +500,7 @@ def test_unknown_top_level_key_is_refused(binary_file):
 
 
 def _as_version_1(p):
-    """A version 2 payload as objpert 0.1 wrote it (no releases, signature, not_public)."""
+    """A payload as objpert 0.1 wrote it (version 1: no releases, signature, not_public)."""
     p["version"] = 1
     del p["releases"], p["signature"]
     for c in [p["certificate"], *(q["certificate"] for q in p["plans"])]:
@@ -508,13 +508,19 @@ def _as_version_1(p):
     p["digest"] = digest(p)
 
 
-def test_version_1_files_load_unverified(binary, binary_file):
-    _edit(binary_file, _as_version_1)
-    with pytest.warns(UnverifiedModelWarning, match="version 1"):
-        loaded = load(binary_file)
-    _same_model(binary, loaded)
-    assert loaded.certificate_ == binary.certificate_  # label set: read from the data
-    assert loaded.seeded_ is True  # random_state = 0 in the params
+@pytest.mark.parametrize("version", [1, 3, 99])
+def test_only_the_current_version_is_read(binary_file, version):
+    """Nothing was released in another format: version 1 is refused like any unknown one."""
+    _edit(binary_file, _as_version_1 if version == 1 else lambda p: p.update(version=version))
+    _expect(binary_file, rf"unsupported format version {version}: this objpert reads version 2")
+
+
+def test_a_certificate_without_not_public_is_refused(binary_file):
+    def change(p):
+        p["certificate"].pop("not_public")
+        _resign(p)
+
+    _expect(_edit(binary_file, change), "not_public")
 
 
 def test_unsigned_file_warns_unverified(binary_file):

@@ -26,7 +26,6 @@ __all__ = [
     "FORMAT",
     "KEY_ENV",
     "MAX_BYTES",
-    "READABLE_VERSIONS",
     "SIGNATURE_ALGORITHM",
     "VERSION",
     "LoadedModel",
@@ -40,8 +39,8 @@ __all__ = [
 
 
 FORMAT = "objpert-model"
+#: The format version written and read: a file of any other version is refused.
 VERSION = 2
-READABLE_VERSIONS = (1, 2)
 KEY_ENV = "OBJPERT_MODEL_KEY"
 SIGNATURE_ALGORITHM = "hmac-sha256"
 _RTOL = 1e-9  # recomputed certificates may differ from stored ones by rounding only
@@ -87,7 +86,7 @@ _ESTIMATORS = {
     "PrivateLogisticRegression": PrivateLogisticRegression,
     "PrivateRobustRegression": PrivateRobustRegression,
 }
-_REQUIRED_V1 = (
+_REQUIRED = (
     "format",
     "version",
     "estimator",
@@ -100,9 +99,10 @@ _REQUIRED_V1 = (
     "n_iter",
     "plans",
     "certificate",
+    "releases",
     "digest",
+    "signature",
 )
-_REQUIRED = {1: _REQUIRED_V1, 2: (*_REQUIRED_V1, "releases", "signature")}
 # preprocessing: a pipeline's steps; selection: the private search that chose the model
 _OPTIONAL = ("objpert_version", "preprocessing", "selection")
 _UNSIGNED = ("digest", "signature")  # the digest covers everything but these
@@ -141,8 +141,6 @@ class LoadedModel:
         """The :class:`UnverifiedModelWarning` text of an unverified file."""
         if self.signature == "no key":
             what = f"signed, but no key was given to verify it (pass key= or set {KEY_ENV})"
-        elif self.version < 2:
-            what = f"a version {self.version} model file (unsigned; seeding not recorded)"
         else:
             what = "the file is unsigned"
         if isinstance(self.model, PrivacyAccountant):
@@ -253,8 +251,10 @@ def _normal(value: Any) -> Any:
 
 
 def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
-    """The ``not_public`` items stored in a certificate's dict (none in version 1 files)."""
-    items = data.get("not_public", [])
+    """The ``not_public`` items stored in a certificate's dict."""
+    if "not_public" not in data:
+        raise ModelFileError(f"{where}: the certificate is missing its not_public list")
+    items = data["not_public"]
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
         raise ModelFileError(
             f"{where}: not_public must be a list of strings; got {quote_value(items)}"
@@ -264,23 +264,12 @@ def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _with_not_public(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored certificate dict with ``not_public`` filled in (version 1 files lack it)."""
-    out = dict(data)
-    out.setdefault("not_public", [])
-    if "certificates" in out and isinstance(out["certificates"], list):
-        out["certificates"] = [
-            _with_not_public(c) if isinstance(c, dict) else c for c in out["certificates"]
-        ]
-    return out
-
-
 def _check_model_certificate(
     cert: Any, stored: dict[str, Any], epsilon: float, delta: float, source: str
 ) -> None:
     """ModelFileError unless the certificate recomputed from ``source`` (e.g. "the plans")
     equals the stored one and stays within the model's target (epsilon, delta)."""
-    where = _close(_normal(cert.to_dict()), _with_not_public(stored))
+    where = _close(_normal(cert.to_dict()), stored)
     if where:
         raise ModelFileError(
             f"the stored certificate differs from the one recomputed from {source} at "
@@ -416,23 +405,23 @@ def _check_header(payload: dict[str, Any]) -> int:
             "objpert model file)"
         )
     version = payload.get("version")
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+    if isinstance(version, bool) or version != VERSION:
         raise ModelFileError(
-            f"unsupported format version {quote_value(version)}: this objpert reads versions "
-            f"{', '.join(map(str, READABLE_VERSIONS))}"
+            f"unsupported format version {quote_value(version)}: this objpert reads version "
+            f"{VERSION}"
         )
-    missing = [k for k in _REQUIRED[version] if k not in payload]
+    missing = [k for k in _REQUIRED if k not in payload]
     if missing:
         raise ModelFileError(f"model file is missing keys {missing}")
-    unknown = sorted(set(payload) - set(_REQUIRED[version]) - set(_OPTIONAL))
+    unknown = sorted(set(payload) - set(_REQUIRED) - set(_OPTIONAL))
     if unknown:
         raise ModelFileError(f"model file has unknown keys {quote_value(unknown)}")
     return version
 
 
-def _check_signature(payload: dict[str, Any], version: int, key: bytes | None) -> str:
+def _check_signature(payload: dict[str, Any], key: bytes | None) -> str:
     """Returns "verified", "unsigned" or "no key"; refuses a signature that does not verify."""
-    sig = payload.get("signature") if version >= 2 else None
+    sig = payload["signature"]
     if sig is None:
         return "unsigned"
     if (

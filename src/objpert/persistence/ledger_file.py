@@ -213,6 +213,6 @@ def ledger_from_payload(
         )
     status = "unsigned"
     if check:
-        status = _check_signature(payload, 2, signing_key(key))
+        status = _check_signature(payload, signing_key(key))
         _check_digest(payload)
     return LoadedModel(_rebuild(payload), LEDGER_VERSION, status)

@@ -37,7 +37,6 @@ from objpert.persistence.fileformat import (
     _normal,
     _not_public,
     _read,
-    _with_not_public,
     check_tree,
     plan_from_dict,
     quote_value,
@@ -157,7 +156,7 @@ def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
         )
     stored = data["certificate"]
     cert = dataclasses.replace(cert, not_public=_not_public(stored, f"plan {i}"))
-    where = _close(_normal(cert.to_dict()), _with_not_public(stored))
+    where = _close(_normal(cert.to_dict()), stored)
     if where:
         raise ModelFileError(
             f"plan {i}: the recomputed certificate differs from the stored one at "
@@ -336,7 +335,7 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
 
 
 def _releases(data: Any, plans: list[Plan], p: FitSettings, params: dict) -> list[bool]:
-    """The per-release records (version 2): iterations as planned; the seeded flags."""
+    """The per-release records: iterations as planned; the seeded flags."""
     if not isinstance(data, list) or len(data) != len(plans):
         raise ModelFileError(f"releases must list {len(plans)} record(s), one per plan")
     seeded = []
@@ -366,10 +365,10 @@ def _prior(p: FitSettings, n_features: int, releases: int) -> Any:
         raise ModelFileError(f"invalid prior: {_brief(exc)}") from None
 
 
-def _rebuild(payload: dict[str, Any], version: int) -> Any:
+def _rebuild(payload: dict[str, Any]) -> Any:
     """A fitted estimator from a model file's content (header checked), checking it all."""
     try:
-        model = _rebuild_checked(payload, version)
+        model = _rebuild_checked(payload)
         if SELECTION_KEY in payload:  # chosen by a private search: its guarantee re-derived
             attach_selection(model, payload[SELECTION_KEY])
         return model
@@ -379,7 +378,7 @@ def _rebuild(payload: dict[str, Any], version: int) -> Any:
         raise ModelFileError(f"malformed model file: {type(exc).__name__}: {_brief(exc)}") from None
 
 
-def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
+def _rebuild_checked(payload: dict[str, Any]) -> Any:
     cls = _ESTIMATORS.get(payload["estimator"])
     if cls is None:
         raise ModelFileError(
@@ -389,10 +388,6 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     params = payload["params"]
     if not isinstance(params, dict):
         raise ModelFileError("params must be a JSON object")
-    if "composition" in cls._get_param_names():  # files before composition: split budgets
-        params = {"composition": "split", **params}
-    if "multi_class" in cls._get_param_names():  # files before multi_class: one-vs-rest
-        params = {"multi_class": "ovr", **params}
     try:
         model = cls(**params)
         p = model._public_constants()
@@ -410,8 +405,6 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
     else:
         pld = isinstance(stored, dict) and stored.get("method") == "pld"
         plans, certs = _recertify(payload["plans"], releases, model, p, pld)
-        if version == 1 and isinstance(stored, dict) and classes is not None:
-            stored = {**stored, "not_public": [LABEL_SET]}  # version 1 read labels from the data
         certificate = _certificate(stored, certs, p, releases)
     _check_labels(model, classes, certificate.not_public)
     if public_zeta(p, model.n_features_in_) is None and DATA_NORM not in certificate.not_public:
@@ -426,10 +419,7 @@ def _rebuild_checked(payload: dict[str, Any], version: int) -> Any:
         raise ModelFileError(
             f"n_iter {quote_value(n_iter.tolist())} does not match the plans' iteration counts"
         )
-    if version >= 2:
-        seeded = _releases(payload["releases"], plans, p, params)
-    else:  # version 1 did not record it: an int seed is in params (a Generator was not)
-        seeded = [params.get("random_state") is not None] * releases
+    seeded = _releases(payload["releases"], plans, p, params)
     if payload["feature_names_in"] is not None:
         model.feature_names_in_ = np.asarray(payload["feature_names_in"], dtype=object)
     model.coef_ = coef
@@ -460,9 +450,9 @@ def from_payload(payload: dict[str, Any], key: bytes | str | None = None) -> Loa
         return ledger_from_payload(payload, key)
     check_tree(payload)
     version = _check_header(payload)
-    status = _check_signature(payload, version, signing_key(key))
+    status = _check_signature(payload, signing_key(key))
     _check_digest(payload)
-    return LoadedModel(_rebuild(payload, version), version, status)
+    return LoadedModel(_rebuild(payload), version, status)
 
 
 def read(

@@ -151,7 +151,7 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     except ModelFileError as exc:
         raise ModelFileError(f"cannot save this {name}: {exc}") from None
     try:  # the file must load: the params must still be those the plans were fitted with
-        _rebuild(payload, VERSION)
+        _rebuild(payload)
     except ModelFileError as exc:
         if preprocessing is not None and "preprocessing" in str(exc):
             raise ModelFileError(f"cannot save this pipeline: {exc}") from None
