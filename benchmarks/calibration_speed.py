@@ -24,7 +24,7 @@ import time
 from threadpoolctl import threadpool_limits
 
 from objpert.apps.bench.threads import competing_load, spread
-from objpert.certify import calibration
+from objpert.certify import calibration, knee, sigma_search
 from objpert.certify.calibration import tight
 
 SETTINGS = {  # name: keyword arguments of tight()
@@ -44,7 +44,7 @@ SETTINGS = {  # name: keyword arguments of tight()
 
 
 def _time(kwargs: dict) -> tuple[float, float, int, object]:
-    calibration._knee_cached.cache_clear()
+    knee._knee_cached.cache_clear()
     searches = 0
     plain = calibration._best_sigma
 
@@ -53,14 +53,17 @@ def _time(kwargs: dict) -> tuple[float, float, int, object]:
         searches += 1
         return plain(*args)
 
-    calibration._best_sigma = counted
+    users = (calibration, knee, sigma_search)  # the modules that search sigma
+    for module in users:
+        module._best_sigma = counted
     try:
         with threadpool_limits(1):
             wall, cpu = time.perf_counter(), time.process_time()
             plan = tight("logistic", **kwargs)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     finally:
-        calibration._best_sigma = plain
+        for module in users:
+            module._best_sigma = plain
     return wall, cpu, searches, plan
 
 

@@ -1,11 +1,11 @@
-"""The fit ``objpert train --threads K`` runs, for K = 1, 2 and the default (automatic), on
+"""The fit ``objpert train --n-jobs K`` runs, for K = 1, 2 and the default (automatic), on
 an idle machine and under a competing CPU-bound process this benchmark starts itself.
 
 Usage: python benchmarks/cli_train_threads.py [--rounds 5] [--n 100000] [--d 20] [--steps 5000]
 
 Medians with min/max over interleaved rounds in one process (one round fits every
 setting once, in turn); BLAS, OpenMP and Numba threads are capped at K around each
-timed fit as ``--threads`` does (threadpoolctl; the default leaves them as they are).
+timed fit as ``--n-jobs`` does (threadpoolctl; the default leaves them as they are).
 docs/guide.md has the figures measured.
 """
 
@@ -22,7 +22,7 @@ from objpert.apps.bench.threads import competing_load, spread
 from objpert.cli.common import thread_limit
 from objpert.estimators import PrivateLogisticRegression
 
-SETTINGS = (1, 2, None)  # --threads K; None: the library's choice
+SETTINGS = (1, 2, None)  # --n-jobs K; None: the library's choice
 
 
 def fitter(X: np.ndarray, y: np.ndarray, threads: int | None, steps: int):
@@ -33,7 +33,7 @@ def fitter(X: np.ndarray, y: np.ndarray, threads: int | None, steps: int):
             data_norm=1.0,
             classes=[0, 1],
             max_iter=steps,
-            alpha=0.05,  # a fixed public mu: every setting runs the same N steps
+            mu=0.05,  # a fixed public mu: every setting runs the same N steps
             n_jobs=threads,
             random_state=0,
             verbose=False,
@@ -83,7 +83,7 @@ def main() -> None:
         print(json.dumps({"iterations": iterations, "rows": rows}, indent=2))
         return
     print(f"fit of {args.n} x {args.d}, N = {iterations} steps, {args.rounds} rounds")
-    print("| --threads | competing processes | median s | min s | max s |")
+    print("| --n-jobs | competing processes | median s | min s | max s |")
     print("|---|---|---|---|---|")
     for r in rows:
         k = "default" if r["threads"] is None else r["threads"]

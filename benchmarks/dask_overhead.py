@@ -105,7 +105,7 @@ def _fit_check(client: Any) -> float:
     X = rng.normal(size=(2000, 5))
     X /= np.linalg.norm(X, axis=1).max()
     y = (X @ np.array([1.0, -2.0, 0.5, 0.0, 1.0]) > 0).astype(int)
-    est = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, random_state=7, classes=[0, 1])
+    est = dict(epsilon=4.0, delta=1e-5, mu=1.0, data_norm=1.0, random_state=7, classes=[0, 1])
     ref = PrivateLogisticRegression(**est).fit(X, y)
     got = PrivateLogisticRegression(**est).set_params(client=client).fit(X, y)
     return float(np.max(np.abs(got.coef_ - ref.coef_)) / np.max(np.abs(ref.coef_)))

@@ -103,9 +103,9 @@ def tight_accuracy() -> list[str]:
 
 RANDOM_STOPPING_FILES = (  # one table each: the comparator grid, then ridge grids
     "random_stopping",
-    "random_stopping_alpha",
-    "random_stopping_alpha_large",
-    "random_stopping_alpha_large_geometric",
+    "random_stopping_mu",
+    "random_stopping_mu_large",
+    "random_stopping_mu_large_geometric",
 )
 
 

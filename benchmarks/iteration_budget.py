@@ -6,7 +6,7 @@ Usage: python benchmarks/iteration_budget.py [--rounds R] [--epsilon E] [--datas
 
 Each dataset (:mod:`objpert.apps.datasets`: features scaled by public ranges, its public
 row-norm bound as data_norm) is split 70/30 (stratified, fixed seed); for each budget a
-PrivateLogisticRegression (delta = 1e-6, declared classes, alpha="auto") is fitted in R
+PrivateLogisticRegression (delta = 1e-6, declared classes, mu="auto") is fitted in R
 interleaved rounds in one process (budget after budget, round after round; testing seeds).
 Reported: the plan (sigma, mu, N, whether N = max_iterations), what doubling the budget
 would take off the calibration's bound and whether ``fit`` warns

@@ -2,9 +2,9 @@
 
 Usage: python benchmarks/joint_calibration.py [--rounds R] [--json FILE]
 
-Times ``objpert.estimators.base.calibration_for(10, "pld", ...)`` (what
+Times ``objpert.estimators.planning.calibration_for(10, "pld", ...)`` (what
 ``PrivateLogisticRegression(multi_class="ovr").fit`` calls for 10 classes:
-:func:`objpert.accounting.multiclass.joint_plan` over the tight calibration) and, for
+:func:`objpert.certify.multiclass.joint_plan` over the tight calibration) and, for
 scale, the binary plan ``plan_for(...)`` at the same target, every calibration cache
 cleared before each call (:func:`objpert.apps.bench.common.clear_calibration_caches`), in
 interleaved rounds after one untimed round (dp-accounting imported, numba warm), as the
@@ -30,7 +30,7 @@ import warnings
 from objpert.apps.bench.common import clear_calibration_caches
 from objpert.apps.bench.threads import competing_load
 from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
-from objpert.estimators.base import calibration_for, plan_for
+from objpert.estimators.planning import calibration_for, plan_for
 
 SHAPES = {"digits": (1797, 65), "synthetic": (20_000, 51)}
 K, EPSILON, DELTA = 10, 1.0, 1e-6

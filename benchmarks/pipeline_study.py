@@ -124,7 +124,7 @@ def _private_bounds(data, bounds_epsilon: float, epsilon: float):
     Xtr, Xte, ytr, yte = data.split()
 
     def make(seed):
-        bounds = PrivateFeatureBounds(bounds_epsilon, ranges=coarse_ranges(data),
+        bounds = PrivateFeatureBounds(epsilon=bounds_epsilon, ranges=coarse_ranges(data),
                                       random_state=seed + 10_000)  # fmt: skip
         m = make_pipeline(
             public_preprocessor(data, bounds),
@@ -151,7 +151,7 @@ def _grid_private(data, epsilon: float):
         pre = public_preprocessor(data)
         est = _model(data, epsilon=epsilon, data_norm=row_norm_bound(pre))  # fitted apart
         Zp, Zte = pre.fit_transform(Xp), pre.transform(Xte)  # reads widths and names only
-        search = PrivateGridSearch(est.set_params(random_state=seed), GRID,
+        search = PrivateGridSearch(estimator=est.set_params(random_state=seed), param_grid=GRID,
                                    random_state=seed).fit(Zp, yp)  # fmt: skip
         c = search.certificate_
         return (
@@ -191,7 +191,7 @@ def _row_bound(data) -> float:
 
 
 def _plan_mu(data) -> float:
-    """The ridge mu the default estimator's plan picks at epsilon = 1 (alpha="auto"): read
+    """The ridge mu the default estimator's plan picks at epsilon = 1 (mu="auto"): read
     from one release with a testing seed."""
     Xtr, _, ytr, _ = data.split()
     m = make_pipeline(public_preprocessor(data), _model(data, epsilon=1.0, random_state=0))
@@ -238,7 +238,7 @@ TABLES = {
     "diamonds-scaled": ("diamonds-scaled", ("public",)),
     "diamonds-selection": ("diamonds", ("grid", "pilot")),
     "species": ("species", ("ovr",)),
-    # not in the default run: 4x the steps (alpha = 1e-3 cannot certify within 20,000
+    # not in the default run: 4x the steps (mu = 1e-3 cannot certify within 20,000
     # steps); the 11-class vocabulary test, a weak signal
     "diamonds-budget": ("diamonds-scaled", ("budget",)),
     "vocabulary": ("vocabulary", ("ovr",)),

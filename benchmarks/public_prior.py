@@ -12,7 +12,7 @@ default 5%) and the *private* rest. A table of more than ``--max-rows`` rows (de
 40000: flights' 327346 alone) is first cut to a stratified random subset of that many
 rows (the same fixed seed), to keep the run's time down. The prior is
 scikit-learn's LogisticRegression (C = 1) fitted non-privately on the public part. At
-each epsilon (delta = 1e-6, declared classes, alpha="auto", max_iter=5000) the script
+each epsilon (delta = 1e-6, declared classes, mu="auto", max_iter=5000) the script
 reports the test accuracy, mean and standard error over R releases (seeds 0..R-1), of:
 
 - ``prior``: the public model alone (no release);

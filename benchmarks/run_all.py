@@ -11,5 +11,5 @@ from objpert.cli import main
 HERE = Path(__file__).resolve().parent
 
 if __name__ == "__main__":
-    out = ["--json", str(HERE / "results.json"), "--markdown-file", str(HERE / "results.md")]
+    out = ["--json-file", str(HERE / "results.json"), "--markdown-file", str(HERE / "results.md")]
     raise SystemExit(main(["bench", *sys.argv[1:], *out]))

@@ -2,14 +2,14 @@
 the earlier construction on epsilon >= 0 alone (docs/accounting.md).
 
 Usage: python benchmarks/tight_composition.py [--part sigma|accuracy|tables|all]
-       [--alpha A] [--epsilons 0.1,0.3,1,3] [--releases R]
+       [--mu MU] [--epsilons 0.1,0.3,1,3] [--releases R]
        [--json benchmarks/tight_composition.json]
 
 Digits (1797 rows, 64 pixels), rows scaled to unit norm (data_norm = 1, public), 80/20
 stratified split (1437 training rows, d = 65 with the intercept), delta = 1e-6, the ten
 classes declared, ``multi_class="ovr"`` (ten releases calibrated jointly by PLD).
 
-- ``sigma``: at a fixed ridge ``alpha``, the per-class sigma and the epsilon_i handed to
+- ``sigma``: at a fixed ridge ``mu``, the per-class sigma and the epsilon_i handed to
   the calibration, with the PLDs built as now (the profile's tight dominating pair,
   negative privacy losses kept) and as before (connect-the-dots on epsilon >= 0 only, all
   negative losses at 0; reproduced here by replacing ``objpert.accounting.pld._profile_pld``
@@ -20,12 +20,12 @@ classes declared, ``multi_class="ovr"`` (ten releases calibrated jointly by PLD)
   ten releases may have at (epsilon, DELTA) with each construction.
 - ``accuracy``: held-out accuracy at epsilon 1 and 3 over R releases (testing seeds
   0..R-1; mean and standard error), for public settings a user could choose: the ridge
-  chosen by the calibration (``alpha="auto"``) with comparator norms 1, 3 (the default)
-  and 10, and fixed ridges alpha / 3, alpha, 3 alpha.
+  chosen by the calibration (``mu="auto"``) with comparator norms 1, 3 (the default)
+  and 10, and fixed ridges mu / 3, mu, 3 mu.
 - ``tables``: held-out accuracy with each construction on the four multiclass tables of
   benchmarks/multinomial.py (wine, digits, leaf20, diamonds; its loader and
   preprocessing), ``multi_class="ovr", composition="pld"`` at the settings a user gets by
-  default (alpha="auto", comparator_norm 3), epsilon 0.1, 0.3, 1, 3, R releases each
+  default (mu="auto", comparator_norm 3), epsilon 0.1, 0.3, 1, 3, R releases each
   (testing seeds 0..R-1; mean and standard error), with each construction's per-class
   plan (sigma, mu, epsilon_i) and composed delta.
 
@@ -50,18 +50,18 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from objpert.accounting import multiclass, profiles
 from objpert.accounting import pld as pldlib
+from objpert.accounting import profiles
 from objpert.apps.bench.common import timed_fit
-from objpert.estimators import PrivateLogisticRegression
-from objpert.estimators import base as estimator_base
+from objpert.certify import multiclass
+from objpert.estimators import PrivateLogisticRegression, planning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from multinomial import load_tables  # the multiclass tables: one loader
 
 DELTA = 1e-6
 K = 10
-DEFAULT_ALPHA = 0.1  # a fixed ridge (the calibration's own choice at epsilon 1 is ~0.14)
+DEFAULT_MU = 0.1  # a fixed ridge (the calibration's own choice at epsilon 1 is ~0.14)
 
 
 def _data():
@@ -80,7 +80,7 @@ def _nonnegative_profile_pld(epsilons, deltas, discretization):
 
 def _clear_caches() -> None:
     pldlib._single_pld.cache_clear()
-    estimator_base.calibration_for.cache_clear()  # the plans themselves stay cached
+    planning.calibration_for.cache_clear()  # the plans themselves stay cached
 
 
 @contextlib.contextmanager
@@ -170,19 +170,19 @@ def gaussian_rows(epsilons) -> list[dict]:
     return rows
 
 
-def sigma_rows(data, epsilons, alpha) -> list[dict]:
+def sigma_rows(data, epsilons, mu) -> list[dict]:
     rows = []
     for eps in epsilons:
-        row: dict = {"epsilon": eps, "delta": DELTA, "k": K, "alpha": alpha}
+        row: dict = {"epsilon": eps, "delta": DELTA, "k": K, "mu": mu}
         for name in ("tight", "nonnegative"):
             with _construction(name):
-                est, acc, secs = _fit(data, eps, 0, alpha=alpha)
+                est, acc, secs = _fit(data, eps, 0, mu=mu)
                 plan, cert = est.plan_[0], est.certificate_
 
                 def plan_at(eps_i, delta_i, plan=plan, est=est):
-                    return estimator_base.plan_for(
+                    return planning.plan_for(
                         plan.loss, None, "tight", plan.n, plan.d, plan.zeta, eps_i,
-                        delta_i, est.comparator_norm, est.max_iter, alpha,
+                        delta_i, est.comparator_norm, est.max_iter, mu,
                     )  # fmt: skip
 
                 eps_b, plan_b, d_b = _boundary(plan_at, eps)
@@ -202,12 +202,12 @@ def sigma_rows(data, epsilons, alpha) -> list[dict]:
     return rows
 
 
-def accuracy_rows(data, epsilons, releases, alpha) -> list[dict]:
+def accuracy_rows(data, epsilons, releases, mu) -> list[dict]:
     settings = [
-        {"alpha": "auto", "comparator_norm": 3.0},
-        {"alpha": "auto", "comparator_norm": 1.0},
-        {"alpha": "auto", "comparator_norm": 10.0},
-        *({"alpha": a, "comparator_norm": 3.0} for a in (alpha / 3, alpha, 3 * alpha)),
+        {"mu": "auto", "comparator_norm": 3.0},
+        {"mu": "auto", "comparator_norm": 1.0},
+        {"mu": "auto", "comparator_norm": 10.0},
+        *({"mu": m, "comparator_norm": 3.0} for m in (mu / 3, mu, 3 * mu)),
     ]
     rows = []
     for eps in epsilons:
@@ -221,7 +221,7 @@ def accuracy_rows(data, epsilons, releases, alpha) -> list[dict]:
             row = {
                 "epsilon": eps, "delta": DELTA, "k": K, **s, "releases": releases,
                 "accuracy_mean": statistics.fmean(scores), "accuracy_se": se,
-                "accuracy": scores, "sigma": plan.sigma, "mu": plan.mu,
+                "accuracy": scores, "sigma": plan.sigma, "plan_mu": plan.mu,
                 "epsilon_i": plan.epsilon, "iterations": plan.iterations,
             }  # fmt: skip
             rows.append(row)
@@ -231,7 +231,7 @@ def accuracy_rows(data, epsilons, releases, alpha) -> list[dict]:
 
 def table_rows(epsilons, releases) -> list[dict]:
     """Per multiclass table, epsilon and construction: R one-vs-rest fits at the default
-    settings (alpha="auto"), their held-out accuracy and the per-class plan."""
+    settings (mu="auto"), their held-out accuracy and the per-class plan."""
     rows = []
     for name, (Xtr, Xte, ytr, yte, classes) in load_tables().items():
         for eps in epsilons:
@@ -260,7 +260,7 @@ def table_rows(epsilons, releases) -> list[dict]:
     return rows
 
 
-def _alpha(value) -> str:
+def _setting(value) -> str:
     return value if isinstance(value, str) else f"{value:.3g}"
 
 
@@ -269,7 +269,7 @@ def markdown(out: dict) -> str:
     if out.get("sigma"):
         lines += [
             "| epsilon | sigma, tight pair | sigma, epsilon >= 0 only | ratio | "
-            "epsilon_i (tight / before) | fitted sigma, tight / before (ratio) | alpha |",
+            "epsilon_i (tight / before) | fitted sigma, tight / before (ratio) | mu |",
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for r in out["sigma"]:
@@ -278,7 +278,7 @@ def markdown(out: dict) -> str:
                 f"| {r['epsilon']:g} | {t['boundary_sigma']:.4g} | {b['boundary_sigma']:.4g} | "
                 f"{r['boundary_sigma_ratio']:.3f} | {t['boundary_epsilon_i']:.4g} / "
                 f"{b['boundary_epsilon_i']:.4g} | {t['sigma']:.4g} / {b['sigma']:.4g} "
-                f"({r['sigma_ratio']:.3f}) | {r['alpha']:g} |"
+                f"({r['sigma_ratio']:.3f}) | {r['mu']:g} |"
             )
     if out.get("gaussian"):
         lines += [
@@ -294,13 +294,13 @@ def markdown(out: dict) -> str:
     if out.get("accuracy"):
         lines += [
             "",
-            "| epsilon | alpha | comparator_norm | sigma | mu | test accuracy (mean +- se) |",
+            "| epsilon | mu | comparator_norm | sigma | plan mu | test accuracy (mean +- se) |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for r in out["accuracy"]:
             lines.append(
-                f"| {r['epsilon']:g} | {_alpha(r['alpha'])} | {r['comparator_norm']:g} | "
-                f"{r['sigma']:.4g} | {r['mu']:.3g} | {r['accuracy_mean']:.3f} +- "
+                f"| {r['epsilon']:g} | {_setting(r['mu'])} | {r['comparator_norm']:g} | "
+                f"{r['sigma']:.4g} | {r['plan_mu']:.3g} | {r['accuracy_mean']:.3f} +- "
                 f"{r['accuracy_se']:.3f} ({r['releases']} releases) |"
             )
     if out.get("tables"):
@@ -329,7 +329,7 @@ def markdown(out: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("sigma", "accuracy", "tables", "all"), default="all")
-    ap.add_argument("--alpha", type=float, default=DEFAULT_ALPHA)
+    ap.add_argument("--mu", type=float, default=DEFAULT_MU)
     ap.add_argument("--epsilons", default=None, help="comma-separated")
     ap.add_argument("--releases", type=int, default=10)
     ap.add_argument("--json", default=None)
@@ -347,9 +347,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.part in ("sigma", "all"):
         out["gaussian"] = gaussian_rows(pick([0.1, 0.3, 1.0, 3.0]))
-        out["sigma"] = sigma_rows(data, pick([0.1, 0.3, 1.0, 3.0]), args.alpha)
+        out["sigma"] = sigma_rows(data, pick([0.1, 0.3, 1.0, 3.0]), args.mu)
     if args.part in ("accuracy", "all"):
-        out["accuracy"] = accuracy_rows(data, pick([1.0, 3.0]), args.releases, args.alpha)
+        out["accuracy"] = accuracy_rows(data, pick([1.0, 3.0]), args.releases, args.mu)
     if args.part in ("tables", "all"):
         out["tables"] = table_rows(pick([0.1, 0.3, 1.0, 3.0]), args.releases)
     print(markdown(out))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": ("exceptions", "jsonable", "validation"),
     "foundations": ("special", "losses", "randomness", "forksafe"),
+    "privacy arithmetic": ("accounting",),
     "certificates": ("certify",),
-    "composition": ("accounting",),
-    "peer certificates": ("certify.peers",),
     "engines": ("engines",),
     "data": ("data",),
     "solvers": ("solvers",),
@@ -40,7 +40,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "applications": ("apps", "cli", "__main__"),
 }
 ORDER = [part for parts in LAYERS.values() for part in parts]
-PEER_PACKAGES = ("objpert.certify.peers", "objpert.certify.qop")
+PEER_PACKAGES = ("objpert.mechanisms.certificates", "objpert.mechanisms.certificates.qop")
 APPLICATIONS = set(LAYERS["applications"])
 LIBRARY = set(ORDER) - APPLICATIONS
 
@@ -129,11 +129,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _part(module: str) -> str:
-    """The top-level part of ``module``; the peers' certificates (``certify.peers`` and QOP's
-    ``certify.qop``), which compose through the accounting layer, are a part of their own
-    above it."""
-    if any(module == p or module.startswith(p + ".") for p in PEER_PACKAGES):
-        return "certify.peers"
+    """The top-level part of ``module``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -210,3 +206,102 @@ def test_composition_lives_in_accounting():
             if isinstance(node, ast.FunctionDef) and node.name in ("compose", "basic", "advanced"):
                 bad.append(f"{m} defines {node.name}")
     assert bad == []
+
+
+#: A privacy quantity, by the name it is held under: epsilon, delta or rho, alone or with a
+#: suffix (eps1, epsilon_i, delta_output, grid["rho"]).
+_PRIVACY_NAME = re.compile(r"^(eps|epsilon|delta|rho)(\d+|_\w+)?$")
+#: How many releases a count is held under (T steps, k releases, ...).
+_COUNT_NAME = re.compile(r"^(T|K|k|count|steps|iterations|n_releases|releases)$")
+
+
+def _leaf(node: ast.AST) -> str:
+    """The name a value is held under: x, a.x, a["x"] -> "x" (else "")."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    if isinstance(node, ast.Call):
+        return _leaf(node.func)
+    return ""
+
+
+def _privacy(node: ast.AST) -> bool:
+    return bool(_PRIVACY_NAME.match(_leaf(node))) or "profile" in _leaf(node)
+
+
+def _privacy_arithmetic(tree: ast.AST) -> list[str]:
+    """Where ``tree`` composes privacy by hand: a sum of two privacy quantities (eps1 +
+    eps2), a privacy quantity times a count (T * rho), or the max or sum of privacy
+    quantities (max(c.epsilon for c in certs), sum(profile(p) for p in plans))."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            if _privacy(node.left) and _privacy(node.right):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            sides = (node.left, node.right)
+            if any(_privacy(s) for s in sides) and any(_COUNT_NAME.match(_leaf(s)) for s in sides):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.FunctionDef) and _PRIVACY_NAME.match(node.name.split("_")[-1]):
+            for inner in ast.walk(node):  # a function that returns a privacy quantity
+                if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult):
+                    sides = (inner.left, inner.right)
+                    if any(_COUNT_NAME.match(_leaf(s)) for s in sides):
+                        found.append(f"line {inner.lineno}: {ast.unparse(inner)}")
+        elif isinstance(node, ast.Call) and _leaf(node.func) in ("max", "sum", "fsum"):
+            items = [
+                a.elt if isinstance(a, ast.GeneratorExp | ast.ListComp) else a for a in node.args
+            ]
+            items = [e for a in items for e in (a.elts if isinstance(a, ast.List) else [a])]
+            if items and all(_privacy(e) for e in items):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+#: Lines outside accounting that the check reads as composition but that compose nothing:
+#: (module, source) -> why.
+_NOT_COMPOSITION = {
+    ("objpert.model_selection.search", "max((s.epsilon for s in settings))"): (
+        "the default selection epsilon is the largest candidate's target, a public rule"
+    ),
+    ("objpert.audit.tables", "max(eps_c, a.epsilon_lower)"): "a plot's axis limit",
+    ("objpert.apps.compare.harness", "max((f.epsilon for f in fits))"): (
+        "a table cell states the largest certified epsilon of its seeds' separate fits"
+    ),
+    ("objpert.apps.compare.harness", "max((f.delta for f in fits))"): (
+        "a table cell states the largest certified delta of its seeds' separate fits"
+    ),
+}
+
+
+def test_no_privacy_arithmetic_outside_accounting():
+    """Privacy numbers compose only in objpert.accounting: no other module adds epsilons,
+    deltas or profiles, multiplies a rho by a count, or takes their max."""
+    bad = []
+    for m, tree in _outside_accounting().items():
+        for hit in _privacy_arithmetic(tree):
+            source = hit.split(": ", 1)[1]
+            if (m, source) not in _NOT_COMPOSITION:
+                bad.append(f"{m} {hit}")
+    assert bad == []
+
+
+#: The compositions the library once wrote outside accounting: each must be found.
+_ONCE_OUTSIDE = [
+    "rho = T * grid['rho']",  # noisy gradient descent's T steps
+    # the discrete Gaussian's T steps
+    "def discrete_gaussian_rho(g, scale, T):\n    return T * g * g / (2.0 * scale * scale)",
+    "epsilon = eps1 + eps2",  # objective and output parts of a multinomial release
+    "eps = max(max(c.epsilon for c in certs), selection_epsilon)",  # a split selection
+    "total = sum(_release_profile(p, epsilons / k) for p in plans)",  # a report's profile
+    "delta = float(delta1 + delta2)",  # the same, their deltas
+    "return self.delta1 + self.delta2 + self.delta3 + self.delta4",  # QOP's four parts
+]
+
+
+@pytest.mark.parametrize("source", _ONCE_OUTSIDE)
+def test_the_arithmetic_check_finds_each_composition(source):
+    assert _privacy_arithmetic(ast.parse(source)) != []

@@ -302,7 +302,7 @@ def _search(epsilon=1.0, **kw):
         epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=300
     )
     params = {"method": "random_stopping", "random_state": 5, **kw}
-    return PrivateGridSearch(base, GRID, **params)
+    return PrivateGridSearch(estimator=base, param_grid=GRID, **params)
 
 
 def test_every_run_trains_on_all_rows_and_the_certificate_meets_the_budget():
@@ -360,8 +360,8 @@ def test_regression_search_scores_clipped_errors():
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
     base = PrivateRobustRegression(epsilon=2.0, delta=1e-6, data_norm=1.0, max_iter=300)
     gs = PrivateGridSearch(
-        base, {"comparator_norm": [1.0, 2.0]}, method="random_stopping", runs_mean=3,
-        score_bound=2.0, random_state=0,
+        estimator=base, param_grid={"comparator_norm": [1.0, 2.0]}, method="random_stopping",
+        runs_mean=3, score_bound=2.0, random_state=0,
     ).fit(X, y)  # fmt: skip
     assert gs.certificate_.certified and gs.certificate_.epsilon <= 2.0
     assert math.isfinite(gs.score(X, y))
@@ -380,7 +380,9 @@ class _LyingRegression(PrivateLogisticRegression):
 def test_a_run_over_its_budget_stops_the_search():
     X, y = _data(n=400)
     base = _LyingRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1])
-    gs = PrivateGridSearch(base, GRID, method="random_stopping", runs_mean=2, random_state=0)
+    gs = PrivateGridSearch(
+        estimator=base, param_grid=GRID, method="random_stopping", runs_mean=2, random_state=0
+    )
     with pytest.raises(PrivacyError, match="nothing is released"):
         gs.fit(X, y)
     assert not hasattr(gs, "best_estimator_")
@@ -403,18 +405,20 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
     ]
     for kw in bad:
         with pytest.raises(ParameterError):
-            PrivateGridSearch(base, GRID, **kw).fit(X, y)
+            PrivateGridSearch(estimator=base, param_grid=GRID, **kw).fit(X, y)
     for key in ("epsilon", "delta", "random_state"):
         with pytest.raises(ParameterError, match=key):
-            PrivateGridSearch(base, {key: [0.5, 1.0]}, method="random_stopping").fit(X, y)
+            PrivateGridSearch(
+                estimator=base, param_grid={key: [0.5, 1.0]}, method="random_stopping"
+            ).fit(X, y)
     with pytest.raises(DataError):
-        PrivateGridSearch(base, GRID, method="random_stopping").fit(X, y[:-1])
+        PrivateGridSearch(estimator=base, param_grid=GRID, method="random_stopping").fit(X, y[:-1])
     ledger = PrivateLogisticRegression(
         epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
         accountant=PrivacyAccountant(epsilon=10.0, delta=1e-5),
     )  # fmt: skip
     with pytest.raises(ParameterError, match="run count"):
-        PrivateGridSearch(ledger, GRID, method="random_stopping").fit(X, y)
+        PrivateGridSearch(estimator=ledger, param_grid=GRID, method="random_stopping").fit(X, y)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -448,8 +452,8 @@ def test_the_search_either_refuses_or_meets_its_budget(runs_mean, score_fraction
         epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
     )
     gs = PrivateGridSearch(
-        base, {"comparator_norm": [1.0]}, method="random_stopping", runs_mean=runs_mean,
-        score_fraction=score_fraction, law=law, random_state=0,
+        estimator=base, param_grid={"comparator_norm": [1.0]}, method="random_stopping",
+        runs_mean=runs_mean, score_fraction=score_fraction, law=law, random_state=0,
     )  # fmt: skip
     try:
         gs.fit(X, y)
@@ -478,7 +482,9 @@ def test_a_grid_point_that_cannot_certify_is_refused_before_any_run(monkeypatch)
     monkeypatch.setattr(
         PrivateLogisticRegression, "fit", lambda self, *a, **k: fits.append(1) or self
     )
-    search = PrivateGridSearch(est, {"alpha": [1e-4, 1.0]}, method="random_stopping")
-    with pytest.raises(UnreachableTargetError, match=r"grid point \{'alpha': 0.0001\}"):
+    search = PrivateGridSearch(
+        estimator=est, param_grid={"mu": [1e-4, 1.0]}, method="random_stopping"
+    )
+    with pytest.raises(UnreachableTargetError, match=r"grid point \{'mu': 0.0001\}"):
         search.fit(X, y)
     assert fits == []  # no run was made

@@ -9,7 +9,9 @@ following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
 
 from objpert import exceptions as _exceptions
 from objpert import forksafe as _forksafe  # noqa: F401 (installs the fork handlers)
-from objpert.certify import Certificate, Plan, problem
+from objpert.accounting.certificate import Certificate
+from objpert.accounting.plan import Plan, PublicConstants, Target
+from objpert.certify import problem
 from objpert.exceptions import *  # noqa: F403 (every error and warning class)
 from objpert.losses import get_loss, register_loss
 
@@ -41,6 +43,8 @@ __all__ = [
     *_LAZY,
     "Certificate",
     "Plan",
+    "PublicConstants",
+    "Target",
     "__version__",
     "get_loss",
     "problem",

@@ -32,8 +32,10 @@ from objpert.accounting import (
     zcdp,
 )
 from objpert.accounting.conversions import cdp_delta
+from objpert.accounting.gaussian_mechanism import gaussian_delta
+from objpert.accounting.pld import distribution as pld_distribution
+from objpert.certify import profile as wa_profile
 from objpert.certify import theorem_c13
-from objpert.certify.gaussian import gaussian_delta
 from objpert.special import chi_radius
 
 STEP = 1e-3
@@ -89,8 +91,8 @@ def test_zcdp_profile_bounds_the_pld():
 def test_wa_profile_is_the_minimum_over_radii_by_a_plain_loop(plan):
     pc = plan.rebuilt_constants()
     eps = np.array([0.3, 0.5, 0.8])
-    got = profiles.watkins_arora_profile(pc, plan.sigma, plan.iterations, eps)
-    radii = plan.sigma * chi_radius(profiles.TRUNCATION_MASSES, pc.d_star)
+    got = wa_profile.watkins_arora_profile(pc, plan.sigma, plan.iterations, eps)
+    radii = plan.sigma * chi_radius(wa_profile.TRUNCATION_MASSES, pc.d_star)
     for e, g in zip(eps, got, strict=True):
         best = 1.0
         for r in radii:
@@ -106,11 +108,11 @@ def test_wa_profile_is_the_minimum_over_radii_by_a_plain_loop(plan):
 def test_wa_pld_is_pessimistic_and_within_the_certificate(plan):
     pc = plan.rebuilt_constants()
     loss = from_plan(plan)
-    pld = loss.pld(STEP)
+    pld = pld_distribution(loss, STEP)
     at = delta_for_epsilon(pld, plan.epsilon)
     cert = plan.certificate.delta
     grid = np.arange(0, 1500) * STEP
-    prof = profiles.watkins_arora_profile(pc, plan.sigma, plan.iterations, grid,
+    prof = wa_profile.watkins_arora_profile(pc, plan.sigma, plan.iterations, grid,
                                           radius=(plan.radius, plan.radius_outer))  # fmt: skip
     env = profiles.convex_envelope(*profiles.symmetric_extension(grid, prof))[grid.size - 1 :]
     i = round(plan.epsilon / STEP)
@@ -198,7 +200,7 @@ def test_pld_multiclass_needs_less_noise_and_meets_the_target(three_class):
     assert pld.plan_[0].sigma < split.plan_[0].sigma
     assert cert.epsilon == 1.0 and cert.delta <= 1e-6
     # independent recomposition: dp-accounting's self-composition of the plan's PLD
-    direct = from_plan(pld.plan_[0]).pld(cert.discretization).self_compose(3)
+    direct = pld_distribution(from_plan(pld.plan_[0]), cert.discretization).self_compose(3)
     assert cert.delta == pytest.approx(direct.get_delta_for_epsilon(1.0), rel=1e-12)
     # the accountant was charged the three releases: no more than the fit's target
     assert acc.spent <= 1.0 + 1e-9 and len(acc.steps) == 1
@@ -249,7 +251,7 @@ def test_feature_bounds_and_model_share_one_budget(three_class):
     acc = PrivacyAccountant(1.0, 1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        PrivateFeatureBounds(0.5, ranges=ranges, accountant=acc, random_state=0).fit(X)
+        PrivateFeatureBounds(epsilon=0.5, ranges=ranges, accountant=acc, random_state=0).fit(X)
         assert len(acc.steps) == 1 and acc.steps[0].losses[0].count == 2 * X.shape[1]
         # pure releases composed: no more than basic composition says
         assert acc.spent <= 0.5 + 0.01
@@ -258,7 +260,7 @@ def test_feature_bounds_and_model_share_one_budget(three_class):
         )
         with pytest.raises(BudgetExceededError):
             model.fit(X, (y == 1).astype(int))
-        bounds = PrivateFeatureBounds(5.0, ranges=ranges, accountant=acc)
+        bounds = PrivateFeatureBounds(epsilon=5.0, ranges=ranges, accountant=acc)
         with pytest.raises(BudgetExceededError):
             bounds.fit(_Untouchable())  # refused before the data are read
     assert len(acc.steps) == 1
@@ -322,7 +324,8 @@ def test_accountant_with_labels_read_from_the_data():
 
 
 def test_auto_composition_falls_back_to_the_split(monkeypatch):
-    from objpert.accounting import multiclass, pld
+    from objpert.accounting import pld
+    from objpert.certify import multiclass
 
     monkeypatch.setattr(pld, "available", lambda: False)
     assert multiclass.resolve_composition("auto", 3) == "split"

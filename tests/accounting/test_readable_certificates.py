@@ -32,11 +32,12 @@ def certificates():
         ).fit(X, y3)
         kw.pop("data_norm")
         pipe = make_pipeline(
-            PrivateFeatureBounds(0.5, ranges=[(-2, 2)] * 3),
+            PrivateFeatureBounds(epsilon=0.5, ranges=[(-2, 2)] * 3),
             PrivateLogisticRegression(classes=[0, 1], **kw),
         ).fit(X, y)
         search = PrivateGridSearch(
-            PrivateLogisticRegression(classes=[0, 1], data_norm=1.0, **kw), {"alpha": [0.5, 1]}
+            estimator=PrivateLogisticRegression(classes=[0, 1], data_norm=1.0, **kw),
+            param_grid={"mu": [0.5, 1]},
         ).fit(X, y)
     return {
         "release": binary.certificate_,

@@ -27,6 +27,8 @@ from dp_accounting.pld import privacy_loss_distribution as dpl
 from objpert.accounting import delta_for_epsilon, from_plan, profiles, zcdp
 from objpert.accounting import pld as pldlib
 from objpert.accounting.conversions import cdp_delta
+from objpert.accounting.pld import distribution as pld_distribution
+from objpert.certify import profile as wa_profile
 from objpert.exceptions import ParameterError
 
 STEP = 1e-3
@@ -149,11 +151,11 @@ def test_zcdp_releases_compose_above_the_gaussian_they_bound():
     """A Gaussian of ratio mu is mu^2/2-zCDP, so the K-fold composition of the zCDP
     profile's pair (the non-uniform grid) is never below K exact Gaussians."""
     mu = 0.4
-    single = zcdp(mu**2 / 2).pld(STEP)
+    single = pld_distribution(zcdp(mu**2 / 2), STEP)
     for eps in (0.2, 0.5, 1.0):
         assert delta_for_epsilon(single, eps) >= cdp_delta(mu**2 / 2, eps) * (1 - 1e-9)
     for k in (2, 10):
-        composed = zcdp(mu**2 / 2, count=k).pld(STEP)
+        composed = pld_distribution(zcdp(mu**2 / 2, count=k), STEP)
         for eps in (0.5, 1.0, 2.0):
             assert delta_for_epsilon(composed, eps) >= _exact_gaussian(mu * math.sqrt(k), eps)
 
@@ -167,7 +169,7 @@ def _wa_grid(plan):
     pt = plan.certificate.epsilon, plan.certificate.delta
 
     def profile(e):
-        val = profiles.watkins_arora_profile(
+        val = wa_profile.watkins_arora_profile(
             pc, plan.sigma, plan.iterations, e, radius=(plan.radius, plan.radius_outer)
         )
         return np.where(np.asarray(e) >= pt[0], np.minimum(val, pt[1]), val)
@@ -195,7 +197,7 @@ def _delta(masses: np.ndarray, losses: np.ndarray, inf_mass: float, eps: float) 
 
 def test_wa_pld_is_above_its_profile_on_both_sides(plan):
     eps, prof, grid, mirrored, hull = _wa_grid(plan)
-    pld = from_plan(plan).pld(STEP)
+    pld = pld_distribution(from_plan(plan), STEP)
     got = np.asarray(pld.get_delta_for_epsilon(grid[::7]), dtype=float)
     # never below the symmetric convex envelope, which bounds the release at every epsilon
     assert np.all(got >= hull[::7] * (1 - 1e-9) - 1e-15)
@@ -213,7 +215,7 @@ def test_wa_pair_attains_its_envelope(plan):
     ones included. So any bound valid for every release with this profile holds for K
     copies of the pair, and the pair's composition cannot be improved from the profile."""
     _, _, grid, _, hull = _wa_grid(plan)
-    pld = from_plan(plan).pld(STEP)
+    pld = pld_distribution(from_plan(plan), STEP)
     got = np.asarray(pld.get_delta_for_epsilon(grid[::5]), dtype=float)
     np.testing.assert_allclose(got, hull[::5], rtol=1e-9, atol=1e-15)
 
@@ -229,7 +231,7 @@ def test_wa_composition_matches_an_independent_convolution(plan, k):
         conv = np.maximum(fftconvolve(conv, masses), 0.0)
     losses = (np.arange(conv.size) + k * round(grid[0] / STEP)) * STEP
     inf_k = 1.0 - (1.0 - inf_mass) ** k
-    ours = from_plan(plan).times(k).pld(STEP)
+    ours = pld_distribution(from_plan(plan).times(k), STEP)
     old = _old_construction(plan, k)
     tighter = 0
     for eps in (0.0, 0.25, 0.5, 1.0, 1.5, 2.5):
@@ -302,7 +304,8 @@ def test_profile_pld_dominates_the_exact_curve_everywhere(kind, parameter, eps):
 def test_the_accountant_and_the_joint_calibration_compose_the_tight_pair(plan, monkeypatch):
     """The accountant's ledger and the one-vs-rest calibration's composed delta are the
     tight pair's composition, below the construction on epsilon >= 0 alone."""
-    from objpert.accounting import PrivacyAccountant, compose, epsilon_for_delta, multiclass
+    from objpert.accounting import PrivacyAccountant, compose, epsilon_for_delta
+    from objpert.certify import multiclass
 
     loss = from_plan(plan)
     acc = PrivacyAccountant(epsilon=5.0, delta=1e-6, discretization=STEP)
@@ -310,7 +313,7 @@ def test_the_accountant_and_the_joint_calibration_compose_the_tight_pair(plan, m
     tight_eps = epsilon_for_delta(compose([loss.times(10)], STEP), 1e-6)
     assert acc.spent == pytest.approx(tight_eps, rel=1e-12)
     joint = multiclass.composed_delta(plan, 10, 1.0, STEP)
-    assert joint == pytest.approx(delta_for_epsilon(loss.times(10).pld(STEP), 1.0), rel=1e-12)
+    assert joint == pytest.approx(delta_for_epsilon(pld_distribution(loss.times(10), STEP), 1.0), rel=1e-12)
 
     monkeypatch.setattr(pldlib, "_profile_pld", _nonnegative_profile_pld)
     pldlib._single_pld.cache_clear()

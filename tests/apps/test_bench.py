@@ -120,7 +120,7 @@ def test_threads_default_to_the_available_cores(fake_bench):
 
 def test_missed_threshold_is_printed_with_exit_zero_and_files_written(fake_bench, tmp_path, capsys):
     out, md = tmp_path / "r.json", tmp_path / "r.md"
-    args = ["bench", "--only", "fake,gone", "--quick", "--threads", "1", "--json", str(out)]
+    args = ["bench", "--only", "fake,gone", "--quick", "--threads", "1", "--json-file", str(out)]
     assert main([*args, "--markdown-file", str(md)]) == 0
     printed = capsys.readouterr().out
     assert "fake slow" in printed and "FAIL" in printed and "skipped" in printed

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from objpert.apps import reproduce_qop as rq
-from objpert.certify import qop
 from objpert.exceptions import ParameterError
+from objpert.mechanisms.certificates import qop
 
 FAST = {"n": 60, "d": 20, "iterations": 300}
 KAPPAS = [1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3]

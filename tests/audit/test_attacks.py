@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from objpert.accounting.gaussian_mechanism import gaussian_epsilon
 from objpert.audit import attacks
 from objpert.audit.planted import PLANTED_BUGS, sample_clean
-from objpert.certify.gaussian import gaussian_epsilon
-from objpert.certify.peers import grid_noise
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms import peers as mpeers
+from objpert.mechanisms.certificates import grid_noise
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.qop import qop_release, qop_release_batch
 from objpert.solvers import newton

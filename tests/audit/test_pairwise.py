@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from objpert.accounting.gaussian_mechanism import gaussian_profile
 from objpert.audit.jacobian import check_jacobian
 from objpert.audit.maps import (
     GradientDescentMap,
@@ -30,7 +31,6 @@ from objpert.audit.planted import ExtraStepMap, NoiseScaledMap
 from objpert.audit.worst_pair import sphere_angles, sphere_point, worst_pair
 from objpert.certify import theorem_c13
 from objpert.certify.calibration import calibrate
-from objpert.certify.gaussian import gaussian_profile
 from objpert.engines import GLMObjective
 from objpert.exceptions import ParameterError
 from objpert.mechanisms.perturbed_gd import run_gradient_descent

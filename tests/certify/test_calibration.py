@@ -16,8 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from objpert.certify import calibration, problem, theorem41, theorem_c13, utility
-from objpert.certify.calibration import Plan
+from objpert.certify import calibration, problem, sigma_search, theorem41, theorem_c13, utility
+from objpert.certify.calibration import WatkinsAroraPlan
 from objpert.exceptions import ObjpertError, ParameterError
 from objpert.losses import get_loss
 from objpert.special import chi_tail
@@ -26,14 +26,18 @@ ZETA, W, DELTA_S = 1.0, 1.0, 0.01
 
 
 @functools.cache
-def tight_plan(loss: str, n: int, d: int, epsilon: float, delta: float, scale=None) -> Plan:
+def tight_plan(
+    loss: str, n: int, d: int, epsilon: float, delta: float, scale=None
+) -> WatkinsAroraPlan:
     params = {} if scale is None else {"scale": scale}
     target = dict(epsilon=epsilon, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
     return calibration.tight(loss, n=n, d=d, zeta=ZETA, **target, **params)
 
 
 @functools.cache
-def corollary_plan(loss: str, n: int, d: int, epsilon: float, delta: float, scale=None) -> Plan:
+def corollary_plan(
+    loss: str, n: int, d: int, epsilon: float, delta: float, scale=None
+) -> WatkinsAroraPlan:
     params = {} if scale is None else {"scale": scale}
     target = dict(epsilon=epsilon, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
     return calibration.corollary_413(loss, n=n, d=d, zeta=ZETA, **target, **params)
@@ -99,7 +103,7 @@ def theorem47_direct(pc, sigma: float, N: int) -> float:
     return 2 * (d * sigma**2 / (2 * pc.mu) + e_opt) + sample + pc.mu * W**2 / 2
 
 
-def _check_plan_common(plan: Plan, case) -> None:
+def _check_plan_common(plan: WatkinsAroraPlan, case) -> None:
     loss, n, d, eps, delta, scale = case
     pc = plan.constants
     L1, L2, L3 = _raw_constants(loss, scale)
@@ -303,25 +307,24 @@ def test_plan_constants_round_trip():
 def test_tree_bisection_equals_the_step_by_step_bisection_bit_for_bit():
     """The calibration's bisection decides several levels per evaluation; its brackets must
     be those of the plain loop (mid = sqrt(lo hi); hi = mid where it passes, else lo = mid)."""
-    from objpert.certify import calibration
     from objpert.certify.constants import problem
     from objpert.special import chi_radius
 
     pc = problem("logistic", n=5000, d=20, zeta=1.0, mu=0.01)
     epsilon, delta, N = 1.0, 1e-6, 2000
-    shares = calibration._SPLITS
+    shares = sigma_search._SPLITS
     rfac = chi_radius(shares * delta, pc.d_star)
 
     def passes(s):
-        return calibration._passes(pc, epsilon, delta, N, s, shares[:, None], rfac[:, None])
+        return sigma_search._passes(pc, epsilon, delta, N, s, shares[:, None], rfac[:, None])
 
     lo = pc.G * np.full(shares.size, 1e-2)
     hi = pc.G * np.full(shares.size, 1e5)
     ref_lo, ref_hi = lo.copy(), hi.copy()
-    for _ in range(calibration._BISECTIONS):
+    for _ in range(sigma_search._BISECTIONS):
         mid = np.sqrt(ref_lo * ref_hi)
-        good = calibration._passes(pc, epsilon, delta, N, mid, shares, rfac)
+        good = sigma_search._passes(pc, epsilon, delta, N, mid, shares, rfac)
         ref_hi, ref_lo = np.where(good, mid, ref_hi), np.where(good, ref_lo, mid)
-    got_lo, got_hi = calibration._bisect(passes, lo, hi)
+    got_lo, got_hi = sigma_search._bisect(passes, lo, hi)
     assert np.array_equal(got_lo, ref_lo) and np.array_equal(got_hi, ref_hi)
     assert np.all(got_hi > got_lo)

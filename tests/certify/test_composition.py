@@ -9,6 +9,7 @@ import math
 import pytest
 from scipy.optimize import brentq
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.composition import (
     ComposedCertificate,
     Split,
@@ -18,7 +19,6 @@ from objpert.accounting.composition import (
     compose,
     split_budget,
 )
-from objpert.certify.certificate import Certificate
 from objpert.exceptions import ParameterError
 
 
@@ -30,8 +30,8 @@ def drv(eps: float, delta: float, k: int, slack: float) -> tuple[float, float]:
     )
 
 
-def fake_certificate(epsilon: float, delta: float, **details) -> Certificate:
-    return Certificate(
+def fake_certificate(epsilon: float, delta: float, **details) -> ReleaseCertificate:
+    return ReleaseCertificate(
         form="c13",
         epsilon=epsilon,
         delta=delta,
@@ -210,7 +210,7 @@ def test_composed_certificate_json_round_trip():
     cc = compose(certs, s.method, delta_slack=s.delta_slack)
     assert cc.epsilon <= 1.0 and cc.delta <= 1e-6
     d = json.loads(json.dumps(cc.to_dict()))
-    assert d["certificates"][0]["u"] == 4.0  # flattened by Certificate.to_dict
+    assert d["certificates"][0]["u"] == 4.0  # flattened by ReleaseCertificate.to_dict
     assert d["certified"] is True and d["k"] == 300
     back = ComposedCertificate.from_dict(d)
     assert back.to_dict() == d
@@ -220,7 +220,7 @@ def test_composed_certificate_json_round_trip():
 
 
 def test_uncertified_release_is_not_certified():
-    bad = Certificate.conclude(
+    bad = ReleaseCertificate.conclude(
         "c13",
         0.5,
         0.0,

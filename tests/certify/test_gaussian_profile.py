@@ -15,8 +15,8 @@ from certify_cases import (
 )
 from scipy import integrate
 
+from objpert.accounting import gaussian_mechanism as gaussian
 from objpert.certify import (
-    gaussian,
     min_iterations,
     problem,
     theorem41,

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from objpert.certify import calibration as cal
+from objpert.certify import knee as knee_mod
+from objpert.certify import sigma_search
 from objpert.certify.budget import NOTABLE_GAIN, ceiling
 from objpert.certify.constants import problem
 from objpert.exceptions import UnreachableTargetError
@@ -28,8 +30,8 @@ def _brute_bound(mu: float, N: int, epsilon: float) -> float:
     """The empirical bound at (mu, N): the smallest certifying sigma, then
     d sigma^2/(2 mu) + E_opt(N) + mu W^2/2 (Theorem 4.10 plus the regulariser)."""
     pc = problem(get_loss("logistic"), n=TV16["n"], d=TV16["d"], zeta=TV16["zeta"], mu=mu)
-    sigma, _ = cal._best_sigma(pc, epsilon, TV16["delta"], N)
-    return cal._bound(pc, sigma, N, W, 0.01, "empirical")
+    sigma, _ = sigma_search._best_sigma(pc, epsilon, TV16["delta"], N)
+    return sigma_search._bound(pc, sigma, N, W, 0.01, "empirical")
 
 
 def test_knee_equals_a_brute_force_scan_of_the_bound():
@@ -38,18 +40,18 @@ def test_knee_equals_a_brute_force_scan_of_the_bound():
     max_iterations, whose doubling (the candidate an octave up) lowers B* by more than the
     tolerance; the one above it is the budget."""
     budget, tol = 2000, 0.3
-    grid = [N for N in cal._grid(budget) if N >= cal.KNEE_FLOOR]
+    grid = [N for N in knee_mod._grid(budget) if N >= knee_mod.KNEE_FLOOR]
     mus = np.geomspace(0.02, 0.4, 53)
     best = {N: min(_brute_bound(m, N, 1.0) for m in mus) for N in grid}
     expected = budget
-    for k in range(cal._KNEE_GRID + 1, len(grid)):
-        gain = best[grid[k]] - best[grid[k - cal._KNEE_GRID]]
+    for k in range(knee_mod._KNEE_GRID + 1, len(grid)):
+        gain = best[grid[k]] - best[grid[k - knee_mod._KNEE_GRID]]
         assert abs(gain - tol) > 0.01  # the brute force's grid error cannot flip the decision
         if gain > tol:
             break
         expected = grid[k]
     assert 1000 < expected < budget  # the case is inside the budget, above the floor
-    found = cal.knee("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
+    found = knee_mod.knee("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
     assert found.budget == expected and not found.binds
     # the searched B* is at least as good as the brute force's, and close to it
     assert found.bound <= best[expected] * (1 + 1e-9)
@@ -63,7 +65,7 @@ def test_knee_equals_a_brute_force_scan_of_the_bound():
 def test_warm_started_plan_is_at_least_as_good_as_a_full_search_at_its_budget():
     """The knee's budget is searched near the neighbouring budget's mu; a full search of mu
     at that budget (knee_tolerance=0: the budget itself) is the reference."""
-    fast = cal.knee("logistic", **TV16, epsilon=0.1, max_iterations=5000)
+    fast = knee_mod.knee("logistic", **TV16, epsilon=0.1, max_iterations=5000)
     assert fast.budget < 5000
     ref = cal.tight("logistic", **TV16, epsilon=0.1, max_iterations=fast.budget,
                     knee_tolerance=0.0)  # fmt: skip
@@ -80,9 +82,9 @@ def test_demo_sized_settings_do_not_warn(epsilon):
     at or beyond the budget, but a doubled budget lowers the bound by less than
     NOTABLE_GAIN, so fit does not warn."""
     plan = cal.tight("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
-    found = cal.knee("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
-    assert cal.KNEE_FLOOR <= found.budget <= 5000 and plan.iterations <= found.budget
-    assert found.binds == (found.gain_at_max > cal.KNEE_TOLERANCE)
+    found = knee_mod.knee("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
+    assert knee_mod.KNEE_FLOOR <= found.budget <= 5000 and plan.iterations <= found.budget
+    assert found.binds == (found.gain_at_max > knee_mod.KNEE_TOLERANCE)
     assert found.gain_at_max <= NOTABLE_GAIN
     report = ceiling(plan, 5000)
     assert report.at_ceiling == found.binds and not report.notable and report.advice() == ""
@@ -112,13 +114,13 @@ def test_the_warning_fires_exactly_when_the_knee_lies_beyond_the_budget():
 
 
 def test_a_fixed_mu_is_judged_at_that_mu():
-    """A given alpha: the doubled budget keeps mu, whose bound gains little."""
+    """A given mu: the doubled budget keeps mu, whose bound gains little."""
     plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=1000, mu=0.2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         report = ceiling(plan, 1000, mu_fixed=True)
     assert not report.at_ceiling
-    assert report.bound_now - report.bound_with_double_budget <= cal.KNEE_TOLERANCE
+    assert report.bound_now - report.bound_with_double_budget <= knee_mod.KNEE_TOLERANCE
     assert math.isfinite(report.bound_now)
 
 
@@ -127,7 +129,7 @@ def test_knee_tolerance_is_checked(bad):
     from objpert.exceptions import ParameterError
 
     with pytest.raises(ParameterError, match="knee_tolerance"):
-        cal.knee("logistic", **TV16, epsilon=1.0, knee_tolerance=bad)
+        knee_mod.knee("logistic", **TV16, epsilon=1.0, knee_tolerance=bad)
 
 
 def _reference_best_sigma(pc, epsilon, delta, N):
@@ -144,11 +146,11 @@ def _reference_best_sigma(pc, epsilon, delta, N):
             s_n = theorem_c13.c13_terms(pc, sigma, r, r_outer, N).s_n
             slack = epsilon - s_n
             div = 2.0 * pc.G / sigma * q1(np.where(slack > 0, sigma / pc.G * slack, 0.0))
-        return (slack >= 0) & (div <= (1.0 - share) * delta * cal._SAFETY)
+        return (slack >= 0) & (div <= (1.0 - share) * delta * sigma_search._SAFETY)
 
-    shares = cal._SPLITS[:, None]
+    shares = sigma_search._SPLITS[:, None]
     rfac = chi_radius(shares * delta, pc.d_star)
-    grid = pc.G * cal._SIGMA_GRID[None, :]
+    grid = pc.G * sigma_search._SIGMA_GRID[None, :]
     ok = passes(grid, shares, rfac)
     if not ok.any():
         return math.inf, math.nan
@@ -156,8 +158,8 @@ def _reference_best_sigma(pc, epsilon, delta, N):
     first = np.argmax(ok, axis=1)[rows]
     hi = grid[0, first]
     lo = np.where(first > 0, grid[0, np.maximum(first - 1, 0)], hi * 1e-3)
-    sh, rf = cal._SPLITS[rows], rfac[rows, 0]
-    for _ in range(cal._BISECTIONS):
+    sh, rf = sigma_search._SPLITS[rows], rfac[rows, 0]
+    for _ in range(sigma_search._BISECTIONS):
         mid = np.sqrt(lo * hi)
         good = passes(mid, sh, rf)
         hi, lo = np.where(good, mid, hi), np.where(good, lo, mid)
@@ -180,7 +182,7 @@ def test_smallest_sigma_equals_the_plain_search_bit_for_bit():
             pc = problem(loss, n=n, d=d, zeta=zeta, mu=mu)
         except Exception:  # a scale the constants refuse
             continue
-        got, want = cal._best_sigma(pc, eps, delta, N), _reference_best_sigma(pc, eps, delta, N)
+        got, want = sigma_search._best_sigma(pc, eps, delta, N), _reference_best_sigma(pc, eps, delta, N)
         assert got[0] == want[0] and (
             got[1] == want[1] or (math.isnan(got[1]) and math.isnan(want[1]))
         )
@@ -204,15 +206,15 @@ def test_knee_properties(n, d, epsilon, budget, tol):
     public = dict(n=n, d=d, zeta=1.0, epsilon=epsilon, delta=1e-6, comparator_norm=W,
                   objective="empirical", max_iterations=budget, knee_tolerance=tol)  # fmt: skip
     try:
-        found = cal.knee("logistic", **public)
+        found = knee_mod.knee("logistic", **public)
     except UnreachableTargetError:
         return
-    assert found.budget in cal._grid(budget) and found.budget <= budget
+    assert found.budget in knee_mod._grid(budget) and found.budget <= budget
     assert found.binds == (not found.gain_at_max <= tol)
-    if found.binds or budget < cal.KNEE_FLOOR:
+    if found.binds or budget < knee_mod.KNEE_FLOOR:
         assert found.budget == budget
     else:
-        assert found.budget >= cal.KNEE_FLOOR
+        assert found.budget >= knee_mod.KNEE_FLOOR
     assert found.bound_at_double <= found.bound_at_max * (1 + 1e-9) + 1e-12
     plan = cal.tight("logistic", **public)
     assert plan.iterations <= found.budget and plan.mu == found.mu

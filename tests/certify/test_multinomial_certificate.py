@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from objpert.certify.peers.multinomial import (
+from objpert.engines.softmax import SoftmaxObjective
+from objpert.exceptions import UnreachableTargetError
+from objpert.mechanisms.certificates.multinomial import (
     certify_multinomial,
     chi_profile_delta,
     multinomial_sigma,
@@ -22,9 +24,7 @@ from objpert.certify.peers.multinomial import (
     softmax_gradient_bound,
     softmax_log_det,
 )
-from objpert.certify.peers.redberg import folded_gaussian_delta
-from objpert.engines.softmax import SoftmaxObjective
-from objpert.exceptions import UnreachableTargetError
+from objpert.mechanisms.certificates.redberg import folded_gaussian_delta
 from objpert.solvers.newton import solve_to_tolerance
 
 
@@ -226,7 +226,7 @@ def test_every_plan_certifies_its_target(n, d, k, zeta, eps, log_delta):
 
 
 def test_the_auto_ridge_minimises_its_criterion():
-    """mu of alpha="auto": p sigma(mu)^2 / (2 mu) + mu K W^2 / 2 is smallest there among
+    """mu of mu="auto": p sigma(mu)^2 / (2 mu) + mu K W^2 / 2 is smallest there among
     nearby ridges (sigma recalibrated at each)."""
     n, d, k, zeta, eps, delta, w = 1000, 9, 5, 1.4, 1.0, 1e-6, 3.0
     plan = plan_multinomial(n=n, d=d, n_classes=k, zeta=zeta, epsilon=eps, delta=delta)

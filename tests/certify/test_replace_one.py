@@ -31,8 +31,8 @@ from scipy import integrate, optimize, stats
 
 from objpert.certify import REPLACE_ONE, replace_one_sensitivity
 from objpert.certify.neighbours import two_radii
-from objpert.certify.peers import plan_amp, plan_lop, plan_lop_clip
 from objpert.losses import get_loss
+from objpert.mechanisms.certificates import plan_amp, plan_lop, plan_lop_clip
 
 # ------------------------------------------------------------ the exact pair, d = 1
 

@@ -34,7 +34,7 @@ from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent  # noqa: 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
 N, D = 400, 4
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iter=20, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, mu=1.0, data_norm=1.0, max_iter=20, random_state=7)
 
 
 @pytest.fixture(scope="module")

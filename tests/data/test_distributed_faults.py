@@ -44,7 +44,7 @@ pytestmark = [
 ]
 
 N, D = 2000, 5
-EST = dict(epsilon=4.0, delta=1e-5, alpha=1.0, data_norm=1.0, max_iter=30, random_state=7)
+EST = dict(epsilon=4.0, delta=1e-5, mu=1.0, data_norm=1.0, max_iter=30, random_state=7)
 CLASSES = dict(classes=[0, 1])
 NO_MEMORY_MANAGEMENT = {  # tiny memory_limit values, not enforced: the checks read them
     "distributed.worker.memory.target": False,

@@ -365,7 +365,7 @@ def test_bench_threads_rows_and_competing_load():
 def test_clear_calibration_caches_empties_the_plan_caches():
     """The benchmarks' fits with calibration included start from empty caches."""
     from objpert.apps.bench.common import clear_calibration_caches
-    from objpert.estimators.base import plan_for
+    from objpert.estimators.planning import plan_for
 
     plan_for("logistic", None, "tight", 200, 3, 1.0, 1.0, 1e-5, 1.0, 100, 0.1)
     assert plan_for.cache_info().currsize >= 1

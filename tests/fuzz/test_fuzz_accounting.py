@@ -16,8 +16,9 @@ pytest.importorskip("dp_accounting")
 import itertools
 
 from objpert import accounting
-from objpert.accounting import profiles
+from objpert.accounting.pld import distribution as pld_distribution
 from objpert.certify import problem
+from objpert.certify import profile as wa_profile
 from objpert.exceptions import BudgetExceededError
 
 STEP = real(1e-3, 0.05, extra=(1e-3,))
@@ -49,7 +50,7 @@ def test_losses_compose_and_query(data):
     ok, d = outcome(accounting.delta_for_epsilon, pld, kw["epsilon"])
     if ok:
         check_delta(d)
-        single = loss.pld(kw["discretization"]).get_delta_for_epsilon(kw["epsilon"])
+        single = pld_distribution(loss, kw["discretization"]).get_delta_for_epsilon(kw["epsilon"])
         assert d >= min(single, 1.0) - 1e-12  # two releases lose no less than one
     ok, e = outcome(accounting.epsilon_for_delta, pld, kw["delta"])
     if ok:
@@ -94,7 +95,7 @@ def test_wa_profile(data):
         eps=Arg(st.lists(real(0.0, 30.0).plausible, min_size=1, max_size=5), HOSTILE),
     )  # fmt: skip
     pc = problem("logistic", n=500, d=5, zeta=1.5, mu=0.05)
-    ok, out = outcome(profiles.watkins_arora_profile, pc, kw["sigma"], kw["iterations"], kw["eps"])
+    ok, out = outcome(wa_profile.watkins_arora_profile, pc, kw["sigma"], kw["iterations"], kw["eps"])
     if ok:
         check_delta(out)
         eps = [float(e) for e in np.ravel(kw["eps"])]
@@ -141,7 +142,7 @@ def test_certificates_compose(data):
         one = accounting.compose_certificates([cert], kw["epsilon"]).delta
         assert composed.delta >= one * (1 - 1e-9) - 1e-15  # k releases lose no less than one
         up = math.ceil(kw["epsilon"] / 1e-3) * 1e-3  # on the grid: within the certificate
-        single = accounting.from_certificate(cert).pld()
+        single = pld_distribution(accounting.from_certificate(cert))
         assert accounting.delta_for_epsilon(single, up) <= cert.delta * (1 + 1e-9) + 1e-15
         assert composed.method == "pld" and composed.k == kw["k"]
 

@@ -1,5 +1,5 @@
 """Fuzz: the DP-SGD and DP Newton planners and DP-SGD's accountant
-(objpert.certify.peers.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
+(objpert.mechanisms.certificates.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
 distributions are quick to compose (a few examples each)."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
-from objpert.certify.peers.dp_newton import DPNewtonPlan, plan_dp_newton
-from objpert.certify.peers.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.mechanisms.certificates.dp_newton import DPNewtonPlan, plan_dp_newton
+from objpert.mechanisms.certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("hinge", None)),

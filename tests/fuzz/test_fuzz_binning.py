@@ -25,7 +25,7 @@ EDGES = st.one_of(
 def _fit_transform(edges, X):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # clipping notices: out-of-range values by design
-        return BoundedBinner(edges).fit_transform(X)
+        return BoundedBinner(edges=edges).fit_transform(X)
 
 
 @fuzz(40)
@@ -41,6 +41,6 @@ def test_binner_errors_or_rows_of_the_public_norm(edges, data):
         return
     Z = np.asarray(Z)
     assert Z.shape[0] == rows and np.all((Z == 0.0) | (Z == 1.0))
-    bound = row_norm_bound(BoundedBinner(edges))
+    bound = row_norm_bound(BoundedBinner(edges=edges))
     assert bound == math.sqrt(width)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), bound)

@@ -49,10 +49,10 @@ def test_bounded_scaler(data):
     X = _matrix(data, width)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ok, out = outcome(lambda: BoundedScaler(bounds).fit_transform(X))
+        ok, out = outcome(lambda: BoundedScaler(bounds=bounds).fit_transform(X))
     if ok:
         assert out.shape == X.shape and np.all(np.abs(out) <= 1.0)
-        bound = row_norm_bound(BoundedScaler(bounds))
+        bound = row_norm_bound(BoundedScaler(bounds=bounds))
         assert np.all(np.linalg.norm(out, axis=1) <= bound * (1 + 1e-12))
 
 
@@ -73,7 +73,7 @@ def test_bounded_one_hot_encoder(data):
                            min_size=rows, max_size=rows)),
         dtype=object,
     )  # fmt: skip
-    enc = BoundedOneHotEncoder(cats, handle_unknown=unknown)
+    enc = BoundedOneHotEncoder(categories=cats, handle_unknown=unknown)
     ok, out = outcome(lambda: enc.fit_transform(X))
     if ok:
         assert np.all(np.linalg.norm(out, axis=1) <= enc.row_norm_bound_ * (1 + 1e-12))

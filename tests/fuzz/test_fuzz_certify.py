@@ -23,8 +23,9 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.certify import calibration, gaussian, search, theorem41, theorem_c13, utility
-from objpert.certify.calibration import Plan
+from objpert.accounting import gaussian_mechanism as gaussian
+from objpert.certify import calibration, search, theorem41, theorem_c13, utility
+from objpert.certify.calibration import WatkinsAroraPlan
 from objpert.certify.constants import problem
 from objpert.certify.truncation import TRUNCATIONS
 
@@ -208,8 +209,8 @@ def test_minimal_sigma_limit(data):
         assert not math.isnan(val) and val > 0
 
 
-def check_plan(plan: Plan, epsilon, delta) -> None:
-    assert isinstance(plan, Plan)
+def check_plan(plan: WatkinsAroraPlan, epsilon, delta) -> None:
+    assert isinstance(plan, WatkinsAroraPlan)
     check_certificate(plan.certificate)
     assert plan.certificate.certified and plan.certificate.delta <= float(delta)
     assert plan.certificate.epsilon <= float(epsilon)

@@ -97,9 +97,9 @@ def test_certify(capsys, data):
             "--epsilon": st.sampled_from(["1", "0.5"]),
             "--form": st.sampled_from(["theorem41", "c13", "limit", "bogus"]),
             "--truncation": st.sampled_from(["paper", "exact"]),
-            "--target-delta": st.sampled_from(["1e-6", "0.5"]),
+            "--delta": st.sampled_from(["1e-6", "0.5"]),
             "--min-iterations": None,
-            "--max-iterations": st.sampled_from(["1000", "100000"]),
+            "--max-iter": st.sampled_from(["1000", "100000"]),
             "--json": None,
         },
     )
@@ -129,17 +129,17 @@ def test_calibrate(capsys, data):
     argv = _equals(["calibrate", "--n", data.draw(st.one_of(st.just("1000"), NUMBER_TEXT)),
                     "--d", "5", "--epsilon", data.draw(st.one_of(st.just("0.5"), NUMBER_TEXT)),
                     "--delta", data.draw(st.one_of(st.just("1e-6"), NUMBER_TEXT)),
-                    "--method", "corollary413"])  # fmt: skip
+                    "--calibration", "corollary413"])  # fmt: skip
     argv += options(
         data,
         {
             **PROBLEM,
             "--radius": st.sampled_from(["1", "3"]),
             "--comparator-norm": st.sampled_from(["1", "3"]),
-            "--alpha": st.sampled_from(["auto", "0.1", "x"]),
+            "--mu": st.sampled_from(["auto", "0.1", "x"]),
             "--objective": st.sampled_from(["empirical", "population", "bogus"]),
             "--releases": st.sampled_from(["1", "3", "0"]),
-            "--max-iterations": st.sampled_from(["50", "0"]),
+            "--max-iter": st.sampled_from(["50", "0"]),
             "--delta-sample": st.sampled_from(["0.01"]),
             "--json": None,
         },
@@ -226,15 +226,15 @@ def test_train(capsys, tmp_path_factory, data):
                 "--loss": st.sampled_from(["logistic", "robust"]),
                 "--data-norm": st.sampled_from(["1", "2"]),
                 "--no-clip": None,
-                "--alpha": st.sampled_from(["auto", "0.5", "x"]),
+                "--mu": st.sampled_from(["auto", "0.5", "x"]),
                 "--max-iter": st.sampled_from(["1000"]),
-                "--no-intercept": None,
+                "--no-fit-intercept": None,
                 "--classes": st.sampled_from(["0,1", "cat,dog", "0", "a,,b"]),
                 "--seed": st.sampled_from(["0", "-1"]),
                 "--feature-bounds": st.sampled_from(["-1:1,-1:1", "1:0,0:1", "-1:1", "x"]),
                 "--comparator-norm": st.sampled_from(["1", "3"]),
                 "--intercept-scaling": st.sampled_from(["none", "2"]),
-                "--threads": st.sampled_from(["1", "0"]),
+                "--n-jobs": st.sampled_from(["1", "0"]),
                 "--verbose": st.sampled_from(["auto", "false", "maybe"]),
                 "--out": st.sampled_from([paths_["dir"] + "/out.json", paths_["dir"],
                                           "/nonexistent/dir/m.json"]),
@@ -266,7 +266,7 @@ def test_predict_and_verify(capsys, tmp_path_factory, data):
                 "certify",
                 "--model",
                 model,
-                *options(data, {"--target-delta": st.just("1e-6"), "--json": None}),
+                *options(data, {"--delta": st.just("1e-6"), "--json": None}),
             ]
         )
     else:
@@ -281,16 +281,16 @@ def test_predict_and_verify(capsys, tmp_path_factory, data):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["compare", "--methods", ",", "--data", "breast_cancer"],
-        ["compare", "--methods", "", "--data", "breast_cancer"],
-        ["compare", "--seeds", "0", "--data", "breast_cancer", "--methods", "nonprivate"],
-        ["compare", "--seeds=-3", "--data", "breast_cancer", "--methods", "nonprivate"],
-        ["compare", "--data", ",", "--methods", "nonprivate", "--seeds", "1"],
-        ["compare", "--data", "nope", "--methods", "nonprivate", "--seeds", "1"],
-        ["compare", "--epsilons", ",", "--data", "breast_cancer", "--methods", "nonprivate"],
-        ["compare", "--epsilons", "nan", "--data", "breast_cancer", "--methods", "nonprivate"],
-        ["compare", "--epsilons=-1", "--data", "breast_cancer", "--methods", "nonprivate"],
-        ["compare", "--delta", "2", "--data", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--methods", ",", "--datasets", "breast_cancer"],
+        ["compare", "--methods", "", "--datasets", "breast_cancer"],
+        ["compare", "--seeds", "0", "--datasets", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--seeds=-3", "--datasets", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--datasets", ",", "--methods", "nonprivate", "--seeds", "1"],
+        ["compare", "--datasets", "nope", "--methods", "nonprivate", "--seeds", "1"],
+        ["compare", "--epsilons", ",", "--datasets", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--epsilons", "nan", "--datasets", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--epsilons=-1", "--datasets", "breast_cancer", "--methods", "nonprivate"],
+        ["compare", "--delta", "2", "--datasets", "breast_cancer", "--methods", "nonprivate"],
         ["compare", "--methods", "bogus"],
         ["demo", "--seeds", "0", "--datasets", "breast_cancer", "--epsilons", "1"],
         ["demo", "--datasets", ",", "--epsilons", "1"],
@@ -326,7 +326,7 @@ def test_bad_arguments_exit_2(capsys, argv):
 def test_compare_one_valid_run(capsys):
     code, out, _ = run_cli(
         capsys,
-        ["compare", "--data", "breast_cancer", "--methods", "nonprivate", "--seeds", "1",
+        ["compare", "--datasets", "breast_cancer", "--methods", "nonprivate", "--seeds", "1",
          "--epsilons", "1", "--json"],
     )  # fmt: skip
     assert code == 0
@@ -342,8 +342,8 @@ def test_compare_one_valid_run(capsys):
         ["certify", "--n", "1000", "--d", "3", "--mu", "1", "--sigma", "1e-300",
          "--iterations", "10", "--epsilon", "1"],
         ["calibrate", "--n", "1000", "--d", "3", "--epsilon", "1e-300", "--delta", "1e-6",
-         "--method", "corollary413"],
-        ["compare", "--seeds", "0", "--data", "breast_cancer", "--methods", "nonprivate"],
+         "--calibration", "corollary413"],
+        ["compare", "--seeds", "0", "--datasets", "breast_cancer", "--methods", "nonprivate"],
     ],
 )  # fmt: skip
 def test_subprocess_one_line(argv):
@@ -422,11 +422,11 @@ def test_target_reasons_exact(delta, target):
 )
 def test_printed_certificates(epsilon, masses, reasons, k):
     """A certificate and a composition of k of them print a few short lines; repr is one."""
+    from objpert.accounting.certificate import ReleaseCertificate
     from objpert.accounting.composition import compose
-    from objpert.certify.certificate import Certificate
     from objpert.exceptions import ParameterError
 
-    cert = Certificate.conclude(
+    cert = ReleaseCertificate.conclude(
         "c13", epsilon, *masses, reasons, iterations=10,
         threshold_iterations=None, sigma=0.5, truncation="exact", constants={},
     )  # fmt: skip

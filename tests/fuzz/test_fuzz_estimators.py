@@ -185,13 +185,13 @@ def test_robust(data, n, d):
 @fuzz(6)
 @given(
     data=st.data(),
-    alpha=st.sampled_from(["auto", 0.5, "auto", -1.0, "big", True, 10**400, math.nan]),
+    mu=st.sampled_from(["auto", 0.5, "auto", -1.0, "big", True, 10**400, math.nan]),
 )
-def test_tight_fits(data, alpha):
+def test_tight_fits(data, mu):
     """The tight calibration (about a second per distinct shape: one shape, few examples)."""
     X = data.draw(hnp.arrays(np.float64, (20, 2), elements=FEATURE))
     y = np.arange(20) % 2
-    model = PrivateLogisticRegression(random_state=0, max_iter=200, alpha=alpha)
+    model = PrivateLogisticRegression(random_state=0, max_iter=200, mu=mu)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ok, model = outcome(model.fit, X, y)

@@ -1,5 +1,5 @@
-"""Fuzz: the peers' planners, certificates and accountants (objpert.certify.peers) and QOP's
-planner and formulas (objpert.certify.qop)."""
+"""Fuzz: the peers' planners, certificates and accountants (objpert.mechanisms.certificates) and QOP's
+planner and formulas (objpert.mechanisms.certificates.qop)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from objpert.accounting import conversions as zcdp
+from objpert.accounting import gaussian_mechanism as cgauss
 from objpert.accounting import gaussian_steps as gsteps
-from objpert.certify import gaussian as cgauss
-from objpert.certify import peers, qop
-from objpert.certify.peers import PeerPlan
-from objpert.certify.peers.calibrate import calibrate_peer
+from objpert.mechanisms import certificates as peers
+from objpert.mechanisms.certificates import PeerPlan, qop
+from objpert.mechanisms.certificates.calibrate import calibrate_peer
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("squared", "hinge", None)),

@@ -15,20 +15,21 @@ import pytest
 from scipy import sparse
 
 from objpert.accounting import composition
+from objpert.accounting.gaussian_mechanism import classical_gaussian_sigma, gaussian_profile
 from objpert.accounting.gaussian_steps import rdp_epsilon
+from objpert.accounting.pld import distribution as pld_distribution
 from objpert.certify import problem, theorem41, theorem_c13
 from objpert.certify.calibration import calibrate
-from objpert.certify.gaussian import classical_gaussian_sigma, gaussian_profile
-from objpert.certify.peers import (
+from objpert.certify.utility import e_opt
+from objpert.cli import main
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.exceptions import DataError, ModelFileError, ObjpertError, ParameterError
+from objpert.mechanisms.certificates import (
     default_output_mu,
     discrete_gaussian_rho,
     lop_delta,
     output_sensitivity,
 )
-from objpert.certify.utility import e_opt
-from objpert.cli import main
-from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
-from objpert.exceptions import DataError, ModelFileError, ObjpertError, ParameterError
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -145,7 +146,7 @@ def test_save_after_set_params_is_refused(tmp_path):
     from objpert.persistence import save
 
     model = PrivateLogisticRegression(random_state=0, max_iter=200).fit(X, Y)
-    model.set_params(alpha=0.5)
+    model.set_params(mu=0.5)
     with pytest.raises(ModelFileError):
         save(model, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
@@ -411,7 +412,7 @@ def test_split_budget_is_unchanged_for_small_k():
 
 
 def test_output_sensitivity_with_a_subnormal_ridge_is_refused_not_infinite():
-    from objpert.certify.peers.output import output_sensitivity
+    from objpert.mechanisms.certificates.output import output_sensitivity
 
     with pytest.raises(ParameterError, match="overflows"):
         output_sensitivity(2, 1.0, 2.225073858507203e-309)
@@ -419,7 +420,7 @@ def test_output_sensitivity_with_a_subnormal_ridge_is_refused_not_infinite():
 
 
 def test_qop_plan_refuses_a_default_m_beyond_exact_integers_at_once():
-    from objpert.certify.qop import qop_plan
+    from objpert.mechanisms.certificates.qop import qop_plan
 
     with pytest.raises(ParameterError, match="m must be an integer"):
         qop_plan(4_503_599_627_370_497, 1.0, 0.1, smoothness=1.0, rank=1)
@@ -495,7 +496,7 @@ def test_the_pld_size_check_predicts_dp_accountings_own_sizes():
         par, sens = p.get("sigma", p.get("scale")), p["sensitivity"]
         predicted = pld_grid.mechanism_points(kind, par, sens, 1e-3)
         assert 0 <= predicted - pld_grid.points(built) <= 4
-    single = pld.point(0.5, 1e-6).pld(1e-3)
+    single = pld_distribution(pld.point(0.5, 1e-6), 1e-3)
     for k in (2, 30, 400):
         assert pld_grid.self_composed_points(single, k) >= pld_grid.points(single.self_compose(k))
 

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from objpert.accounting.pld import distribution as pld_distribution
 from objpert.certify import problem
 from objpert.exceptions import ParameterError
 
@@ -88,7 +89,7 @@ def test_a_point_pld_too_large_is_refused_before_it_is_built():
 
     start = time.perf_counter()
     with pytest.raises(ParameterError, match="grid points"):
-        accounting.point(600.0, 1e-10).pld(1e-6)
+        pld_distribution(accounting.point(600.0, 1e-10), 1e-6)
     assert time.perf_counter() - start < 2.0
 
 
@@ -99,7 +100,7 @@ def test_a_point_pld_keeps_its_delta():
     from objpert import accounting
 
     eps, delta = 1.5, 1e-7
-    single = accounting.point(eps, delta).pld(1e-3)
+    single = pld_distribution(accounting.point(eps, delta), 1e-3)
     assert accounting.delta_for_epsilon(single, eps) == pytest.approx(delta, rel=1e-6)
     three = accounting.compose([accounting.point(eps, delta)] * 3, 1e-3)
     assert accounting.delta_for_epsilon(three, 3 * eps) <= 3 * delta * (1 + 1e-6)
@@ -158,7 +159,7 @@ def test_min_iterations_refuses_an_n_max_it_cannot_search():
 )
 def test_exact_lop_constants_outside_float64_are_refused(args):
     """test_fuzz_exact_lop: mu = 5e-324 gave c0 = log1p(inf) = inf as a constant."""
-    from objpert.certify.peers import redberg
+    from objpert.mechanisms.certificates import redberg
 
     with pytest.raises(ParameterError, match="float64 range") as err:
         redberg.exact_lop_constants(*args)
@@ -171,7 +172,7 @@ def test_the_default_output_ridge_outside_float64_is_refused():
     """test_fuzz_peers: radius = 5e-324 gave the default ridge mu = inf."""
     import mpmath
 
-    from objpert.certify.peers import default_output_mu
+    from objpert.mechanisms.certificates import default_output_mu
 
     for args in [(2, 403, 1.0, 9.72, 1e-12, 5e-324), (2, 1, 1e-300, 1.0, 0.1, 1e300)]:
         with pytest.raises(ParameterError, match="float64 range") as err:
@@ -186,7 +187,7 @@ def test_the_default_output_ridge_outside_float64_is_refused():
 @pytest.mark.parametrize("log_y", [1 + 1j, "0.5", True, math.nan, math.inf])
 def test_inverse_lower_gamma_refuses_what_is_not_a_real_log(log_y):
     """test_fuzz_peers: log_y = 1 + 1j reached float() (TypeError); "0.5" was taken as 0.5."""
-    from objpert.certify import qop
+    from objpert.mechanisms.certificates import qop
 
     with pytest.raises(ParameterError, match="log_y") as err:
         qop.inverse_lower_gamma(log_y, 2.5)
@@ -196,7 +197,7 @@ def test_inverse_lower_gamma_refuses_what_is_not_a_real_log(log_y):
 def test_inverse_lower_gamma_inverts_the_lower_gamma_function():
     import mpmath
 
-    from objpert.certify import qop
+    from objpert.mechanisms.certificates import qop
 
     assert qop.inverse_lower_gamma(-math.inf, 2.5) == 0.0
     for a, x in [(2.5, 1.3), (17.7, 9.0), (0.5, 0.01)]:
@@ -209,8 +210,8 @@ def test_a_target_delta_below_every_certificate_is_refused(delta, capsys):
     """test_fuzz_cli: ``calibrate --delta 5e-324`` was an internal error (certificates report
     at least 2.2e-308, so the plan never certified)."""
     from objpert.certify.calibration import calibrate
-    from objpert.certify.peers.calibrate import calibrate_peer
     from objpert.cli import main
+    from objpert.mechanisms.certificates.calibrate import calibrate_peer
 
     with pytest.raises(ParameterError, match=r"at least 2\.225e-308") as err:
         calibrate("logistic", n=1000, d=5, zeta=1.0, epsilon=0.5, delta=delta)
@@ -257,7 +258,7 @@ def test_pair_delta_of_a_huge_ratio_is_one_not_zero():
     """test_fuzz_exact_lop: epsilon = t = 2e182 gave delta = -1.0 (t^2 / 2 overflowed in the
     quadrature's knots); t = 1e150 gave 0.0, the mass of e^(epsilon - y) near epsilon being
     hidden in an interval of length 1e299 (the collinear closed form gives 1.0)."""
-    from objpert.certify.peers import redberg
+    from objpert.mechanisms.certificates import redberg
 
     with pytest.raises(ParameterError, match="float64 range") as err:
         redberg.pair_delta(2.038555681033482e182, 2.038555681033482e182, 1.7555701873274092)

@@ -13,10 +13,10 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from objpert.apps.datasets import load_breast_cancer
-from objpert.certify.peers.dp_newton import plan_dp_newton
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import PrivacyError, TestingSeedWarning
 from objpert.mechanisms import registry
+from objpert.mechanisms.certificates.dp_newton import plan_dp_newton
 from objpert.mechanisms.dp_newton import (
     _steps,
     dp_newton_release,

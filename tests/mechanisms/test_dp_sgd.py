@@ -17,9 +17,9 @@ from scipy import sparse
 from scipy.special import expit
 
 from objpert.apps.datasets import load_breast_cancer
-from objpert.certify.peers.dp_sgd import plan_dp_sgd
 from objpert.exceptions import PrivacyError, TestingSeedWarning
 from objpert.mechanisms import registry
+from objpert.mechanisms.certificates.dp_sgd import plan_dp_sgd
 from objpert.mechanisms.dp_sgd import _steps, dp_sgd_release, dp_sgd_release_batch
 
 N, D = 200, 3

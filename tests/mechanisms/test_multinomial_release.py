@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from objpert.certify.peers.multinomial import plan_multinomial
 from objpert.engines.softmax import SoftmaxObjective
 from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
+from objpert.mechanisms.certificates.multinomial import plan_multinomial
 from objpert.mechanisms.peers.multinomial import multinomial_release, multinomial_release_batch
 
 

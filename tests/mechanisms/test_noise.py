@@ -34,19 +34,19 @@ from scipy.special import expit
 
 from objpert import randomness
 from objpert.accounting import conversions as zcdp
-from objpert.certify import gaussian as cgauss
-from objpert.certify import peers as cpeers
-from objpert.certify import qop as cqop
-from objpert.certify.gaussian import gaussian_profile
-from objpert.certify.peers.calibrate import calibrate_peer
+from objpert.accounting import gaussian_mechanism as cgauss
+from objpert.accounting.gaussian_mechanism import gaussian_profile
 from objpert.exceptions import (
     CryptoUnavailableError,
     ParameterError,
     PrivacyError,
     TestingSeedWarning,
 )
+from objpert.mechanisms import certificates as cpeers
 from objpert.mechanisms import discrete_noise as dn
 from objpert.mechanisms import peers as mpeers
+from objpert.mechanisms.certificates import qop as cqop
+from objpert.mechanisms.certificates.calibrate import calibrate_peer
 from objpert.mechanisms.qop import qop_release
 from objpert.randomness import make_rng
 
@@ -488,7 +488,7 @@ def test_the_grid_term_is_in_the_sensitivity():
         ("amp", {"calibration": "classical"}),
         ("noisy_gd", {}),
         ("noisy_gd", {"accountant": "rdp"}),
-        ("noisy_gd", {"accountant": "pld", "iterations": 10}),
+        ("noisy_gd", {"accountant": "rdp", "iterations": 10}),
         ("noisy_gd", {"grid_bits": 8, "iterations": 50}),
         ("output_perturbation", {"grid_bits": 6}),
     ],

@@ -25,7 +25,7 @@ from scipy import sparse
 from scipy.special import expit
 
 from objpert.certify import calibration
-from objpert.certify.calibration import Plan
+from objpert.certify.calibration import WatkinsAroraPlan
 from objpert.engines import glm
 from objpert.exceptions import DataError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
@@ -37,7 +37,7 @@ N_ROWS, DIM, SCALE = 120, 3, 0.7
 
 
 @functools.cache
-def logistic_plan() -> Plan:
+def logistic_plan() -> WatkinsAroraPlan:
     return calibration.tight(
         "logistic",
         n=N_ROWS,
@@ -52,7 +52,7 @@ def logistic_plan() -> Plan:
 
 
 @functools.cache
-def robust_plan() -> Plan:
+def robust_plan() -> WatkinsAroraPlan:
     return calibration.tight(
         "robust",
         scale=SCALE,

@@ -1,4 +1,4 @@
-"""Tests of objpert.certify.qop (the Wishart calibration) and objpert.mechanisms.qop.
+"""Tests of objpert.mechanisms.certificates.qop (the Wishart calibration) and objpert.mechanisms.qop.
 
 Formulas are checked against direct evaluation with math.gamma / scipy where that does not
 overflow (small d), against mpmath at high precision where double precision cannot (the
@@ -20,11 +20,10 @@ import pytest
 from scipy import sparse
 from scipy.special import gammainc, gammaincinv
 
-from objpert.certify import qop
-from objpert.certify.peers import grid_noise
-from objpert.certify.qop import QOPCertificate, QOPPlan, qop_plan
 from objpert.exceptions import DataError, ParameterError, PrivacyError, UnreachableTargetError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
+from objpert.mechanisms.certificates import grid_noise, qop
+from objpert.mechanisms.certificates.qop import QOPCertificate, QOPPlan, qop_plan
 from objpert.mechanisms.discrete_noise import discrete_gaussian_array
 from objpert.mechanisms.qop import QOPRelease, qop_release
 
@@ -455,7 +454,7 @@ def test_inexact_release_adds_the_planned_output_noise():
     plan = small_plan(inexact=True, tau=1e-3, eta=1e-3, epsilons=(0.5, 0.5))
     rel = release(X, y, plan, ref, iterations=50, rng=3, inexact=True, tau=1e-3, eta=1e-3)
     # a twin generator: W first, then the output noise: the discrete Gaussian on the grid
-    # of sigma_tilde (flag v of objpert.certify.qop)
+    # of sigma_tilde (flag v of objpert.mechanisms.certificates.qop)
     gen = np.random.default_rng(3)
     gen.standard_normal((D_, plan.m))
     gamma, scale = grid_noise(plan.sigma_tilde)

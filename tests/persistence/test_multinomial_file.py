@@ -92,7 +92,7 @@ def test_the_report_shows_the_multinomial_release(model, path):
     """objpert report: the mechanism, its constants and a profile recomputed here from the
     plan's certificate (objective part at epsilon - epsilon_output, plus the output part)."""
     from objpert.apps.privacy_report import build_report, render
-    from objpert.certify.peers.multinomial import chi_profile_delta
+    from objpert.mechanisms.certificates.multinomial import chi_profile_delta
     from objpert.persistence import read
 
     est, _ = model

@@ -37,7 +37,7 @@ Y_REAL = X @ W + 0.3 + 0.05 * RNG.normal(size=300)
 
 
 def _classifier(**kw):
-    params = {"epsilon": 2.0, "alpha": 0.2, "max_iter": 2000, "data_norm": 1.0, **kw}
+    params = {"epsilon": 2.0, "mu": 0.2, "max_iter": 2000, "data_norm": 1.0, **kw}
     return PrivateLogisticRegression(**params)
 
 
@@ -54,7 +54,7 @@ def multiclass():
 @pytest.fixture(scope="module")
 def robust():
     return PrivateRobustRegression(
-        epsilon=2.0, alpha=0.2, scale=0.5, data_norm=1.0, random_state=0
+        epsilon=2.0, mu=0.2, scale=0.5, data_norm=1.0, random_state=0
     ).fit(X, Y_REAL)
 
 
@@ -356,7 +356,7 @@ def test_n_changed_is_refused(binary_file):
 
 
 def _other_binary(**kw):
-    params = {"epsilon": 2.0, "alpha": 0.2, "max_iter": 2000, "random_state": 1}
+    params = {"epsilon": 2.0, "mu": 0.2, "max_iter": 2000, "random_state": 1}
     params = {"data_norm": 1.0, **params, **kw}
     return PrivateLogisticRegression(**params).fit(X, Y_BINARY)
 
@@ -479,10 +479,10 @@ def test_save_after_set_params_refuses_or_saves_consistently(tmp_path):
     model.set_params(epsilon=0.5)  # the certificate would exceed the target
     with pytest.raises(ModelFileError, match="set_params"):
         save(model, tmp_path / "changed.json")
-    model.set_params(epsilon=2.0, alpha=0.3)
+    model.set_params(epsilon=2.0, mu=0.3)
     with pytest.raises(ModelFileError, match="set_params"):
         save(model, tmp_path / "changed.json")
-    model.set_params(alpha=0.2, verbose=True)  # back, and a parameter of no plan
+    model.set_params(mu=0.2, verbose=True)  # back, and a parameter of no plan
     assert load(save(model, tmp_path / "same.json")).verbose is True
 
 

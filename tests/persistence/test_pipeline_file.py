@@ -49,8 +49,8 @@ def frame():
 def _columns():
     return ColumnTransformer(
         [
-            ("numbers", BoundedScaler(BOUNDS), ["tenure", "charges"]),
-            ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+            ("numbers", BoundedScaler(bounds=BOUNDS), ["tenure", "charges"]),
+            ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
         ]
     )
 
@@ -88,11 +88,15 @@ def test_a_changed_bound_is_refused(frame, tmp_path):
     "build",
     [
         lambda: make_pipeline(
-            BoundedScaler([(-3, 3)] * 3), PrivateRobustRegression(max_iter=200, random_state=0)
+            BoundedScaler(bounds=[(-3, 3)] * 3),
+            PrivateRobustRegression(max_iter=200, random_state=0),
         ),
         lambda: make_pipeline(
             FeatureUnion(
-                [("s", BoundedScaler([(-3, 3)] * 3)), ("b", BoundedBinner([[-1, 0, 1]] * 3))]
+                [
+                    ("s", BoundedScaler(bounds=[(-3, 3)] * 3)),
+                    ("b", BoundedBinner(edges=[[-1, 0, 1]] * 3)),
+                ]
             ),
             make_pipeline("passthrough", PrivateRobustRegression(max_iter=200, random_state=0)),
         ),
@@ -178,8 +182,9 @@ def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
 
     df, y = frame
     private = ColumnTransformer([
-        ("numbers", PrivateFeatureBounds(0.5, ranges=[(0, 200), (0, 500)]), ["tenure", "charges"]),
-        ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)]),
+         ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
     ])  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

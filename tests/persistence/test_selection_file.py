@@ -33,11 +33,11 @@ def searches():
         warnings.simplefilter("ignore")
         for method in METHODS:
             out[method] = PrivateGridSearch(
-                est, {"alpha": [0.05, 0.2]}, method=method, random_state=0
+                estimator=est, param_grid={"mu": [0.05, 0.2]}, method=method, random_state=0
             ).fit(X, y)
         out["geometric"] = PrivateGridSearch(
-            est, {"alpha": [0.05, 0.2]}, method="random_stopping", law="geometric",
-            random_state=0,
+            estimator=est, param_grid={"mu": [0.05, 0.2]}, method="random_stopping",
+            law="geometric", random_state=0,
         ).fit(X, y)  # fmt: skip
     return out
 

@@ -37,7 +37,7 @@ def _no_env_key(monkeypatch):
 @pytest.fixture(scope="module")
 def model():
     return PrivateLogisticRegression(
-        epsilon=2.0, alpha=0.2, max_iter=500, classes=[0, 1], data_norm=1.0, random_state=0
+        epsilon=2.0, mu=0.2, max_iter=500, classes=[0, 1], data_norm=1.0, random_state=0
     ).fit(X, Y)
 
 

@@ -6,8 +6,6 @@
   (dp-accounting), composed and queried;
 - :mod:`~objpert.accounting.accountant`: :class:`PrivacyAccountant`, a budget that refuses
   a release before it is made, and the composed certificates;
-- :mod:`~objpert.accounting.multiclass`: K releases calibrated jointly at the PLD
-  composition;
 - :func:`pipeline_certificate`: one certificate for the private steps of a fitted
   pipeline (basic composition, or their PLDs composed).
 
@@ -23,8 +21,9 @@ from objpert.accounting.accountant import (
     as_losses,
     compose_certificates,
 )
-from objpert.accounting.multiclass import JointPlan, composed_delta, joint_plan, release_delta
+from objpert.accounting.certificate import Certificate
 from objpert.accounting.pipeline import pipeline_certificate
+from objpert.accounting.plan import Plan, PublicConstants, Target
 from objpert.accounting.pld import (
     DEFAULT_DISCRETIZATION,
     PrivacyLoss,
@@ -43,26 +42,26 @@ from objpert.accounting.pld import (
 __all__ = [
     "DEFAULT_DISCRETIZATION",
     "AccountedCertificate",
-    "JointPlan",
+    "Certificate",
     "PLDComposedCertificate",
+    "Plan",
     "PrivacyAccountant",
     "PrivacyLoss",
+    "PublicConstants",
     "Remaining",
     "Step",
+    "Target",
     "as_losses",
     "available",
     "compose",
     "compose_certificates",
-    "composed_delta",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "from_certificate",
     "from_plan",
     "gaussian",
-    "joint_plan",
     "laplace",
     "pipeline_certificate",
     "point",
-    "release_delta",
     "zcdp",
 ]

@@ -18,8 +18,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from objpert.accounting import pld as pldlib
+from objpert.accounting.certificate import Certificate, budget_text
 from objpert.accounting.composition import ComposedCertificate, certificate_from_dict
-from objpert.certify.certificate import budget_text
+from objpert.accounting.plan import Plan
 from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
 from objpert.validation import check_open_unit, check_positive
 
@@ -36,21 +37,22 @@ __all__ = [
 
 def as_losses(item: Any) -> list[pldlib.PrivacyLoss]:
     """The privacy losses of what a release is known by: a PrivacyLoss, a plan (re-derived),
-    a certificate, a composed certificate (its parts) or a fitted estimator (its
-    ``certificate_``)."""
+    a certificate (a composed one: its parts), a fitted estimator (its ``certificate_``) or
+    a list of these."""
     if isinstance(item, pldlib.PrivacyLoss):
         return [item]
-    if isinstance(item, AccountedCertificate):
-        return [x for s in item.steps for x in s.losses]
-    if isinstance(item, ComposedCertificate):
-        return [pldlib.from_certificate(c) for c in item.certificates]
+    if isinstance(item, Certificate):
+        return item.privacy_losses()
+    if isinstance(item, Plan):
+        return [item.privacy_loss()]
     if hasattr(item, "certificate_"):
         return as_losses(item.certificate_)
-    if hasattr(item, "certificate") and not hasattr(item, "certified"):
-        return [pldlib.from_plan(item)]
     if isinstance(item, list | tuple):
         return [loss for x in item for loss in as_losses(x)]
-    return [pldlib.from_certificate(item)]
+    raise ParameterError(
+        f"expected a privacy loss, a plan, a certificate or a fitted model; got "
+        f"{type(item).__name__}"
+    )
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class AccountedCertificate:
+class AccountedCertificate(Certificate):
     """The joint guarantee of every private step of a ledger (or a pipeline).
 
     ``method`` is ``"pld"``: the steps' pessimistic PLDs composed (grid
@@ -98,8 +100,12 @@ class AccountedCertificate:
         return bool(self.steps) and math.isfinite(self.epsilon) and self.delta < 1.0
 
     @property
-    def covers_structure(self) -> bool:
-        return not self.not_public
+    def covers(self) -> str:
+        k = len(self.steps)
+        return f"every release of {k} step{'s' if k != 1 else ''} on the same data"
+
+    def privacy_losses(self) -> list[pldlib.PrivacyLoss]:
+        return [x for s in self.steps for x in s.losses]
 
     def __repr__(self) -> str:
         """One line: the composition and its totals (``to_dict`` has every step)."""

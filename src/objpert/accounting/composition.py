@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from objpert.certify.certificate import FORM_NAMES, Certificate, budget_text, certificate_from_dict
+import numpy as np
+
+from objpert.accounting.certificate import (
+    FORM_NAMES,
+    Certificate,
+    ReleaseCertificate,
+    budget_text,
+    certificate_from_dict,
+)
 from objpert.exceptions import ParameterError
 from objpert.special import log_over
 from objpert.validation import (
@@ -42,7 +50,9 @@ __all__ = [
     "Split",
     "advanced",
     "basic",
+    "basic_profile",
     "compose",
+    "parallel",
     "split_budget",
 ]
 
@@ -95,6 +105,20 @@ def basic(eps_list: Sequence[float], delta_list: Sequence[float]) -> tuple[float
     if not eps:
         raise ParameterError("composition needs at least one release; got none")
     return _sum(eps), _capped(math.fsum(dels))
+
+
+def basic_profile(deltas: Sequence[Any]) -> Any:
+    """The delta of releases composed by basic composition at epsilon = sum_i epsilon_i,
+    from each release's delta_i at its own epsilon_i (numbers or arrays of profile
+    values, pointwise): min(1, sum_i delta_i) (Dwork & Roth 2014, Theorem 3.16)."""
+    return np.minimum(sum(deltas), 1.0)
+
+
+def parallel(eps_list: Sequence[float], delta_list: Sequence[float]) -> tuple[float, float]:
+    """Parallel composition (McSherry 2009, Theorem 4): releases each computed from its own
+    disjoint part of the rows are jointly (max_i epsilon_i, max_i delta_i)-DP, since
+    replacing one row changes one part only."""
+    return max(eps_list), max(delta_list)
 
 
 def _basic_total(value: float, k: int) -> float:
@@ -223,7 +247,7 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
 
 
 @dataclass(frozen=True)
-class ComposedCertificate:
+class ComposedCertificate(Certificate):
     """The joint guarantee of K releases on the same data, from their certificates.
 
     ``epsilon``/``delta`` are the composed totals; ``epsilon_i``/``delta_i`` the certified
@@ -231,7 +255,7 @@ class ComposedCertificate:
     the one certificate), ``"basic"`` (Dwork & Roth 2014, Theorem 3.16) or ``"advanced"``
     (Dwork, Rothblum & Vadhan 2010, Theorem III.3, with slack ``delta_slack``; the
     releases are composed at their largest epsilon_i and delta_i). ``not_public``: as in
-    :class:`~objpert.certify.certificate.Certificate`, for the model as a whole.
+    :class:`~objpert.accounting.certificate.Certificate`, for the model as a whole.
     """
 
     method: str
@@ -241,7 +265,7 @@ class ComposedCertificate:
     delta_i: tuple[float, ...]
     k: int
     delta_slack: float
-    certificates: tuple[Certificate, ...]
+    certificates: tuple[ReleaseCertificate, ...]
     not_public: tuple[str, ...] = ()
 
     @property
@@ -255,9 +279,12 @@ class ComposedCertificate:
         )
 
     @property
-    def covers_structure(self) -> bool:
-        """Whether every structural choice of the model was public (``not_public`` empty)."""
-        return not self.not_public
+    def covers(self) -> str:
+        return f"{self.k} releases on the same data ({self.method} composition)"
+
+    def privacy_losses(self) -> list[Any]:
+        """The releases' own privacy losses (each composes as its whole profile)."""
+        return [c.privacy_loss() for c in self.certificates]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Subclasses (dataclasses too) keep the short :meth:`__repr__` unless they define
@@ -345,7 +372,7 @@ class ComposedCertificate:
 
 
 def compose(
-    certificates: Sequence[Certificate],
+    certificates: Sequence[ReleaseCertificate],
     method: str,
     *,
     delta_slack: float | None = None,
@@ -385,7 +412,7 @@ def compose(
 def _release_text(cert: Any) -> str:
     """What one composed release is, in a few words: a single release's form, steps and
     noise; a composed one's own composition."""
-    if isinstance(cert, Certificate):
+    if isinstance(cert, ReleaseCertificate):
         return (
             f"{FORM_NAMES.get(cert.form, cert.form)}, N = {cert.iterations}, "
             f"sigma = {cert.sigma:.4g}"

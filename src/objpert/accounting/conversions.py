@@ -16,9 +16,37 @@ import numpy as np
 from scipy import optimize
 
 from objpert.exceptions import ParameterError
+from objpert.special import square
 from objpert.validation import check_nonnegative, check_open_unit
 
-__all__ = ["cdp_delta", "cdp_epsilon", "gaussian_dp_mu", "linear_rdp_epsilon"]
+__all__ = [
+    "cdp_delta",
+    "cdp_epsilon",
+    "gaussian_dp_mu",
+    "gaussian_zcdp",
+    "linear_rdp_epsilon",
+    "zcdp_composition",
+]
+
+
+def zcdp_composition(rho: float, count: int) -> float:
+    """rho-zCDP of ``count`` adaptively composed rho-zCDP releases: count * rho (Bun &
+    Steinke 2016, Lemma 2.3)."""
+    return count * rho
+
+
+def gaussian_zcdp(sensitivity: float, scale: float, count: int = 1) -> float:
+    """rho-zCDP of ``count`` adaptively composed Gaussian releases (continuous, or discrete
+    on an integer lattice: Canonne, Kamath & Steinke 2020, Theorem 14) of l2 sensitivity G
+    and noise std s per coordinate: count G^2 / (2 s^2) (Bun & Steinke 2016, Proposition
+    1.6 and Lemma 2.3); from the ratio G / s where a square leaves the float64 range
+    (+inf beyond)."""
+    denominator = 2.0 * square(scale)
+    numerator = count * sensitivity * sensitivity
+    if 0.0 < denominator < math.inf and numerator < math.inf:
+        return numerator / denominator
+    ratio = sensitivity / scale
+    return math.inf if ratio > 1e154 else 0.5 * count * ratio * ratio
 
 
 def cdp_delta(rho: float, epsilon: float) -> float:

@@ -7,7 +7,7 @@ Gaussian DP (``gdp``: exact, Dong, Roth & Su 2022, Corollary 3.3), Renyi DP (``r
 Mironov 2017, with the conversion of Canonne, Kamath & Steinke 2020, Proposition 12) and
 dp-accounting's privacy loss distributions (``pld``). Continuous noise only: noisy GD's
 release adds discrete noise on a grid and is certified by
-:mod:`objpert.certify.peers.discrete`.
+:mod:`objpert.mechanisms.certificates.discrete`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from objpert.accounting.bisection import smallest_passing
 from objpert.accounting.conversions import linear_rdp_epsilon
+from objpert.accounting.gaussian_mechanism import (
+    calibrate_gaussian,
+    gaussian_delta,
+    gaussian_epsilon,
+)
 from objpert.accounting.pld_grid import (
     TRUNCATION,
     check_discretization,
@@ -25,8 +31,6 @@ from objpert.accounting.pld_grid import (
     mechanism_points,
     self_composed_points,
 )
-from objpert.certify.bisection import smallest_passing
-from objpert.certify.gaussian import calibrate_gaussian, gaussian_delta, gaussian_epsilon
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int, check_open_unit, check_positive, numeric_guard
 
@@ -154,7 +158,7 @@ def calibrate_noise_multiplier(
     """The smallest noise multiplier z (std / per-step sensitivity) for which T composed
     Gaussian mechanisms are (epsilon, delta)-DP under ``accountant`` (bisection; each
     accountant is monotone in z). ``gdp``: the analytic Gaussian calibration at
-    sensitivity sqrt(T) (:func:`~objpert.certify.gaussian.calibrate_gaussian`)."""
+    sensitivity sqrt(T) (:func:`~objpert.accounting.gaussian_mechanism.calibrate_gaussian`)."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1)

@@ -25,12 +25,22 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from objpert.accounting import profiles
+from objpert.accounting.certificate import Certificate
+from objpert.accounting.events import (
+    PrivacyLoss,
+    gaussian,
+    laplace,
+    point,
+    register_event,
+    zcdp,
+)
+from objpert.accounting.plan import Plan
 from objpert.accounting.pld_grid import (
     MAX_NOISE_MULTIPLIER,
     MAX_POINTS,
@@ -42,16 +52,10 @@ from objpert.accounting.pld_grid import (
     self_composed_points,
 )
 from objpert.accounting.pld_grid import points as pld_points
-from objpert.certify.certificate import Certificate
-from objpert.certify.constants import problem
-from objpert.certify.plan import Plan, rederive_plan
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.validation import (
-    check_int,
     check_nonnegative,
     check_open_unit,
-    check_positive,
-    check_unit,
 )
 
 __all__ = [
@@ -64,12 +68,14 @@ __all__ = [
     "check_discretization",
     "compose",
     "delta_for_epsilon",
+    "distribution",
     "epsilon_for_delta",
     "from_certificate",
     "from_plan",
     "gaussian",
     "laplace",
     "point",
+    "register_profile",
     "zcdp",
 ]
 
@@ -108,147 +114,68 @@ def _dp():
     return privacy_loss_distribution, pld_pmf, common
 
 
-@dataclass(frozen=True)
-class PrivacyLoss:
-    """How one private release composes: its kind, the public numbers its PLD is built
-    from, and how many identical copies of it were released (``count``).
-
-    ``epsilon``/``delta``: the release's own certified point (for reports; NaN for
-    Gaussian, Laplace and zCDP releases, whose profile has no distinguished point).
-    ``certificate``: the certificate it came from, if any (not part of its identity).
-    """
-
-    kind: str
-    parameters: tuple[tuple[str, Any], ...]
-    epsilon: float = math.nan
-    delta: float = math.nan
-    count: int = 1
-    certificate: Any = field(default=None, compare=False, repr=False)
-
-    def times(self, count: int) -> PrivacyLoss:
-        """``count`` identical copies of this release (composed)."""
-        count = check_int("count", count, 1)
-        return PrivacyLoss(
-            self.kind, self.parameters, self.epsilon, self.delta, self.count * count,
-            self.certificate,
-        )  # fmt: skip
-
-    def pld(self, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
-        """The pessimistic PLD of all ``count`` copies (a dp-accounting object): K Gaussian
-        mechanisms of std sigma are one of std sigma / sqrt(K) (Dong, Roth & Su 2022,
-        Corollary 3.3), any other release is self-composed."""
-        step = check_discretization(discretization)
-        if self.kind == "gaussian" and self.count > 1:  # K Gaussians are one (exactly)
-            p = dict(self.parameters)
-            merged = (
-                ("sigma", p["sigma"] / math.sqrt(self.count)),
-                ("sensitivity", p["sensitivity"]),
-            )
-            return _single_pld("gaussian", merged, step)
-        single = _single_pld(self.kind, self.parameters, step)
-        if self.count == 1 or infinity_mass(single) >= 1.0:
-            return single  # a release with no guarantee composes to one with none
-        if 1.0 - infinity_mass(single) <= TRUNCATION:  # dp-accounting's truncation would drop
-            return _single_pld("point", (("epsilon", 0.0), ("delta", 1.0)), step)  # all of it
-        what = f"{self.count} {self.kind} releases"
-        check_points(self_composed_points(single, self.count), what, step)
-        return single.self_compose(self.count, TRUNCATION)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "count": self.count}
-        out["parameters"] = {
-            k: (list(v) if isinstance(v, tuple) else v) for k, v in self.parameters
-        }
-        out["epsilon"] = None if math.isnan(self.epsilon) else self.epsilon
-        out["delta"] = None if math.isnan(self.delta) else self.delta
-        return out
+#: Event kind -> its profile delta(epsilon) from the event's public parameters, registered
+#: by the layer that proves it (:mod:`objpert.certify.profile`). Accounting turns the
+#: profiles into numbers; it proves none of them.
+_PROFILES: dict[str, Callable[[dict[str, Any]], Callable[[np.ndarray], np.ndarray]]] = {}
 
 
-def gaussian(sigma: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
-    """A Gaussian mechanism: noise N(0, sigma^2 I) on a query of L2 sensitivity G."""
-    params = (
-        ("sigma", check_positive("sigma", sigma)),
-        ("sensitivity", check_positive("sensitivity", sensitivity)),
-    )
-    return PrivacyLoss("gaussian", params, count=check_int("count", count, 1))
+def register_profile(
+    kind: str,
+    forms: tuple[str, ...],
+    event: Callable[[Any, Any], PrivacyLoss],
+    profile: Callable[[dict[str, Any]], Callable[[np.ndarray], np.ndarray]],
+) -> None:
+    """Register the privacy profile of the releases whose certificates have one of
+    ``forms``: ``event(certificate, radius)`` their privacy loss of kind ``kind``,
+    ``profile(parameters)`` its delta(epsilon), non-increasing, in [0, 1]."""
+    register_event(forms, event)
+    _PROFILES[kind] = profile
 
 
-def laplace(scale: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
-    """A Laplace mechanism: noise Laplace(b) per coordinate on a query of L1 sensitivity."""
-    params = (
-        ("scale", check_positive("scale", scale)),
-        ("sensitivity", check_positive("sensitivity", sensitivity)),
-    )
-    return PrivacyLoss("laplace", params, count=check_int("count", count, 1))
-
-
-def point(epsilon: float, delta: float, count: int = 1) -> PrivacyLoss:
-    """An (epsilon, delta)-DP release known by that one point."""
-    eps = check_nonnegative("epsilon", epsilon)
-    dlt = check_unit("delta", delta)
-    if not math.isfinite(eps):
-        raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
-    if dlt >= 1.0:
-        raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
-    params = (("epsilon", eps), ("delta", dlt))
-    return PrivacyLoss("point", params, eps, dlt, check_int("count", count, 1))
-
-
-def zcdp(rho: float, count: int = 1) -> PrivacyLoss:
-    """A rho-zCDP release (profile: Canonne, Kamath & Steinke 2020, Corollary 13)."""
-    rho = check_positive("rho", rho)
-    if not math.isfinite(rho):
-        raise ParameterError(f"rho must be finite; got {rho!r}")
-    return PrivacyLoss("zcdp", (("rho", rho),), count=check_int("count", count, 1))
-
-
-_CONSTANT_KEYS = ("loss", "n", "d", "zeta", "mu", "eta")
+def distribution(loss: PrivacyLoss, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
+    """The pessimistic PLD of all ``count`` copies (a dp-accounting object): K Gaussian
+    mechanisms of std sigma are one of std sigma / sqrt(K) (Dong, Roth & Su 2022,
+    Corollary 3.3), any other release is self-composed."""
+    step = check_discretization(discretization)
+    if loss.kind == "gaussian" and loss.count > 1:  # K Gaussians are one (exactly)
+        p = dict(loss.parameters)
+        merged = (
+            ("sigma", p["sigma"] / math.sqrt(loss.count)),
+            ("sensitivity", p["sensitivity"]),
+        )
+        return _single_pld("gaussian", merged, step)
+    single = _single_pld(loss.kind, loss.parameters, step)
+    if loss.count == 1 or infinity_mass(single) >= 1.0:
+        return single  # a release with no guarantee composes to one with none
+    if 1.0 - infinity_mass(single) <= TRUNCATION:  # dp-accounting's truncation would drop
+        return _single_pld("point", (("epsilon", 0.0), ("delta", 1.0)), step)  # all of it
+    what = f"{loss.count} {loss.kind} releases"
+    check_points(self_composed_points(single, loss.count), what, step)
+    return single.self_compose(loss.count, TRUNCATION)
 
 
 def from_certificate(cert: Any, *, radius: tuple[float, float] | None = None) -> PrivacyLoss:
-    """The privacy loss of a release from its certificate.
+    """The privacy loss of a release from its certificate (:meth:`Certificate.privacy_loss`).
 
     A Watkins & Arora certificate (forms ``c13``, ``theorem41``, ``limit``) gives its
     whole profile, from constants re-derived from the loss registry; its own radius is
     read from the certificate (or ``radius``). Another certified certificate (a peer's)
     gives its (epsilon, delta) point. An uncertified one is refused (:class:`PrivacyError`).
     """
-    if not isinstance(getattr(cert, "certified", None), bool):
+    if not isinstance(cert, Certificate):
         raise ParameterError(f"expected a certificate; got {type(cert).__name__}")
     if not cert.certified:
         raise PrivacyError("an uncertified release has no privacy guarantee to account for")
-    kind = profiles.profile_kind(cert) if isinstance(cert, Certificate) else ""
-    if not kind:
-        return PrivacyLoss(
-            "point", (("epsilon", float(cert.epsilon)), ("delta", float(cert.delta))),
-            float(cert.epsilon), float(cert.delta), 1, cert,
-        )  # fmt: skip
-    pc = profiles.constants_from_certificate(cert)
-    params: list[tuple[str, Any]] = [(k, getattr(pc, k)) for k in _CONSTANT_KEYS]
-    params.append(("loss_params", tuple(tuple(p) for p in pc.loss_params)))
-    params.append(("sigma", float(cert.sigma)))
-    if kind == "limit":
-        return PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert)
-    if radius is None:
-        r, r_outer = cert.details.get("radius"), cert.details.get("radius_outer")
-        radius = None if r is None or r_outer is None else (float(r), float(r_outer))
-    params.append(("iterations", int(cert.iterations)))
-    params.append(("radius", radius))
-    params.append(("point", (float(cert.epsilon), float(cert.delta))))
-    return PrivacyLoss("watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert)
+    return cert.privacy_loss() if radius is None else cert.privacy_loss(radius=radius)
 
 
 def from_plan(plan: Any) -> PrivacyLoss:
-    """The privacy loss of a plan's release. A Watkins & Arora :class:`Plan` is re-derived
-    first (:func:`~objpert.certify.calibration.rederive_plan`: constants from the loss,
-    certificate recomputed); any other plan is read by its ``certificate``."""
-    if isinstance(plan, Plan):
-        cert = rederive_plan(plan)
-        return from_certificate(cert, radius=(plan.radius, plan.radius_outer))
-    cert = getattr(plan, "certificate", None)
-    if cert is None:
+    """The privacy loss of a plan's release (:meth:`Plan.privacy_loss`: a Watkins & Arora
+    plan is re-derived first, constants from the loss and certificate recomputed)."""
+    if not isinstance(plan, Plan):
         raise ParameterError(f"expected a plan or a certificate; got {type(plan).__name__}")
-    return from_certificate(cert)
+    return plan.privacy_loss()
 
 
 def _connect_dots(epsilons: np.ndarray, deltas: np.ndarray, discretization: float) -> Any:
@@ -355,24 +282,9 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
         idx = np.unique(np.rint(np.linspace(0, steps, _ZCDP_POINTS)).astype(np.int64))
         eps = idx * discretization
         return _profile_pld(eps, profiles.zcdp_profile(p["rho"], eps), discretization)
-    if kind not in ("watkins_arora", "limit"):
+    if kind not in _PROFILES:
         raise ParameterError(f"unknown privacy-loss kind {kind!r}; expected one of {KINDS}")
-    pc = problem(
-        p["loss"], n=p["n"], d=p["d"], zeta=p["zeta"], mu=p["mu"], eta=p["eta"],
-        **dict(p["loss_params"]),
-    )  # fmt: skip
-    sigma = p["sigma"]
-    if kind == "limit":
-
-        def profile(e):
-            return profiles.limit_profile(pc, sigma, e)
-    else:
-        pt = p["point"]
-
-        def profile(e):
-            val = profiles.watkins_arora_profile(pc, sigma, p["iterations"], e, radius=p["radius"])
-            return np.where(np.asarray(e) >= pt[0], np.minimum(val, pt[1]), val)
-
+    profile = _PROFILES[kind](p)
     end = _grid_end(profile, discretization)
     check_points(2 * math.ceil(end / discretization) + 1, f"a {kind} release", discretization)
     eps = np.arange(math.ceil(end / discretization) + 1) * discretization
@@ -393,7 +305,7 @@ def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
         counts[key] = counts.get(key, 0) + loss.count
     total, size = None, 0
     for key, count in counts.items():
-        pld = key.times(count).pld(discretization)
+        pld = distribution(key.times(count), discretization)
         size += pld_points(pld)
         check_points(size, f"{len(items)} releases composed", discretization)
         total = pld if total is None else total.compose(pld)

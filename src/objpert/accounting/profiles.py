@@ -22,100 +22,13 @@ divergence at negative epsilon (:func:`symmetric_extension`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert.certify import theorem_c13
-from objpert.certify.certificate import Certificate
-from objpert.certify.constants import ProblemConstants, problem
-from objpert.certify.theorem41 import divergence
 from objpert.exceptions import ParameterError
-from objpert.special import chi_radius, chi_tail
-from objpert.validation import check_array, check_int, check_positive
+from objpert.validation import check_array
 
-__all__ = [
-    "TRUNCATION_MASSES",
-    "constants_from_certificate",
-    "convex_envelope",
-    "limit_profile",
-    "profile_kind",
-    "symmetric_extension",
-    "watkins_arora_profile",
-    "zcdp_profile",
-]
-
-#: The truncation masses whose radii the Theorem C.13 profile is minimised over.
-TRUNCATION_MASSES = np.geomspace(1e-40, 0.5, 96)
-
-_CHUNK = 4096  # epsilons evaluated at once (bounds the memory of the radius grid)
-
-
-def constants_from_certificate(cert: Certificate) -> ProblemConstants:
-    """The problem constants of a Watkins & Arora certificate re-derived from the loss
-    registry and its public inputs (loss, n, d, zeta, mu, eta, loss parameters): L1, L2,
-    L3 come from the registered loss, never from the stored constants."""
-    if not isinstance(cert, Certificate):
-        raise ParameterError(f"expected a Certificate; got {type(cert).__name__}")
-    c = cert.constants
-    try:
-        params = dict(tuple(p) for p in c.get("loss_params", ()))
-        return problem(
-            c["loss"], n=c["n"], d=c["d"], zeta=c["zeta"], mu=c["mu"], eta=c["eta"], **params
-        )
-    except (KeyError, TypeError) as exc:
-        raise ParameterError(f"the certificate's constants cannot be re-derived: {exc}") from None
-
-
-def _c13_grid(
-    pc: ProblemConstants, sigma: float, iterations: int, extra: tuple[float, float] | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """(truncation mass, s_N) over the radius grid; s_N is +inf where (47) fails."""
-    radius = sigma * chi_radius(TRUNCATION_MASSES, pc.d_star)
-    outer = radius + 2.0 * pc.L * pc.G / pc.mu
-    if extra is not None:
-        radius, outer = np.append(radius, extra[0]), np.append(outer, extra[1])
-    mass = chi_tail(radius / sigma, pc.d_star)  # the mass of the radius actually used
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        s_n = theorem_c13.c13_terms(pc, sigma, radius, outer, iterations).s_n
-    return np.asarray(mass, dtype=float), np.asarray(s_n, dtype=float)
-
-
-def watkins_arora_profile(
-    pc: ProblemConstants,
-    sigma: float,
-    iterations: int,
-    epsilons: ArrayLike,
-    *,
-    radius: tuple[float, float] | None = None,
-) -> np.ndarray:
-    """delta(epsilon) of N steps of gradient descent on the perturbed objective
-    (Watkins & Arora 2026, Theorem C.13, eq. 50), minimised over the truncation radius.
-
-    ``radius`` = (r, r') adds one more radius pair (a plan's own, so that the profile at
-    the plan's epsilon is at most its certified delta). Values in [0, 1], non-increasing
-    in epsilon (a release that is (e, d)-DP is (e', d)-DP for every e' >= e).
-    """
-    sigma = check_positive("sigma", sigma)
-    iterations = check_int("iterations", iterations, 1)
-    eps = check_array("epsilon", epsilons, minimum=0.0, allow_inf=True)
-    mass, s_n = _c13_grid(pc, sigma, iterations, radius)
-    flat = np.atleast_1d(eps).ravel()
-    out = np.empty(flat.shape)
-    for start in range(0, flat.size, _CHUNK):
-        e = flat[start : start + _CHUNK, None]
-        with np.errstate(invalid="ignore", over="ignore"):
-            val = mass[None, :] + divergence(pc, sigma, e - s_n[None, :])
-        val = np.where(np.isfinite(val), val, 1.0)
-        out[start : start + _CHUNK] = np.minimum(val.min(axis=1), 1.0)
-    return _monotone(out, flat).reshape(np.shape(eps))
-
-
-def limit_profile(pc: ProblemConstants, sigma: float, epsilons: ArrayLike) -> np.ndarray:
-    """delta(epsilon) of the exact minimiser of the perturbed objective (Watkins & Arora
-    2026, Remark C.16): (2G/sigma) Q1((sigma/G)(epsilon - s_inf)), no truncation mass."""
-    return np.asarray(theorem_c13.limit_delta(pc, sigma, epsilons), dtype=float)
+__all__ = ["convex_envelope", "monotone", "symmetric_extension", "zcdp_profile"]
 
 
 def zcdp_profile(rho: float, epsilons: ArrayLike) -> np.ndarray:
@@ -125,10 +38,10 @@ def zcdp_profile(rho: float, epsilons: ArrayLike) -> np.ndarray:
     eps = check_array("epsilon", epsilons, minimum=0.0, allow_inf=True)
     flat = np.atleast_1d(eps).ravel()
     out = np.array([cdp_delta(rho, float(e)) if np.isfinite(e) else 0.0 for e in flat])
-    return _monotone(out, flat).reshape(np.shape(eps))
+    return monotone(out, flat).reshape(np.shape(eps))
 
 
-def _monotone(values: np.ndarray, eps: np.ndarray) -> np.ndarray:
+def monotone(values: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """The running minimum in increasing epsilon (valid: (e, d)-DP implies (e', d)-DP)."""
     order = np.argsort(eps, kind="stable")
     out = np.empty_like(values)
@@ -188,10 +101,3 @@ def symmetric_extension(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[np.ndar
     e, d = eps[:0:-1], dlt[:0:-1]
     mirrored = np.minimum(-np.expm1(-e) + np.exp(-e) * d, 1.0)
     return np.concatenate([-e, eps]), np.concatenate([mirrored, dlt])
-
-
-def profile_kind(cert: Any) -> str:
-    """``"c13"``, ``"theorem41"`` or ``"limit"`` for a Watkins & Arora certificate, else
-    ``""`` (a certificate whose profile is not known here: its one point is used)."""
-    form = getattr(cert, "form", "")
-    return form if form in ("c13", "theorem41", "limit") else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 
 __all__ = ["CALIBRATION_COLUMNS", "CALIBRATION_TITLE", "calibration_markdown", "calibration_table"]
 
@@ -25,7 +25,7 @@ CALIBRATION_COLUMNS = (
 )
 
 
-def _cells(n: int, eps: float, plan: Plan | None, method: str) -> list[str]:
+def _cells(n: int, eps: float, plan: WatkinsAroraPlan | None, method: str) -> list[str]:
     if plan is None:
         return [f"{n:.0e}", f"{eps:g}", method, "n/a (needs epsilon <= 1)", "", "", "", "", ""]
     return [

@@ -22,7 +22,7 @@ from objpert.audit.pairwise import pairwise_profile
 from objpert.audit.planted import PLANTED_BUGS
 from objpert.audit.worst_pair import worst_pair
 from objpert.certify.calibration import calibrate
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 
 __all__ = ["logistic_plan", "main", "pair_config", "planted_config", "planted_data", "shared_rows"]
 
@@ -39,7 +39,7 @@ def shared_rows(n_shared: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarra
     return X, y
 
 
-def logistic_plan(n: int, d: int, mu: float) -> Plan:
+def logistic_plan(n: int, d: int, mu: float) -> WatkinsAroraPlan:
     """The tight plan for (epsilon, delta) = (1, 1e-5), zeta = 1, at a given public mu."""
     return calibrate("logistic", n=n, d=d, zeta=1.0, epsilon=1.0, delta=1e-5, mu=mu)
 

@@ -304,11 +304,11 @@ def public_preprocessor(data: RawDataset, numbers: Any = None) -> Any:
     from objpert.preprocessing import BoundedBinner, BoundedOneHotEncoder, BoundedScaler
 
     if numbers is None:
-        numbers = BoundedScaler([data.bounds[c] for c in data.scaled])
+        numbers = BoundedScaler(bounds=[data.bounds[c] for c in data.scaled])
     parts = [("numbers", numbers, data.scaled)]
     if data.bins:
         parts.append(
-            ("bins", BoundedBinner([list(e) for e in data.bins.values()]), list(data.bins))
+            ("bins", BoundedBinner(edges=[list(e) for e in data.bins.values()]), list(data.bins))
         )
-    cats = BoundedOneHotEncoder([list(c) for c in data.categories.values()])
+    cats = BoundedOneHotEncoder(categories=[list(c) for c in data.categories.values()])
     return ColumnTransformer([*parts, ("categories", cats, list(data.categories))])

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from objpert.certify import gaussian, theorem41, theorem_c13, utility
-from objpert.certify.calibration import Plan, corollary_413, tight
+from objpert.accounting import gaussian_mechanism as gaussian
+from objpert.certify import theorem41, theorem_c13, utility
+from objpert.certify.calibration import WatkinsAroraPlan, corollary_413, tight
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.search import min_iterations
 from objpert.exceptions import ParameterError
@@ -227,8 +228,8 @@ def mu_comparison(mus=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1)) -> list[MuRow]:
 class CalibrationRow:
     n: int
     epsilon: float
-    tight: Plan
-    corollary: Plan | None
+    tight: WatkinsAroraPlan
+    corollary: WatkinsAroraPlan | None
 
 
 def calibration_comparison(

@@ -98,7 +98,7 @@ WA_MAX_ITERATIONS = 3000
 #: WA_MAX_ITERATIONS steps, LOP-Clip clipping at half the gradient bound; the others use
 #: their planners' defaults.
 PLAN_OPTIONS: dict[str, dict[str, Any]] = {
-    "watkins_arora": {"mu": WA_MU, "max_iterations": WA_MAX_ITERATIONS},
+    "watkins_arora": {"mu": WA_MU, "max_iter": WA_MAX_ITERATIONS},
     "lop_clip": {"clip": 0.5},
 }
 #: ``worst`` pairs: :func:`objpert.audit.worst_pair.worst_pair` searches at this fraction

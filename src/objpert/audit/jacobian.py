@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.certify import theorem_c13
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int
 
@@ -90,7 +90,7 @@ def finite_difference_jacobian(
 def check_jacobian(
     X: Any,
     y: Any,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     *,
     samples: int = 256,
     rng: Any = None,

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from objpert.certify import calibration, theorem_c13
 from objpert.certify.constants import problem
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.data import as_feature_matrix, bound_rows
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import ParameterError
@@ -97,7 +97,7 @@ class LinearLoss(Loss):
 register_loss(LinearLoss)  # its constants are checked like any custom loss's
 
 
-def plan_loss(plan: Plan) -> Loss:
+def plan_loss(plan: WatkinsAroraPlan) -> Loss:
     """The loss object of a plan (the audit's :class:`LinearLoss` included)."""
     if plan.loss == LinearLoss.name:
         return LinearLoss()
@@ -116,7 +116,7 @@ def linear_plan(
     epsilon: float,
     u: float,
     truncation: str = "exact",
-) -> Plan:
+) -> WatkinsAroraPlan:
     """A Theorem C.13 plan for the linear loss of Section C.5 (radii r = r_u, r' = r_u +
     2LG/mu of Section C.4), certified at ``epsilon``; its ``delta`` is the certified one.
 
@@ -215,7 +215,7 @@ class GradientDescentMap:
     name: str = "wa"
 
     @classmethod
-    def from_plan(cls, plan: Plan, loss: Loss | None = None) -> GradientDescentMap:
+    def from_plan(cls, plan: WatkinsAroraPlan, loss: Loss | None = None) -> GradientDescentMap:
         return cls(
             sigma=plan.sigma,
             mu=plan.mu,

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert.audit.pairwise import PairwiseProfile, pairwise_profile
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 
 __all__ = ["PairCheckReport", "PairCheckRow", "check_pairs"]
 
@@ -88,7 +88,7 @@ class PairCheckReport:
 def check_pairs(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     pairs: dict[str, tuple[ArrayLike, float, ArrayLike, float]],
     epsilons: ArrayLike,
     *,

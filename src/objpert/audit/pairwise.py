@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from objpert.audit.maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
 from objpert.certify import theorem41, theorem_c13
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ParameterError
 from objpert.jsonable import to_json_value
 from objpert.validation import check_int, check_open_unit
@@ -143,7 +143,7 @@ class PairwiseProfile:
 # ---------------------------------------------------------------- the certificate
 
 
-def certified_delta(plan: Plan, epsilons: ArrayLike) -> np.ndarray:
+def certified_delta(plan: WatkinsAroraPlan, epsilons: ArrayLike) -> np.ndarray:
     """The plan's certified delta(epsilon): Theorem C.13 / Section C.4 eq. (50) at the
     plan's radii (r, r') and truncation for a ``c13`` plan, eq. (10) of Theorem 4.1 for a
     ``theorem41`` plan; 1.0 where the theorem gives nothing."""
@@ -427,7 +427,7 @@ def pairwise_profile(
     y: Any,
     X_prime: Any,
     y_prime: Any,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     epsilons: ArrayLike,
     *,
     samples: int = 20000,

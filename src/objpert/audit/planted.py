@@ -39,7 +39,7 @@ from objpert.audit.maps import (
     sample_map,
 )
 from objpert.certify import calibration
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ParameterError
 
 # ---------------------------------------------------------------- bug maps
@@ -91,10 +91,10 @@ class ExtraStepMap(GradientDescentMap):
         return np.array(Z, dtype=np.float64)
 
 
-_DOUBLED: dict[str, Plan] = {}  # doubled_plan's cache, keyed by the plan's JSON
+_DOUBLED: dict[str, WatkinsAroraPlan] = {}  # doubled_plan's cache, keyed by the plan's JSON
 
 
-def _recalibrate(plan: Plan, n: int) -> Plan:
+def _recalibrate(plan: WatkinsAroraPlan, n: int) -> WatkinsAroraPlan:
     """The plan the same calibration gives for ``n`` rows (same target, loss, d, zeta; the
     tight method keeps the plan's mu)."""
     loss = plan_loss(plan)
@@ -114,7 +114,7 @@ def _recalibrate(plan: Plan, n: int) -> Plan:
     raise ParameterError(f"cannot recalibrate a plan of method {plan.method!r}")
 
 
-def doubled_plan(plan: Plan) -> Plan:
+def doubled_plan(plan: WatkinsAroraPlan) -> WatkinsAroraPlan:
     """Bug 4's plan: the plan's calibration redone for 2n rows (cached)."""
     key = plan.to_json(sort_keys=True)
     if key not in _DOUBLED:
@@ -125,14 +125,14 @@ def doubled_plan(plan: Plan) -> Plan:
 # ---------------------------------------------------------------- samplers
 
 
-def _check_shape(X: Any, plan: Plan) -> None:
+def _check_shape(X: Any, plan: WatkinsAroraPlan) -> None:
     if np.shape(X) != (plan.n, plan.d):
         raise ParameterError(
             f"the plan is for data of shape ({plan.n}, {plan.d}); got {np.shape(X)}"
         )
 
 
-def sample_clean(X: Any, y: Any, plan: Plan, draws: int, rng: Any = None) -> np.ndarray:
+def sample_clean(X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: Any = None) -> np.ndarray:
     """``draws`` releases of the correct mechanism (Section 3.2, eq. 4) on (X, y): one
     N(0, sigma^2 I) draw per release, all draws run as one (d, draws) batch. (draws, d)."""
     _check_shape(X, plan)
@@ -142,7 +142,7 @@ def sample_clean(X: Any, y: Any, plan: Plan, draws: int, rng: Any = None) -> np.
         )
 
 
-def _sample_redrawn(X: Any, y: Any, plan: Plan, draws: int, rng: np.random.Generator) -> np.ndarray:
+def _sample_redrawn(X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: np.random.Generator) -> np.ndarray:
     """Bug 2: w_{k+1} = w_k - eta (grad F(w_k) + z_k), z_k ~ N(0, sigma^2 I) fresh each step."""
     release = GradientDescentMap.from_plan(plan)
     f = release.objective(X, y)
@@ -164,14 +164,14 @@ class PlantedBug:
 
     name: str
     description: str
-    make_map: Callable[[Plan], ReleaseMap] | None = None
-    sampler: Callable[[Any, Any, Plan, int, np.random.Generator], np.ndarray] | None = None
+    make_map: Callable[[WatkinsAroraPlan], ReleaseMap] | None = None
+    sampler: Callable[[Any, Any, WatkinsAroraPlan, int, np.random.Generator], np.ndarray] | None = None
 
-    def release_map(self, plan: Plan) -> ReleaseMap | None:
+    def release_map(self, plan: WatkinsAroraPlan) -> ReleaseMap | None:
         """The buggy z -> w map for ``plan``, or None when the bug is not such a map."""
         return None if self.make_map is None else self.make_map(plan)
 
-    def sample(self, X: Any, y: Any, plan: Plan, draws: int, rng: Any = None) -> np.ndarray:
+    def sample(self, X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: Any = None) -> np.ndarray:
         """``draws`` releases of the buggy mechanism on (X, y): an array (draws, d)."""
         generator = np.random.default_rng(rng)
         with threadpool_limits(limits=1, user_api="blas"):
@@ -187,17 +187,17 @@ class PlantedBug:
         }
 
 
-def _noise_half(plan: Plan) -> ReleaseMap:
+def _noise_half(plan: WatkinsAroraPlan) -> ReleaseMap:
     base = GradientDescentMap.from_plan(plan)
     return NoiseScaledMap(**{**base.__dict__, "name": "noise_half"}, scale=0.5)
 
 
-def _extra_step(plan: Plan) -> ReleaseMap:
+def _extra_step(plan: WatkinsAroraPlan) -> ReleaseMap:
     base = GradientDescentMap.from_plan(plan)
     return ExtraStepMap(**{**base.__dict__, "name": "extra_step"}, extra=1)
 
 
-def _n_doubled(plan: Plan) -> ReleaseMap:
+def _n_doubled(plan: WatkinsAroraPlan) -> ReleaseMap:
     base = GradientDescentMap.from_plan(doubled_plan(plan), plan_loss(plan))
     return GradientDescentMap(**{**base.__dict__, "name": "n_doubled"})
 

@@ -38,7 +38,7 @@ from objpert.audit.pairwise import (
     pairwise_profile,
     privacy_loss,
 )
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int, check_positive
 
@@ -141,7 +141,7 @@ def _datasets(Xs, ys, x, label, xp, label_p):
 def worst_pair(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     *,
     epsilon: float,
     samples: int = 1000,

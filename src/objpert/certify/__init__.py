@@ -7,24 +7,21 @@ Pure mathematics: no data, no randomness. See the submodules for each theorem:
 certificate is about (replace-one, n public) and the sensitivity it gives a per-row bound.
 """
 
-from objpert.certify import gaussian, neighbours, theorem41, theorem_c13, utility
-from objpert.certify.calibration import Plan, corollary_413, rederive_plan, tight
-from objpert.certify.certificate import FORMS, Certificate
+from objpert.certify import neighbours, profile, theorem41, theorem_c13, utility
+from objpert.certify.calibration import WatkinsAroraPlan, corollary_413, rederive_plan, tight
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity
 from objpert.certify.search import min_iterations
 
 __all__ = [
-    "FORMS",
     "REPLACE_ONE",
-    "Certificate",
-    "Plan",
     "ProblemConstants",
+    "WatkinsAroraPlan",
     "corollary_413",
-    "gaussian",
     "min_iterations",
     "neighbours",
     "problem",
+    "profile",
     "rederive_plan",
     "replace_one_sensitivity",
     "theorem41",

@@ -19,7 +19,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from objpert.certify.calibration import KNEE_TOLERANCE, Plan, knee, tight
+from objpert.certify.calibration import WatkinsAroraPlan, tight
+from objpert.certify.knee import KNEE_TOLERANCE, knee
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int
 
@@ -75,20 +76,20 @@ class CeilingReport:
 
 
 def ceiling(
-    plan: Plan, max_iterations: int | None = None, *, mu_fixed: bool = False
+    plan: WatkinsAroraPlan, max_iterations: int | None = None, *, mu_fixed: bool = False
 ) -> CeilingReport:
     """Does the budget ``max_iterations`` (default: the plan's own N) bind ``plan``?
 
     By the knee rule of :func:`objpert.certify.calibration.tight` at the plan's loss, n, d,
     zeta, target, comparator norm, delta_sample and objective: the budget binds when
     doubling it lowers the bound B* by more than the knee tolerance, with mu re-chosen at
-    each budget (the estimators' ``alpha="auto"``) or kept at the plan's (``mu_fixed``: a
+    each budget (the estimators' ``mu="auto"``) or kept at the plan's (``mu_fixed``: a
     given alpha). Only tight plans depend on a budget; a Corollary 4.13 plan chooses N
     itself and is never at a ceiling. Pure and cached: the same public constants give the
     same report, and the calibration's own computation is reused.
     """
-    if not isinstance(plan, Plan):
-        raise ParameterError(f"plan must be an objpert Plan; got {type(plan).__name__}")
+    if not isinstance(plan, WatkinsAroraPlan):
+        raise ParameterError(f"plan must be an objpert WatkinsAroraPlan; got {type(plan).__name__}")
     budget = plan.iterations if max_iterations is None else max_iterations
     budget = check_int("max_iterations", budget, 1)
     if plan.method != "tight":

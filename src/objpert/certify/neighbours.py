@@ -18,7 +18,7 @@ per-row bound in the place of the sensitivity, certifies replace-one neighbours 
 with 2 B in that place. Kifer, Smith & Thakurta (2012, Theorem 2) is such a case: its
 noise scale zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon bounds the Gaussian ratio of
 the privacy loss for a gradient difference of norm zeta, so objpert evaluates it at
-2 zeta (:mod:`objpert.certify.peers.kifer`).
+2 zeta (:mod:`objpert.mechanisms.certificates.kifer`).
 
 Not every factor 2 in a certificate is this one: two points that each lie within r of a
 reference point are within 2 r of each other beyond the references' own distance, whatever

@@ -1,6 +1,6 @@
 """The plan of a release and its re-derivation.
 
-A :class:`Plan` holds everything a release needs, chosen from public constants before
+A :class:`WatkinsAroraPlan` holds everything a release needs, chosen from public constants before
 the data are touched; :func:`rederive_plan` rebuilds its constants from the loss and
 recomputes its certificate (Theorem 4.1 or Theorem C.13 of Watkins & Arora, 2026)
 before every release and at every load of a model file.
@@ -8,14 +8,14 @@ before every release and at every load of a model file.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from objpert.accounting.certificate import ReleaseCertificate, check_target_delta
+from objpert.accounting.plan import Plan as BasePlan
 from objpert.certify import theorem41, theorem_c13, utility
-from objpert.certify.certificate import Certificate, check_target_delta
 from objpert.certify.constants import ProblemConstants, problem
 from objpert.exceptions import ParameterError, PrivacyError, UnreachableTargetError
 from objpert.validation import (
@@ -32,8 +32,11 @@ OBJECTIVES = ("population", "empirical")  # what the tight calibration may minim
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Everything a release needs, chosen from public constants before touching data."""
+class WatkinsAroraPlan(BasePlan):
+    """Everything a Watkins & Arora release needs, chosen from public constants before
+    touching data."""
+
+    mechanism = "watkins_arora"
 
     method: str
     loss: str
@@ -56,7 +59,7 @@ class Plan:
     delta_sample: float
     utility_bound: float  # Theorem 4.7 at the plan's values, comparators of norm <= W
     theorem410_bound: float  # d sigma^2/(2 mu) + E_opt(N)
-    certificate: Certificate
+    certificate: ReleaseCertificate
     objective: str = "population"  # what the tight calibration minimised
 
     @property
@@ -72,7 +75,7 @@ class Plan:
             self.loss, n=self.n, d=self.d, zeta=self.zeta, mu=self.mu, eta=self.eta, **params
         )
 
-    def recertify(self) -> Certificate:
+    def recertify(self) -> ReleaseCertificate:
         """Recompute the certificate from the plan's public inputs, with the constants
         re-derived from the loss (:meth:`rebuilt_constants`), never the stored ones."""
         return certify_plan(
@@ -87,13 +90,15 @@ class Plan:
             self.truncation,
         )
 
+    def privacy_loss(self) -> Any:
+        """The release's whole Theorem C.13 profile, from the re-derived plan
+        (:func:`rederive_plan`) and its own truncation radius."""
+        return rederive_plan(self).privacy_loss(radius=(self.radius, self.radius_outer))
+
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "certificate"}
         out["certificate"] = self.certificate.to_dict()
         return out
-
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
 
 
 # ---------------------------------------------------------------- re-derivation
@@ -116,7 +121,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def rederive_plan(plan: Plan) -> Certificate:
+def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     """Re-derive a plan's constants and certificate; refuse (:class:`PrivacyError`) any
     mismatch. Called before every release and at every load of a model file.
 
@@ -129,8 +134,8 @@ def rederive_plan(plan: Plan) -> Certificate:
     the re-derived constants (Theorem 4.1 or C.13) must certify the plan's target and
     agree with the stored one. Returns the recomputed certificate.
     """
-    if not isinstance(plan, Plan):
-        raise PrivacyError(f"expected a Plan (objpert.plan); got {type(plan)!r}")
+    if not isinstance(plan, WatkinsAroraPlan):
+        raise PrivacyError(f"expected a WatkinsAroraPlan (objpert.plan); got {type(plan)!r}")
     try:
         _check_fields(plan)
     except (ValueError, TypeError) as exc:
@@ -194,17 +199,17 @@ _FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
 )
 
 
-def _check_fields(plan: Plan) -> None:
+def _check_fields(plan: WatkinsAroraPlan) -> None:
     """Every numeric field of the plan a number in its range, its names known strings."""
     for name, check in _FIELD_CHECKS:
         check(f"the plan's {name}", getattr(plan, name))
     for name, allowed in (("truncation", ("paper", "exact")), ("objective", OBJECTIVES)):
         check_choice(f"the plan's {name}", getattr(plan, name), allowed)
-    if not isinstance(plan.certificate, Certificate):
-        raise ParameterError("the plan's certificate is not a Certificate")
+    if not isinstance(plan.certificate, ReleaseCertificate):
+        raise ParameterError("the plan's certificate is not a ReleaseCertificate")
 
 
-def _check_derived(plan: Plan, cert: Certificate) -> None:
+def _check_derived(plan: WatkinsAroraPlan, cert: ReleaseCertificate) -> None:
     """The plan's derived fields equal those recomputed from its public inputs: the split
     of delta (the certificate's truncation mass and divergence term) and the utility bounds
     (Theorems 4.7 and 4.10)."""
@@ -238,7 +243,7 @@ def certify_plan(
     r: float,
     r_outer: float,
     truncation: str,
-) -> Certificate:
+) -> ReleaseCertificate:
     if form == "theorem41":
         return theorem41.certify(pc, sigma, u, N, epsilon, truncation=truncation)
     return theorem_c13.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
@@ -253,14 +258,16 @@ def _check_targets(epsilon, delta, comparator_norm, delta_sample):
     )
 
 
-def _finish(method, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample) -> Plan:
+def _finish(
+    method, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample
+) -> WatkinsAroraPlan:
     if not (cert.certified and cert.delta <= delta):
         raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
             f"internal error: the {method} plan does not certify (epsilon={epsilon}, "
             f"delta={delta}): {cert.reasons or cert.delta}"
         )
     d = cert.details
-    return Plan(
+    return WatkinsAroraPlan(
         method=method,
         loss=pc.loss,
         n=pc.n,
@@ -286,4 +293,4 @@ def _finish(method, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_s
     )
 
 
-__all__ = ["METHODS", "OBJECTIVES", "Plan", "certify_plan", "rederive_plan"]
+__all__ = ["METHODS", "OBJECTIVES", "WatkinsAroraPlan", "certify_plan", "rederive_plan"]

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from objpert.certify.certificate import Certificate
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import g_bar_n, gamma_n, nu_tilde_n, rho_power
 from objpert.certify.theorem41 import (
@@ -164,7 +164,7 @@ def min_iterations(
     form: str = "c13",
     truncation: str = "paper",
     n_max: int = MAX_ITERATIONS,
-) -> Certificate:
+) -> ReleaseCertificate:
     """The certificate at the first N <= n_max that certifies (epsilon, delta).
 
     ``form="c13"`` uses Theorem C.13 (radii as in :func:`theorem_c13.certify`);

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert.certify.certificate import Certificate
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import as_iterations, rho_power
 from objpert.certify.truncation import radius_from_u, truncation_mass
@@ -160,7 +160,7 @@ def certify(
     N: int,
     epsilon: float,
     truncation: str = "paper",
-) -> Certificate:
+) -> ReleaseCertificate:
     """Theorem 4.1 at one (N, epsilon): the certificate with every condition checked."""
     sigma = check_positive("sigma", sigma)
     u = check_nonnegative("u", u)
@@ -175,7 +175,7 @@ def certify(
         reasons.append(f"iterations {N} < threshold {threshold} of eq. (7)")
     if epsilon < eps0:
         reasons.append(f"epsilon {epsilon:g} < epsilon_0 = {eps0:.6g} of eq. (9)")
-    return Certificate.conclude(
+    return ReleaseCertificate.conclude(
         "theorem41",
         epsilon,
         trunc,

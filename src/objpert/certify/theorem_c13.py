@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert.certify.certificate import Certificate
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.certify.constants import ProblemConstants
 from objpert.certify.sequences import (
     as_iterations,
@@ -192,7 +192,7 @@ def certify(
     r: float | None = None,
     r_outer: float | None = None,
     truncation: str = "paper",
-) -> Certificate:
+) -> ReleaseCertificate:
     """Theorem C.13 at one (N, epsilon) with every condition checked.
 
     Radii default to Section C.4's: give ``u`` (r = r_u, r' = r_u + 2LG/mu), or
@@ -215,7 +215,7 @@ def certify(
     div = float(divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
     if not reasons and epsilon < t["s_n"]:
         reasons.append(f"epsilon {epsilon:g} < s_N = {t['s_n']:.6g}")
-    return Certificate.conclude(
+    return ReleaseCertificate.conclude(
         "c13",
         epsilon,
         trunc,
@@ -285,14 +285,14 @@ def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.nd
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
-def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> Certificate:
+def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> ReleaseCertificate:
     """The N -> infinity certificate of Remark C.16 (the exact-minimizer mechanism)."""
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
     s_inf = limit_s(pc, sigma)
     div = float(divergence(pc, sigma, epsilon - s_inf))
     reasons = [] if epsilon >= s_inf else [f"epsilon {epsilon:g} < s_inf = {s_inf:.6g}"]
-    return Certificate.conclude(
+    return ReleaseCertificate.conclude(
         "limit",
         epsilon,
         0.0,

@@ -12,24 +12,75 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.calibration import Plan, calibrate
-from objpert.certify.peers import PeerPlan
-from objpert.certify.peers.calibrate import calibrate_peer
-from objpert.certify.peers.dp_newton import DPNewtonPlan, plan_dp_newton
-from objpert.certify.peers.dp_sgd import DPSGDPlan, plan_dp_sgd
-from objpert.certify.peers.multinomial import MultinomialPlan, plan_multinomial
-from objpert.certify.qop import QOPPlan, qop_plan
+from objpert.certify.calibration import WatkinsAroraPlan, corollary_413, tight
 from objpert.exceptions import ParameterError
 from objpert.losses import get_loss
 from objpert.mechanisms import dp_newton, dp_sgd, peers, perturbed_gd, qop
+from objpert.mechanisms.certificates import PeerPlan
+from objpert.mechanisms.certificates.calibrate import calibrate_peer
+from objpert.mechanisms.certificates.dp_newton import DPNewtonPlan, plan_dp_newton
+from objpert.mechanisms.certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.mechanisms.certificates.multinomial import MultinomialPlan, plan_multinomial
+from objpert.mechanisms.certificates.qop import QOPPlan, qop_plan
 from objpert.mechanisms.peers.multinomial import multinomial_release, multinomial_release_batch
 from objpert.mechanisms.registry import Mechanism, register
 
-__all__: list[str] = []  # everything here is reached through objpert.mechanisms.registry
+# the mechanisms are reached through objpert.mechanisms.registry; the estimators share
+# the Watkins & Arora plan's defaults
+__all__ = ["CALIBRATIONS", "DEFAULT_COMPARATOR_NORM", "DEFAULT_MAX_ITERATIONS"]
+
+#: How a Watkins & Arora plan is calibrated (``calibration=``).
+CALIBRATIONS = ("tight", "corollary413")
+#: W, the norm of the comparators the automatic ridge mu is tuned against (public).
+DEFAULT_COMPARATOR_NORM = 3.0
+#: The most gradient steps a tight plan may take (a public compute budget).
+DEFAULT_MAX_ITERATIONS = 5000
 
 
-def _wa_plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
-    return calibrate(loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **kw)
+def _wa_plan(
+    *,
+    loss: str,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    calibration: str = "tight",
+    mu: float | None = None,
+    comparator_norm: float = DEFAULT_COMPARATOR_NORM,
+    max_iter: int = DEFAULT_MAX_ITERATIONS,
+    objective: str = "empirical",
+    **kw: Any,
+) -> WatkinsAroraPlan:
+    """The Watkins & Arora plan; its defaults are the estimators' (an estimator's fit
+    plans here with its own ``calibration``, ``mu``, ``comparator_norm``, ``max_iter`` and,
+    for the pseudo-Huber loss, ``scale``).
+
+    ``calibration="tight"``: :func:`~objpert.certify.calibration.tight`, which minimises the
+    ``objective`` bound ("empirical": for accuracy; "population": Theorem 4.7) within
+    ``max_iter`` steps, with mu chosen against comparators of norm <= ``comparator_norm``
+    (``mu=None``) or given. ``"corollary413"``: Corollary 4.13 as stated (epsilon <= 1); it
+    chooses mu and N itself (``max_iter`` and ``objective`` do not apply). ``kw``: the
+    loss's parameters (``scale``) and the calibration's own (``delta_sample``, ``rtol``,
+    ``knee_tolerance``).
+    """
+    common = dict(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta)
+    try:
+        if calibration == "tight":
+            return tight(
+                loss, **common, comparator_norm=comparator_norm, max_iterations=max_iter,
+                objective=objective, mu=mu, **kw,
+            )  # fmt: skip
+        if calibration == "corollary413":
+            if mu is not None:
+                raise ParameterError(
+                    "calibration='corollary413' chooses mu itself (Corollary 4.13): leave mu "
+                    f"automatic; got mu={mu!r}"
+                )
+            return corollary_413(loss, **common, comparator_norm=comparator_norm, **kw)
+    except TypeError as exc:  # an option no calibration takes
+        raise ParameterError(f"watkins_arora: {exc}") from None
+    raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
 
 
 register(
@@ -37,7 +88,7 @@ register(
         name="watkins_arora",
         title="Watkins & Arora: gradient descent on a perturbed objective",
         reference="Watkins & Arora (2026), Section 3.2, Theorems 4.1 and C.13",
-        plan_type=Plan,
+        plan_type=WatkinsAroraPlan,
         plan=_wa_plan,
         release=perturbed_gd.perturbed_gradient_descent,
         release_batch=perturbed_gd.release_batch,

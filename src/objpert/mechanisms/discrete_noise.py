@@ -19,10 +19,10 @@ Two implementations of the same algorithms:
   scale s ~ 2^20) are handed to the exact scalar code.
 
 :func:`grid_gaussian` releases a real vector f as gamma (q + Y), q = rint(clip(f / gamma))
-and Y ~ N_Z(0, s^2)^d, with (gamma, s) = :func:`objpert.certify.peers.grid_noise` (sigma):
+and Y ~ N_Z(0, s^2)^d, with (gamma, s) = :func:`objpert.mechanisms.certificates.grid_noise` (sigma):
 gamma is a power of two, so f / gamma, the rounding and gamma (q + Y) are exact in
 floating point, the output lies on the grid gamma Z whatever f is, and it depends on f
-only through the integer vector q. Its certificate is in :mod:`objpert.certify.peers`
+only through the integer vector q. Its certificate is in :mod:`objpert.mechanisms.certificates`
 (sensitivity + gamma sqrt(d), Canonne et al. 2020, Theorem 14).
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.peers import GRID_BITS, grid_noise
+from objpert.mechanisms.certificates import GRID_BITS, grid_noise
 
 __all__ = [
     "MAX_SCALE_BITS",
@@ -287,7 +287,7 @@ def to_grid(values: Any, gamma: float, bound: int = GRID_CLIP) -> np.ndarray:
     units of the power of two gamma. f / gamma is exact (a power-of-two scaling), rint
     rounds to nearest (|q - f/gamma| <= 1/2 inside the box), and the clip is 1-Lipschitz in
     each coordinate, so ||q(f) - q(f')|| <= ||f - f'|| / gamma + sqrt(d)
-    (:func:`objpert.certify.peers.grid_sensitivity`). NaN is refused."""
+    (:func:`objpert.mechanisms.certificates.grid_sensitivity`). NaN is refused."""
     f = np.asarray(values, dtype=float)
     if np.isnan(f).any():
         raise ValueError("cannot round NaN to the grid")

@@ -8,7 +8,7 @@ Exactly K = plan.iterations steps from w_0 = 0 of
 E_k symmetric with its upper triangle (diagonal included) i.i.d. N(0, s_H^2), and
 floor_mu the eigenvalues of the symmetric matrix raised to at least the public ridge mu
 (post-processing, which keeps H~_k invertible); (s_g, s_H) are the certificate's noise
-stds (:mod:`objpert.certify.peers.dp_newton`). The gradient and the dense d x d Hessian
+stds (:mod:`objpert.mechanisms.certificates.dp_newton`). The gradient and the dense d x d Hessian
 come from the shared objective (:class:`objpert.engines.glm.GLMObjective`, dense or
 sparse X; d Hessian-vector products per step, so small d). The release is the last
 iterate w_K. The noise is continuous Gaussian for the reason given in
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.peers.dp_newton import DPNewtonPlan, newton_sensitivities
-from objpert.certify.peers.plan import PeerInputs
 from objpert.engines.glm import GLMObjective
+from objpert.mechanisms.certificates.dp_newton import DPNewtonPlan, newton_sensitivities
+from objpert.mechanisms.certificates.plan import PeerInputs
 from objpert.mechanisms.dp_sgd import run_release, run_release_batch
 from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.mechanisms.progress import step_progress

@@ -10,7 +10,7 @@ clip_C(g) = g min(1, C / ||g||). For a GLM the per-example gradient is l'_i x_i,
 |l'_i| ||x_i||, so the clipped sum is X_B^T (l'_i min(1, C / (|l'_i| ||x_i||))): one
 matrix-vector product each way on the batch through the shared engine
 (:func:`objpert.engines.array.make_engine`, dense or sparse), no loop over rows. The
-release is the last iterate w_T; the certificate (:mod:`objpert.certify.peers.dp_sgd`) is
+release is the last iterate w_T; the certificate (:mod:`objpert.mechanisms.certificates.dp_sgd`) is
 the privacy loss distribution of the T subsampled Gaussian steps under replace-one
 neighbours. The batches and the noise come from :func:`objpert.randomness.make_rng`,
 drawn step by step (mask, then noise), never from the data.
@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.peers.dp_sgd import DPSGDPlan
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.data import for_plan, row_norms
 from objpert.engines.array import make_engine
 from objpert.exceptions import PrivacyError
 from objpert.losses import Loss
+from objpert.mechanisms.certificates.dp_sgd import DPSGDPlan
 from objpert.mechanisms.peers import check_peer_plan
 from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.mechanisms.progress import step_progress
@@ -98,7 +98,7 @@ def _steps(
 
 def checked_run(
     X: Any, y: Any, plan: Any, plan_type: type, method: str, rng: Any, clip: bool
-) -> tuple[Certificate, Any, np.ndarray, int, np.random.Generator, bool]:
+) -> tuple[ReleaseCertificate, Any, np.ndarray, int, np.random.Generator, bool]:
     """The checks of a release, in order: the plan's certificate recomputed
     (:func:`objpert.mechanisms.peers.check_peer_plan`), then the data against its public
     n, d, zeta and labels, then the generator. Returns (certificate, M, y, n_clipped,

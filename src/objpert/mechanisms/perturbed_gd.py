@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.plan import Plan, rederive_plan
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.certify.plan import WatkinsAroraPlan, rederive_plan
 from objpert.data import as_targets, encode_binary, for_plan
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.factory import AUTO_MIN_STEPS, check_engine
@@ -150,7 +150,7 @@ def _with_prior(record: dict[str, Any], prior: np.ndarray | None) -> dict[str, A
     return record
 
 
-def check_plan(plan: Plan) -> Certificate:
+def check_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     """The plan's certificate re-derived from the loss and its public inputs
     (:func:`~objpert.certify.calibration.rederive_plan`); refuse any mismatch."""
     return rederive_plan(plan)
@@ -242,8 +242,8 @@ def run_in_feature_span(
 
 
 def _prepare(
-    X: Any, y: Any, plan: Plan, clip: bool
-) -> tuple[Certificate, Any, np.ndarray, Loss, int]:
+    X: Any, y: Any, plan: WatkinsAroraPlan, clip: bool
+) -> tuple[ReleaseCertificate, Any, np.ndarray, Loss, int]:
     """Every check before the noise: the plan certifies, the data meet its shape, labels and
     Assumption 1 (rows clipped when ``clip``). (certificate, X, y, loss, rows clipped)."""
     cert = check_plan(plan)
@@ -270,7 +270,7 @@ def _descend(
     M: Any,
     y: np.ndarray,
     loss: Loss,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     z: np.ndarray,
     span_reduction: bool | None,
     verbose: bool | None,
@@ -325,7 +325,7 @@ def check_prior(prior: Any, d: int, columns: int | None = None) -> np.ndarray | 
 def perturbed_gradient_descent(
     X: Any,
     y: Any,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     rng: Any = None,
     *,
     clip: bool = False,
@@ -377,7 +377,7 @@ class BatchRelease(_Released):
 def release_batch(
     X: Any,
     y: Any,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     draws: int,
     rng: Any = None,
     *,
@@ -423,7 +423,7 @@ def release_batch(
 def release_one_vs_rest(
     X: Any,
     Y: Any,
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     rngs: Sequence[Any],
     *,
     clip: bool = False,
@@ -454,7 +454,7 @@ def release_one_vs_rest(
 def release_plans(
     X: Any,
     y: Any,
-    plans: Sequence[Plan],
+    plans: Sequence[WatkinsAroraPlan],
     rngs: Sequence[Any],
     *,
     clip: bool = False,
@@ -486,7 +486,7 @@ def release_plans(
     return [r for r in out if r is not None]
 
 
-def _descent(plan: Plan) -> tuple[Any, int]:
+def _descent(plan: WatkinsAroraPlan) -> tuple[Any, int]:
     """What fixes the descent of eq. (4) apart from the noise: the constants and N."""
     return plan.constants, int(plan.iterations)
 
@@ -494,7 +494,7 @@ def _descent(plan: Plan) -> tuple[Any, int]:
 def _release_columns(
     X: Any,
     labels: Sequence[Any],
-    plans: Sequence[Plan],
+    plans: Sequence[WatkinsAroraPlan],
     rngs: Sequence[Any],
     clip: bool,
     verbose: bool | None,
@@ -511,7 +511,7 @@ def _release_columns(
     if any(_descent(p) != _descent(first) for p in plans[1:]):
         raise ParameterError("one batched descent needs plans with the same constants and N")
     cert, M, y0, loss, clipped = _prepare(X, labels[0], first, clip)
-    certs: dict[int, Certificate] = {id(first): cert}
+    certs: dict[int, ReleaseCertificate] = {id(first): cert}
     for p in plans[1:]:
         if id(p) not in certs:
             certs[id(p)] = check_plan(p)
@@ -563,7 +563,7 @@ def _label_columns(Y: Any, k: int) -> list[np.ndarray]:
 def release_targets(
     X: Any,
     targets: Sequence[Any],
-    plan: Plan,
+    plan: WatkinsAroraPlan,
     rngs: Sequence[Any],
     *,
     verbose: bool | None = None,

@@ -11,8 +11,8 @@ over the box ||theta||_inf <= kappa (or all of R^d) with exactly K Davis-Yin ite
 (Cortild & Cartis 2026, arXiv:2605.05905; docs/qop.md, "Solver").
 The inexact variant publishes the result plus output noise of scale sigma_tilde, as a
 discrete Gaussian on a grid (:func:`objpert.mechanisms.discrete_noise.grid_gaussian`;
-flag v of :mod:`objpert.certify.qop`): the released point lies on the grid. sigma^2 and
-sigma_tilde come from a :class:`~objpert.certify.qop.QOPPlan`, which is re-derived from
+flag v of :mod:`objpert.mechanisms.certificates.qop`): the released point lies on the grid. sigma^2 and
+sigma_tilde come from a :class:`~objpert.mechanisms.certificates.qop.QOPPlan`, which is re-derived from
 its public constants before any data are touched. W's Gaussian entries enter the
 objective and stay continuous.
 
@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from objpert.certify.qop import QOPCertificate, QOPPlan
 from objpert.data import as_feature_matrix, as_targets, bound_rows, encode_binary
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.losses import Loss, SquaredLoss, get_loss
+from objpert.mechanisms.certificates.qop import QOPCertificate, QOPPlan
 from objpert.mechanisms.discrete_noise import grid_gaussian
 from objpert.mechanisms.perturbed_gd import BatchRelease, Release
 from objpert.randomness import make_rng
@@ -74,7 +74,7 @@ def check_qop_plan(plan: Any) -> QOPCertificate:
     """Re-derive the plan from its public inputs; refuse one whose numbers do not follow."""
     if not isinstance(plan, QOPPlan):
         raise ParameterError(
-            f"plan must be a QOPPlan (objpert.certify.qop.qop_plan); got {type(plan).__name__}"
+            f"plan must be a QOPPlan (objpert.mechanisms.certificates.qop.qop_plan); got {type(plan).__name__}"
         )
     again = plan.recompute()
     for name in ("sigma2", "sigma_tilde", "alpha", "log_alpha1"):

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from objpert.accounting.certificate import Certificate
+from objpert.accounting.plan import Plan
 from objpert.exceptions import ParameterError
 
 __all__ = ["Mechanism", "for_plan", "get", "names", "plan", "register"]
@@ -52,9 +54,9 @@ class Mechanism:
     options: dict[str, Any] = field(default_factory=dict)
     multiclass: bool = False
 
-    def certificate(self, plan: Any) -> Any:
-        """The certificate the plan carries (every plan type has a ``certificate``)."""
-        if not isinstance(plan, self.plan_type):
+    def certificate(self, plan: Plan) -> Certificate:
+        """The certificate the plan carries."""
+        if not isinstance(plan, self.plan_type) or plan.mechanism != self.name:
             raise ParameterError(
                 f"{self.name} needs a {self.plan_type.__name__}; got {type(plan).__name__}"
             )
@@ -90,12 +92,12 @@ def names(*, multiclass: bool = False) -> tuple[str, ...]:
     return tuple(name for name, mech in _REGISTRY.items() if mech.multiclass == multiclass)
 
 
-def for_plan(plan: Any) -> Mechanism:
-    """The registered mechanism whose plans have the type of ``plan``."""
-    for mech in _REGISTRY.values():
-        if type(plan) is mech.plan_type:
-            return mech
-    raise ParameterError(f"no registered mechanism releases a {type(plan).__name__}")
+def for_plan(plan: Plan) -> Mechanism:
+    """The registered mechanism that runs ``plan``."""
+    mech = _REGISTRY.get(plan.mechanism) if isinstance(plan, Plan) else None
+    if mech is None or not isinstance(plan, mech.plan_type):
+        raise ParameterError(f"no registered mechanism releases a {type(plan).__name__}")
+    return mech
 
 
 def plan(

@@ -4,9 +4,9 @@ A model file (format ``objpert-model``, version 2; docs/persistence.md) holds th
 estimator's class and parameters, the released weights (``coef_``, ``intercept_``),
 ``classes_`` (values and dtype, so string, integer and boolean labels round-trip),
 ``n_features_in_`` (and ``feature_names_in_``), every release's
-:class:`~objpert.certify.calibration.Plan`, each release's iteration count and whether its
+:class:`~objpert.certify.calibration.WatkinsAroraPlan`, each release's iteration count and whether its
 noise came from a testing seed, the certificate (a
-:class:`~objpert.certify.certificate.Certificate` or a
+:class:`~objpert.accounting.certificate.Certificate` or a
 :class:`~objpert.accounting.composition.ComposedCertificate`, with its ``not_public`` items),
 a SHA-256 ``digest`` of the canonical JSON (sorted keys, compact separators) of everything
 but the digest and the signature, and a ``signature``: an HMAC-SHA-256 of the canonical

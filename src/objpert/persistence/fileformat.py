@@ -17,7 +17,7 @@ from objpert.accounting.accountant import PrivacyAccountant
 from objpert.accounting.composition import (
     certificate_from_dict,
 )
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError
 from objpert.jsonable import canonical_json, to_json_value
@@ -199,12 +199,12 @@ def signature(payload: dict[str, Any], key: bytes) -> str:
 # ---------------------------------------------------------------- plans and certificates
 
 
-def plan_from_dict(data: dict[str, Any]) -> Plan:
-    """Inverse of :meth:`Plan.to_dict` (the certificate rebuilt from its flat dict)."""
+def plan_from_dict(data: dict[str, Any]) -> WatkinsAroraPlan:
+    """Inverse of :meth:`WatkinsAroraPlan.to_dict` (the certificate rebuilt from its flat dict)."""
     if not isinstance(data, dict):
         raise ModelFileError(f"a plan must be a JSON object; got {type(data).__name__}")
-    names = {f.name for f in fields(Plan)}
-    required = {f.name for f in fields(Plan) if f.name != "objective"}
+    names = {f.name for f in fields(WatkinsAroraPlan)}
+    required = {f.name for f in fields(WatkinsAroraPlan) if f.name != "objective"}
     missing = sorted(required - set(data))
     if missing:
         raise ModelFileError(f"plan is missing keys {missing}")
@@ -213,7 +213,7 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
         raise ModelFileError(f"plan has unknown keys {quote_value(unknown)}")
     kwargs = dict(data)
     kwargs["certificate"] = certificate_from_dict(data["certificate"])
-    return Plan(**kwargs)
+    return WatkinsAroraPlan(**kwargs)
 
 
 def _close(a: Any, b: Any, path: str = "") -> str | None:

@@ -22,9 +22,9 @@ from typing import Any
 
 from objpert.accounting import pld as pldlib
 from objpert.accounting.accountant import PrivacyAccountant
-from objpert.accounting.profiles import constants_from_certificate, profile_kind
-from objpert.certify.certificate import Certificate, certificate_from_dict
+from objpert.accounting.certificate import ReleaseCertificate, certificate_from_dict
 from objpert.certify.plan import certify_plan
+from objpert.certify.profile import constants_from_certificate, profile_kind
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.persistence.fileformat import (
     SIGNATURE_ALGORITHM,
@@ -59,7 +59,7 @@ def _release_record(loss: pldlib.PrivacyLoss) -> dict[str, Any]:
     """One release of a step: a Watkins & Arora certificate, or the kind and parameters."""
     cert = loss.certificate
     if loss.kind in ("watkins_arora", "limit"):
-        if not isinstance(cert, Certificate):
+        if not isinstance(cert, ReleaseCertificate):
             raise ModelFileError(
                 f"a {loss.kind} release without its certificate cannot be saved: spend the "
                 "plan, the certificate or the fitted estimator"
@@ -106,7 +106,7 @@ def ledger_payload(accountant: PrivacyAccountant, key: bytes | str | None = None
     return payload
 
 
-def recertified(data: Any, where: str) -> Certificate:
+def recertified(data: Any, where: str) -> ReleaseCertificate:
     """A stored Watkins & Arora certificate (a dict) recomputed from its public inputs:
     constants re-derived from the loss registry, Theorem C.13 or 4.1 evaluated again, and
     the result required to certify and to equal the stored one (``where`` names it in the

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.composition import (
     ComposedCertificate,
     compose,
     split_budget,
 )
-from objpert.accounting.multiclass import release_delta
-from objpert.certify.certificate import Certificate
-from objpert.certify.plan import Plan, rederive_plan
+from objpert.certify.multiclass import release_delta
+from objpert.certify.plan import WatkinsAroraPlan, rederive_plan
 from objpert.estimators import LABEL_SET, PrivateRobustRegression
 from objpert.estimators.base import DATA_NORM, FitSettings, public_zeta
 from objpert.estimators.prior import match_prior
@@ -135,8 +135,8 @@ def _check_shapes(payload, cls) -> tuple[np.ndarray, Any, np.ndarray | None, int
     return coef, intercept, classes, rows
 
 
-def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
-    """Plan ``i`` and its certificate re-derived from the loss registry and the plan's
+def _rederive(i: int, data: Any) -> tuple[WatkinsAroraPlan, ReleaseCertificate]:
+    """WatkinsAroraPlan ``i`` and its certificate re-derived from the loss registry and the plan's
     public inputs (:func:`rederive_plan`), checked against the stored certificate."""
     try:
         plan = plan_from_dict(data)
@@ -167,7 +167,7 @@ def _rederive(i: int, data: Any) -> tuple[Plan, Certificate]:
 
 def _recertify(
     plans_data: Any, releases: int, model: Any, p: FitSettings, pld: bool = False
-) -> tuple[list[Plan], list[Certificate]]:
+) -> tuple[list[WatkinsAroraPlan], list[ReleaseCertificate]]:
     """Re-derive each plan and check it against the model's parameters and the others."""
     if not isinstance(plans_data, list) or len(plans_data) != releases:
         raise ModelFileError(
@@ -223,7 +223,7 @@ def _recertify(
             ("comparator_norm", plan.comparator_radius, p.comparator_norm),
         ]
         if p.mu is not None:
-            checks.append(("mu (alpha)", pc.mu, p.mu))
+            checks.append(("mu", pc.mu, p.mu))
         for key, got, want in checks:
             if not math.isclose(got, want, rel_tol=_RTOL):
                 raise ModelFileError(
@@ -248,8 +248,8 @@ def _recertify(
 
 
 def _certificate(
-    data: Any, certs: list[Certificate], p: FitSettings, releases: int
-) -> Certificate | ComposedCertificate:
+    data: Any, certs: list[ReleaseCertificate], p: FitSettings, releases: int
+) -> ReleaseCertificate | ComposedCertificate:
     """The model's certificate recomputed from the re-derived plans, checked against the
     stored one and the target; its ``not_public`` items as stored."""
     if not isinstance(data, dict):
@@ -257,7 +257,7 @@ def _certificate(
     not_public = _not_public(data, "certificate")
     split = split_budget(p.epsilon, p.delta, releases)
     if releases == 1:
-        cert: Certificate | ComposedCertificate = dataclasses.replace(
+        cert: ReleaseCertificate | ComposedCertificate = dataclasses.replace(
             certs[0], not_public=not_public
         )
     else:
@@ -291,7 +291,7 @@ def _certificate(
 
 
 def _pld_certificate(
-    data: dict[str, Any], parts: list[Certificate], p: FitSettings, not_public: tuple[str, ...]
+    data: dict[str, Any], parts: list[ReleaseCertificate], p: FitSettings, not_public: tuple[str, ...]
 ) -> Any:
     """The PLD composition of the re-derived releases at the model's epsilon."""
     if p.composition == "split":
@@ -334,7 +334,7 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
         )
 
 
-def _releases(data: Any, plans: list[Plan], p: FitSettings, params: dict) -> list[bool]:
+def _releases(data: Any, plans: list[WatkinsAroraPlan], p: FitSettings, params: dict) -> list[bool]:
     """The per-release records: iterations as planned; the seeded flags."""
     if not isinstance(data, list) or len(data) != len(plans):
         raise ModelFileError(f"releases must list {len(plans)} record(s), one per plan")

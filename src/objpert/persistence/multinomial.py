@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from objpert.certify.peers.multinomial import MultinomialPlan
 from objpert.estimators.base import FitSettings, public_zeta
 from objpert.estimators.multinomial import multinomial_plan
 from objpert.exceptions import ModelFileError, ObjpertError
+from objpert.mechanisms.certificates.multinomial import MultinomialPlan
 from objpert.persistence.fileformat import (
     _check_model_certificate,
     _close,
@@ -36,7 +36,7 @@ def is_multinomial(plans_data: Any) -> bool:
 def recertify_multinomial(
     plans_data: list[Any], stored: Any, model: Any, p: FitSettings, n_classes: int
 ) -> tuple[list[MultinomialPlan], Any]:
-    """The file's plan re-derived from the model's parameters (epsilon, delta, alpha,
+    """The file's plan re-derived from the model's parameters (epsilon, delta, mu,
     comparator_norm, the row bound), its classes and the plan's n, required to
     equal the stored plan; its certificate, with the stored ``not_public``, required to
     equal the stored certificate and to meet the target."""

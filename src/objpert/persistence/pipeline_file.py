@@ -21,7 +21,7 @@ save with the reason.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def _decode(spec: Any) -> Any:
         raise ModelFileError(f"malformed preprocessing step {quote_value(spec)}")
     kind = spec["type"]
     if kind == "PrivateFeatureBounds":  # refitted as a scaler of its released bounds
-        return _ReleasedBounds(spec.get("bounds"), spec)
+        return _ReleasedBounds(bounds=spec.get("bounds"), record=spec)
     if kind in _types():
         params = spec.get("params")
         if not isinstance(params, dict):
@@ -162,8 +162,13 @@ class _ReleasedBounds(BoundedScaler):
     row (a scaler of its released bounds), then is swapped for the restored release
     (:func:`_restored`); ``record`` is the release's entry of the file."""
 
-    def __init__(self, bounds, record=None):
-        super().__init__(bounds)
+    _parameter_constraints: ClassVar[dict] = {
+        **BoundedScaler._parameter_constraints,
+        "record": [None, dict],
+    }
+
+    def __init__(self, *, bounds, record=None):
+        super().__init__(bounds=bounds)
         self.record = record
 
 

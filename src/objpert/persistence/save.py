@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ModelFileError
 from objpert.persistence.fileformat import (
     _CLASS_KINDS,
@@ -69,7 +69,7 @@ def _params(model: Any) -> dict[str, Any]:
     return _jsonable(params)
 
 
-def _release_records(model: Any, plans: list[Plan]) -> list[dict[str, Any]]:
+def _release_records(model: Any, plans: list[WatkinsAroraPlan]) -> list[dict[str, Any]]:
     """Per release: its iteration count and whether a testing seed drew its noise (a
     fitted model's ``releases_`` hold no statistic of the private rows to strip: no
     clipping count, no timing)."""

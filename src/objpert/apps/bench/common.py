@@ -20,9 +20,9 @@ __all__ = [
 
 #: The modules whose cached functions hold calibrations (plans, knees, PLDs of plans).
 CALIBRATION_MODULES = (
-    "objpert.estimators.base",
+    "objpert.estimators.planning",
     "objpert.certify.calibration",
-    "objpert.accounting.multiclass",
+    "objpert.certify.multiclass",
     "objpert.accounting.pld",
 )
 

@@ -15,14 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from objpert.accounting import pld, profiles
+from objpert.accounting import pld
+from objpert.accounting.composition import basic_profile
+from objpert.certify import profile as wa_profile
 from objpert.certify import tradeoff
-from objpert.certify.peers.multinomial import MultinomialPlan, multinomial_profile
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.estimators.base import LABEL_SET
 from objpert.estimators.prior import check_public_prior
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import registry
+from objpert.mechanisms.certificates.multinomial import MultinomialPlan, multinomial_profile
 from objpert.persistence import LoadedModel
 
 __all__ = [
@@ -142,7 +144,7 @@ def _multinomial_release(plan: MultinomialPlan) -> ReleaseConstants:
     )  # fmt: skip
 
 
-def _release(plan: Plan) -> ReleaseConstants:
+def _release(plan: WatkinsAroraPlan) -> ReleaseConstants:
     if isinstance(plan, MultinomialPlan):
         return _multinomial_release(plan)
     pc = plan.rebuilt_constants()
@@ -182,7 +184,7 @@ _DECLARED = (
     ("scale", "pseudo-Huber scale c"),
     ("classes", "declared label set"),
     ("feature_bounds", "declared feature bounds"),
-    ("alpha", "ridge alpha ('auto': chosen from public constants)"),
+    ("mu", "ridge mu ('auto': chosen from public constants)"),
     ("calibration", "calibration"),
     ("comparator_norm", "comparator norm W of the calibration"),
     ("max_iter", "iteration budget"),
@@ -230,19 +232,19 @@ def prior_text(prior: Any) -> str | None:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _release_profile(plan: Plan, epsilons: np.ndarray) -> np.ndarray:
+def _release_profile(plan: WatkinsAroraPlan, epsilons: np.ndarray) -> np.ndarray:
     """delta(epsilon) of one release (Theorem C.13 minimised over truncation radii), from
     constants re-derived from the loss; a multinomial release's by
-    :func:`~objpert.certify.peers.multinomial.multinomial_profile`)."""
+    :func:`~objpert.mechanisms.certificates.multinomial.multinomial_profile`)."""
     if isinstance(plan, MultinomialPlan):
         return multinomial_profile(plan, epsilons)
     pc = plan.rebuilt_constants()
-    return profiles.watkins_arora_profile(
+    return wa_profile.watkins_arora_profile(
         pc, plan.sigma, plan.iterations, epsilons, radius=(plan.radius, plan.radius_outer)
     )
 
 
-def _profile(plans: list[Plan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
+def _profile(plans: list[WatkinsAroraPlan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
     """The model's profile and how it was composed (a key of :data:`PROFILE_COMPOSITIONS`):
     PLD when dp-accounting is installed, else basic composition at the even split,
     min(1, sum_i delta_i(epsilon / K))."""
@@ -253,8 +255,7 @@ def _profile(plans: list[Plan], epsilons: np.ndarray) -> tuple[np.ndarray, str]:
         deltas = np.array([pld.delta_for_epsilon(composed, float(e)) for e in epsilons])
         return deltas, "pld"
     k = len(plans)
-    total = sum(_release_profile(p, epsilons / k) for p in plans)
-    return np.minimum(total, 1.0), "basic"
+    return basic_profile([_release_profile(p, epsilons / k) for p in plans]), "basic"
 
 
 def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
@@ -276,7 +277,7 @@ def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
     if isinstance(model, Pipeline):
         readers = column_readers(model.steps[0][1], columns)
     elif getattr(estimator, "feature_bounds", None) is not None:
-        readers = column_readers(BoundedScaler(estimator.feature_bounds), columns)
+        readers = column_readers(BoundedScaler(bounds=estimator.feature_bounds), columns)
     else:
         readers = []
     out: dict[str, list[str]] = {}

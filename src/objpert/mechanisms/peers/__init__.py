@@ -12,7 +12,7 @@ every check has passed (noisy GD: one vector per step, T steps, drawn in blocks 
 before they are used); the solver runs to a public gradient-norm tolerance that is
 checked afterwards (no release otherwise), or for exactly T steps (noisy GD). All
 gradients are computed by :class:`objpert.engines.glm.GLMObjective`. The certificates are
-in :mod:`objpert.certify.peers`.
+in :mod:`objpert.mechanisms.certificates`.
 
 Noise that enters an objective (LOP, LOP-Clip, AMP's b1) is continuous Gaussian from the
 generator. Noise that is published added to a value (output perturbation, AMP's output
@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.peers import PeerPlan
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.glm import GLMObjective
+from objpert.mechanisms.certificates import PeerPlan
 from objpert.mechanisms.peers.amp import amp_core
 from objpert.mechanisms.peers.checks import check_data, check_peer_plan
 from objpert.mechanisms.peers.clipped_loss import ClippedGLMLoss
@@ -95,7 +95,7 @@ def _run(
     clip: bool,
     draws: int | None,
     verbose: bool | None = None,
-) -> tuple[np.ndarray, Certificate, int, float, int, bool]:
+) -> tuple[np.ndarray, ReleaseCertificate, int, float, int, bool]:
     """The one code path of every peer release and batch of releases: check the plan, then
     the data, build the objective (clipped for LOP-Clip), draw the noise and solve. ``draws``
     None: one release, weights (d,); an int: that many independent releases at once,
@@ -143,7 +143,7 @@ def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool =
     b1 ~ N(0, sigma^2 I) (continuous: it enters the objective) and the output noise once
     each, minimise F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise),
     release gamma_g (rint(w / gamma_g) + Y), Y ~ N_Z(0, s^2 I), (gamma_g, s) the grid of
-    output_sigma (:func:`objpert.certify.peers.grid_noise`): w + b2 on the grid."""
+    output_sigma (:func:`objpert.mechanisms.certificates.grid_noise`): w + b2 on the grid."""
     return _release("amp", X, y, plan, rng, clip)
 
 
@@ -153,7 +153,7 @@ def output_perturbation_release(
     """Output perturbation (Chaudhuri et al. 2011) with discrete Gaussian noise: minimise F
     to the plan's tolerance (checked; the sensitivity includes it), release
     gamma (rint(w / gamma) + Y), Y ~ N_Z(0, s^2 I) drawn once, (gamma, s) the grid of sigma
-    (:func:`objpert.certify.peers.grid_noise`): a point of the grid gamma Z."""
+    (:func:`objpert.mechanisms.certificates.grid_noise`): a point of the grid gamma Z."""
     return _release("output_perturbation", X, y, plan, rng, clip)
 
 
@@ -169,7 +169,7 @@ def noisy_gd_release(
     """Noisy full-batch gradient descent: exactly T = plan.iterations steps from w_0 = 0 of
     w_{t+1} = w_t - eta g_t, g_t = gamma (q_t + Y_t), q_t = rint(grad F(w_t) / gamma)
     (clipped to :func:`noisy_gd_clip`), Y_t ~ N_Z(0, s^2 I) fresh at every step (T draws),
-    (gamma, s) the grid of sigma (:func:`objpert.certify.peers.grid_noise`). The integers
+    (gamma, s) the grid of sigma (:func:`objpert.mechanisms.certificates.grid_noise`). The integers
     q_t + Y_t are summed exactly (int64) and w_t = -(eta gamma) times the sum: every iterate,
     and the released w_T, is a fixed function of the published noisy gradients."""
     return _release("noisy_gd", X, y, plan, rng, clip, verbose=verbose)

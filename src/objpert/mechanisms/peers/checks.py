@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.peers import PeerPlan
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.data import for_plan
 from objpert.exceptions import PrivacyError, ToleranceError
+from objpert.mechanisms.certificates import PeerPlan
 from objpert.solvers.newton import solve_batch_to_tolerance, solve_to_tolerance
 
 __all__ = ["check_data", "check_peer_plan", "solve_checked"]
@@ -19,7 +19,7 @@ __all__ = ["check_data", "check_peer_plan", "solve_checked"]
 _EPS_REL = 1e-12  # certified epsilon may exceed the target by this relative rounding only
 
 
-def check_peer_plan(plan: Any, method: str) -> Certificate:
+def check_peer_plan(plan: Any, method: str) -> ReleaseCertificate:
     """Recompute the plan's certificate from its public fields; refuse a plan of another
     method, one that does not certify, one whose stored certificate differs from the
     recomputed one, or one whose certificate exceeds its target."""

@@ -1,5 +1,5 @@
 """The multinomial (softmax) logistic release: approximate minima perturbation of the
-softmax cross-entropy (certificate: :mod:`objpert.certify.peers.multinomial`).
+softmax cross-entropy (certificate: :mod:`objpert.mechanisms.certificates.multinomial`).
 
 One release: the plan's certificate recomputed before the data are touched; the rows
 checked against the plan's n, d and zeta (clipped with ``clip=True``) and the labels as
@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.peers import grid_noise
-from objpert.certify.peers.multinomial import MultinomialPlan, check_multinomial_plan
 from objpert.data import for_plan
 from objpert.engines.blocked import single_threaded_blas
 from objpert.engines.softmax import SoftmaxObjective
 from objpert.exceptions import DataError, PrivacyError
+from objpert.mechanisms.certificates import grid_noise
+from objpert.mechanisms.certificates.multinomial import MultinomialPlan, check_multinomial_plan
 from objpert.mechanisms.peers.checks import solve_checked
 from objpert.mechanisms.peers.noise import discrete, gaussian, on_grid
 from objpert.mechanisms.perturbed_gd import BatchRelease, Release

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from objpert.certify.peers import NOISY_GD_MAX_ITERATIONS, PeerPlan, grid_noise
 from objpert.engines.glm import GLMObjective
 from objpert.exceptions import ParameterError
+from objpert.mechanisms.certificates import NOISY_GD_MAX_ITERATIONS, PeerPlan, grid_noise
 from objpert.mechanisms.discrete_noise import GRID_CLIP, to_grid
 from objpert.mechanisms.peers.noise import discrete
 from objpert.mechanisms.progress import step_progress

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from objpert.certify.peers import PeerPlan, grid_noise
 from objpert.engines.glm import GLMObjective
+from objpert.mechanisms.certificates import PeerPlan, grid_noise
 from objpert.mechanisms.peers.checks import solve_checked
 from objpert.mechanisms.peers.noise import discrete, on_grid
 

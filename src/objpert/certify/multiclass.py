@@ -24,8 +24,8 @@ from scipy.special import log_ndtr, ndtri
 from objpert.accounting import pld as pldlib
 from objpert.accounting.composition import compose as compose_split
 from objpert.accounting.composition import split_budget
-from objpert.certify.gaussian import calibrate_gaussian, gaussian_epsilon
-from objpert.certify.plan import Plan
+from objpert.accounting.gaussian_mechanism import calibrate_gaussian, gaussian_epsilon
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.validation import check_int, check_open_unit, check_positive
 
@@ -52,7 +52,7 @@ class JointPlan:
     """The plan of each of K releases whose PLD composition meets (epsilon, delta):
     ``composed_delta`` is the K-fold composed delta at ``epsilon`` (<= ``delta``)."""
 
-    plan: Plan
+    plan: WatkinsAroraPlan
     k: int
     epsilon: float
     delta: float
@@ -76,7 +76,7 @@ def composed_delta(plan: Any, k: int, epsilon: float, discretization: float) -> 
     """delta at ``epsilon`` of K releases of ``plan`` composed by their PLDs (the plan is
     re-derived first)."""
     loss = pldlib.from_plan(plan).times(check_int("k", k, 1))
-    return pldlib.delta_for_epsilon(loss.pld(discretization), epsilon)
+    return pldlib.delta_for_epsilon(pldlib.distribution(loss, discretization), epsilon)
 
 
 def _gdp_mu(epsilon: float, delta: float) -> float:
@@ -107,7 +107,7 @@ _SLOPE = 2.2
 
 
 def joint_plan(
-    plan_at: Callable[[float, float], Plan],
+    plan_at: Callable[[float, float], WatkinsAroraPlan],
     epsilon: float,
     delta: float,
     k: int,
@@ -147,16 +147,18 @@ def joint_plan(
             f"(epsilon={epsilon:g}, delta={delta:.3g}) over {k} releases leaves per-release "
             "shares below the smallest normal float: no plan certifies them"
         )
-    tried: dict[float, tuple[bool, Plan, float]] = {}
+    tried: dict[float, tuple[bool, WatkinsAroraPlan, float]] = {}
 
-    def passes(eps_i: float) -> tuple[bool, Plan, float]:
+    def passes(eps_i: float) -> tuple[bool, WatkinsAroraPlan, float]:
         if eps_i not in tried:
             plan = plan_at(eps_i, delta_i)
             got = composed_delta(plan, k, epsilon, discretization)
             tried[eps_i] = (got <= delta, plan, got)
         return tried[eps_i]
 
-    lo: tuple[float, Plan, float] | None = None  # the largest passing (eps_i, plan, delta)
+    lo: tuple[float, WatkinsAroraPlan, float] | None = (
+        None  # the largest passing (eps_i, plan, delta)
+    )
     hi: tuple[float, float] | None = None  # the smallest failing (eps_i, delta)
 
     def done() -> bool:
@@ -378,7 +380,7 @@ class Calibration:
     """The plan of each of K releases of one fit and how their certificates compose:
     ``method`` is ``"single"``, ``"basic"``, ``"advanced"`` or ``"pld"``."""
 
-    plan: Plan
+    plan: WatkinsAroraPlan
     method: str
     k: int
     epsilon: float
@@ -390,7 +392,9 @@ class Calibration:
         """The K releases as privacy losses (what an accountant is charged)."""
         return [pldlib.from_plan(self.plan).times(self.k)]
 
-    def compose(self, certificates: Sequence[Any], not_public: Sequence[str] = ()) -> Any:
+    def composed_certificate(
+        self, certificates: Sequence[Any], not_public: Sequence[str] = ()
+    ) -> Any:
         """The fit's composed certificate from the K releases' certificates."""
         if self.method == "pld":
             from objpert.accounting.accountant import compose_certificates
@@ -406,7 +410,7 @@ class Calibration:
 
 
 def calibrate_releases(
-    plan_at: Callable[[float, float], Plan],
+    plan_at: Callable[[float, float], WatkinsAroraPlan],
     epsilon: float,
     delta: float,
     k: int,

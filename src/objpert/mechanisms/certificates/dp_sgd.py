@@ -27,6 +27,9 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from objpert.accounting.bisection import smallest_passing
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.accounting.gaussian_mechanism import calibrate_gaussian
 from objpert.accounting.gaussian_steps import (
     SUBSAMPLED_DISCRETIZATION,
     SUBSAMPLED_MAX_STEPS,
@@ -36,13 +39,10 @@ from objpert.accounting.gaussian_steps import (
 from objpert.accounting.pld_grid import (
     check_discretization,
 )
-from objpert.certify.bisection import smallest_passing
-from objpert.certify.certificate import Certificate
-from objpert.certify.gaussian import calibrate_gaussian
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import Loss
+from objpert.mechanisms.certificates.plan import PeerInputs, PeerPlan, conclude
 from objpert.validation import (
     check_choice,
     check_int,
@@ -106,11 +106,11 @@ class DPSGDPlan(PeerPlan):
     def sampling_rate(self) -> float:
         return self.batch_size / self.n
 
-    def recertify(self) -> Certificate:
+    def recertify(self) -> ReleaseCertificate:
         return certify_dp_sgd(self)
 
 
-def certify_dp_sgd(plan: DPSGDPlan) -> Certificate:
+def certify_dp_sgd(plan: DPSGDPlan) -> ReleaseCertificate:
     """The certificate of a DP-SGD plan from its public fields alone."""
     inputs = checked_inputs(plan, "dp_sgd", bounded=False)
     loss = inputs.loss
@@ -177,7 +177,7 @@ def plan_dp_sgd(
     clipping is never active; give C for a loss without L1); ``eta`` defaults to
     1/(mu + L2 zeta^2), the inverse of the smoothness of F. z is found by bisection on
     :func:`~objpert.accounting.gaussian_steps.subsampled_gaussian_epsilon`
-    (:func:`~objpert.certify.bisection.smallest_passing`, relative 1e-6).
+    (:func:`~objpert.accounting.bisection.smallest_passing`, relative 1e-6).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=clip is None)
     check_choice("accountant", accountant, ("pld",))

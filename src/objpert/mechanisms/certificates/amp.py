@@ -12,13 +12,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.accounting.composition import basic, basic_profile
 from objpert.accounting.conversions import cdp_delta
-from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import two_radii
-from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
-from objpert.certify.peers.lop import SOURCES, objective_delta, objective_noise
-from objpert.certify.peers.names import gaussian_calibration
-from objpert.certify.peers.plan import (
+from objpert.losses import Loss
+from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
+from objpert.mechanisms.certificates.lop import SOURCES, objective_delta, objective_noise
+from objpert.mechanisms.certificates.names import gaussian_calibration
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     MAX_NUDGES,
     PeerInputs,
@@ -33,7 +35,6 @@ from objpert.certify.peers.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.losses import Loss
 from objpert.validation import check_open_unit, check_positive, numeric_guard
 
 __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
@@ -138,7 +139,7 @@ def plan_amp(
     return finish(plan)
 
 
-def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
     smooth = float(loss.L2) * plan.zeta**2
     eps1 = check_positive("epsilon_objective", plan.epsilon_objective)
@@ -170,7 +171,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
         ),
     }
     return conclude(
-        plan, loss, eps1 + eps2, delta1 + delta2, reasons, details,
+        plan, loss, basic([eps1, eps2], [0.0, 0.0])[0], basic_profile([delta1, delta2]), reasons, details,
         gradient_bound=g, smoothness=smooth,
     )  # fmt: skip
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -12,11 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from objpert.certify.qop.noise import output_noise, output_noise_delta, sigma2_parts
-from objpert.certify.qop.utility import utility_exact, utility_inexact
-from objpert.certify.qop.wishart import check_reading, log_wishart_constant, max_eigenvalue_bound
+from objpert.accounting.certificate import Certificate
+from objpert.accounting.composition import basic
+from objpert.accounting.plan import Plan
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.jsonable import to_json_value
+from objpert.mechanisms.certificates.qop.noise import output_noise, output_noise_delta, sigma2_parts
+from objpert.mechanisms.certificates.qop.utility import utility_exact, utility_inexact
+from objpert.mechanisms.certificates.qop.wishart import (
+    check_reading,
+    log_wishart_constant,
+    max_eigenvalue_bound,
+)
 from objpert.validation import (
     check_int,
     check_nonnegative,
@@ -29,7 +35,7 @@ __all__ = ["QOPCertificate", "QOPPlan", "qop_plan"]
 
 
 @dataclass(frozen=True)
-class QOPCertificate:
+class QOPCertificate(Certificate):
     """The (epsilon, delta) guarantee of a QOP release and the terms it is made of.
 
     ``mechanism`` is ``"qop-exact"`` ((eps1, delta1 + delta3) for the exact minimiser) or
@@ -58,6 +64,14 @@ class QOPCertificate:
         return False
 
     @property
+    def not_public(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def covers(self) -> str:
+        return f"one QOP release ({self.mechanism}), resting on unchecked assumptions"
+
+    @property
     def reasons(self) -> tuple[str, ...]:
         """Why the certificate is not certified (the same for every QOP plan)."""
         return (
@@ -74,12 +88,9 @@ class QOPCertificate:
         out["assumptions"] = list(self.assumptions)
         return out
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
 
 @dataclass(frozen=True)
-class QOPPlan:
+class QOPPlan(Plan):
     """Public constants of a QOP release and everything computed from them.
 
     Inputs: ``d``, ``m`` (integer, >= d), ``smoothness`` L (per-sample), ``rank`` rho
@@ -114,13 +125,24 @@ class QOPPlan:
     beta: float | None = None
     sigma_tilde: float = 0.0
 
+    mechanism = "qop"
+
     @property
     def epsilon(self) -> float:
-        return self.epsilon1 + self.epsilon2
+        """The objective and output parts composed (basic composition)."""
+        return self._composed[0]
 
     @property
     def delta(self) -> float:
-        return self.delta1 + self.delta2 + self.delta3 + self.delta4
+        """The four failure probabilities composed (basic composition)."""
+        return self._composed[1]
+
+    @property
+    def _composed(self) -> tuple[float, float]:
+        return basic(
+            [self.epsilon1, self.epsilon2, 0.0, 0.0],
+            [self.delta1, self.delta2, self.delta3, self.delta4],
+        )
 
     @property
     def alpha1(self) -> float:
@@ -224,9 +246,6 @@ class QOPPlan:
         )
         return out
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
 
 def _split(
     name: str, total: float, parts: Any, count: int, check: Callable[[str, Any], float]
@@ -310,7 +329,7 @@ def qop_plan(
         raise UnreachableTargetError(
             f"sigma^2 = exp({log_s2:.6g}) exceeds double range (2L / alpha1 with "
             f"log alpha1 = {la1:.6g}, reading={reading!r}); see flag (i) of "
-            "objpert.certify.qop: reading='half' keeps sigma^2 moderate"
+            "objpert.mechanisms.certificates.qop: reading='half' keeps sigma^2 moderate"
         )
     s2 = math.exp(log_s2)
     plan = dict(
@@ -336,7 +355,7 @@ def qop_plan(
         if not grid_delta <= d2:
             raise UnreachableTargetError(
                 f"the discrete output noise certifies delta2 = {grid_delta:.3g} > {d2:.3g} at "
-                f"eps2 = {e2:g} (flag v of objpert.certify.qop): choose a smaller epsilon2"
+                f"eps2 = {e2:g} (flag v of objpert.mechanisms.certificates.qop): choose a smaller epsilon2"
             )
         plan.update(
             inexact=True,

@@ -12,13 +12,15 @@ checks every plan shares and then the method's own.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from objpert.certify.certificate import Certificate, check_target_delta
-from objpert.certify.peers.discrete import (
+from objpert.accounting.certificate import ReleaseCertificate, check_target_delta
+from objpert.accounting.plan import Plan
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.losses import Loss, get_loss, require_bounded_gradient
+from objpert.mechanisms.certificates.discrete import (
     GRID_BITS,
     check_grid_bits,
     discrete_gaussian_rho,
@@ -26,9 +28,7 @@ from objpert.certify.peers.discrete import (
     grid_sensitivity,
     grid_sigma,
 )
-from objpert.certify.peers.names import METHODS
-from objpert.exceptions import ParameterError, UnreachableTargetError
-from objpert.losses import Loss, get_loss, require_bounded_gradient
+from objpert.mechanisms.certificates.names import METHODS
 from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
@@ -63,7 +63,7 @@ MAX_NUDGES = 200
 
 
 @dataclass(frozen=True)
-class PeerPlan:
+class PeerPlan(Plan):
     """Everything a peer release needs, chosen from public constants before touching data.
 
     ``sigma`` is the mechanism's Gaussian std: of the objective perturbation z (``lop``,
@@ -72,7 +72,7 @@ class PeerPlan:
     is the solver's gradient-norm tolerance ||grad F_priv(w)|| <= tolerance (AMP's gamma).
     ``calibration`` is the Gaussian calibration of the published noise (``analytic`` or
     ``classical``: :data:`~.names.GAUSSIAN_CALIBRATIONS`), the accountant of ``noisy_gd``
-    (``zcdp``, ``rdp`` or ``pld``: :data:`~.names.ACCOUNTANTS`) or the accountant of LOP
+    (``zcdp`` or ``rdp``: :data:`~.names.ACCOUNTANTS`) or the accountant of LOP
     and LOP-Clip (``profile`` or ``kifer``: :data:`~.names.LOP_ACCOUNTANTS`).
     ``grid_bits`` is the public k of the grid of the
     published noise (:func:`~.discrete.grid_noise`): the output noise of
@@ -93,7 +93,7 @@ class PeerPlan:
     delta: float  # target
     mu: float
     sigma: float
-    certificate: Certificate | None
+    certificate: ReleaseCertificate | None
     loss_params: tuple[tuple[str, float], ...] = ()
     calibration: str = "analytic"
     tolerance: float | None = None
@@ -109,11 +109,15 @@ class PeerPlan:
     grid_bits: int = GRID_BITS
     objective_accountant: str = "kifer"
 
+    @property
+    def mechanism(self) -> str:
+        return self.method
+
     def loss_object(self) -> Loss:
         """The plan's loss, rebuilt from the registry with its public parameters."""
         return get_loss(self.loss, **dict(self.loss_params))
 
-    def recertify(self) -> Certificate:
+    def recertify(self) -> ReleaseCertificate:
         """Recompute the certificate from the plan's public fields alone."""
         return certify_peer(self)
 
@@ -124,13 +128,10 @@ class PeerPlan:
         out["certificate"] = None if self.certificate is None else self.certificate.to_dict()
         return out
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PeerPlan:
         """Inverse of :meth:`to_dict`."""
-        from objpert.certify.certificate import certificate_from_dict
+        from objpert.accounting.certificate import certificate_from_dict
 
         fields = dict(data)
         fields["loss_params"] = tuple(tuple(p) for p in fields.get("loss_params", ()))
@@ -142,7 +143,7 @@ class PeerPlan:
 # ---------------------------------------------------------------- certificates
 
 #: (plan, its loss) -> the method's certificate, after the checks every plan shares.
-Certifier = Callable[[PeerPlan, Loss], Certificate]
+Certifier = Callable[[PeerPlan, Loss], ReleaseCertificate]
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def register_method(method: PeerMethod) -> PeerMethod:
     return method
 
 
-def certify_peer(plan: PeerPlan) -> Certificate:
+def certify_peer(plan: PeerPlan) -> ReleaseCertificate:
     """The certificate of ``plan`` from its public fields (its stored one is ignored)."""
     method = _REGISTERED.get(plan.method)
     if method is None:
@@ -203,7 +204,7 @@ def conclude(
     *,
     iterations: int | None = None,
     **constants: float,
-) -> Certificate:
+) -> ReleaseCertificate:
     """The certificate of a peer plan certifying (epsilon, delta) unless ``reasons`` name
     a failed condition: the plan's public constants (loss, L1, L2, n, d, zeta, mu, then
     ``constants``) and the method's ``details``."""
@@ -218,7 +219,7 @@ def conclude(
         "mu": plan.mu,
         **constants,
     }
-    return Certificate.conclude(
+    return ReleaseCertificate.conclude(
         plan.method,
         float(epsilon),
         0.0,

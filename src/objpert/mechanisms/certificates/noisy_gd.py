@@ -9,12 +9,18 @@ T rho-zCDP in all (Bun & Steinke 2016, Lemma 2.3), converted to (epsilon, delta)
 
 from __future__ import annotations
 
-from objpert.accounting.conversions import cdp_delta, cdp_epsilon
-from objpert.certify.certificate import Certificate
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.accounting.conversions import cdp_delta, cdp_epsilon, zcdp_composition
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.certify.peers.discrete import GRID_BITS, calibrate_discrete_gaussian, check_grid_bits
-from objpert.certify.peers.names import accountant as accountant_name
-from objpert.certify.peers.plan import (
+from objpert.exceptions import ParameterError
+from objpert.losses import Loss
+from objpert.mechanisms.certificates.discrete import (
+    GRID_BITS,
+    calibrate_discrete_gaussian,
+    check_grid_bits,
+)
+from objpert.mechanisms.certificates.names import accountant as accountant_name
+from objpert.mechanisms.certificates.plan import (
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -22,8 +28,6 @@ from objpert.certify.peers.plan import (
     grid_details,
     register_method,
 )
-from objpert.exceptions import ParameterError
-from objpert.losses import Loss
 from objpert.validation import check_int, check_nonnegative, check_positive, numeric_guard
 
 __all__ = ["DEFAULT_NOISY_GD_ITERATIONS", "NOISY_GD_MAX_ITERATIONS", "plan_noisy_gd"]
@@ -61,11 +65,11 @@ def plan_noisy_gd(
     Canonne, Kamath & Steinke (2020), Theorem 14; the T adaptively composed steps are
     T rho-zCDP (Bun & Steinke 2016, Lemma 2.3) and the release is post-processing. sigma is
     the smallest on-grid scale certifying the target under ``accountant``: ``zcdp``
-    (Corollary 13 of Canonne et al.; the certificate reports delta(epsilon)), ``rdp`` or
-    ``pld`` (their Proposition 12 at alpha T rho; the certificate reports epsilon(delta)).
+    (Corollary 13 of Canonne et al.; the certificate reports delta(epsilon)) or ``rdp``
+    (their Proposition 12 at alpha T rho; the certificate reports epsilon(delta)).
     The Gaussian-DP and PLD compositions hold for continuous Gaussian noise only
-    (:mod:`objpert.accounting.gaussian_steps`) and are not used for the discrete noise;
-    ``pld`` certifies as ``rdp``. ``eta`` defaults to 1/(mu + L2 zeta^2).
+    (:mod:`objpert.accounting.gaussian_steps`) and are not used for the discrete noise.
+    ``eta`` defaults to 1/(mu + L2 zeta^2).
     No last-iterate amplification is claimed.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
@@ -87,7 +91,7 @@ def plan_noisy_gd(
     )  # fmt: skip
 
 
-def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
     T = check_int("iterations", plan.iterations, 1)
     check_positive("eta", plan.eta)
@@ -96,7 +100,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
         reasons.append(f"T = {T} > 2^21 steps (the int64 sum of the grid steps)")
     sens = replace_one_sensitivity(g) / plan.n
     grid = grid_details(sens, plan.sigma, plan.d, plan.grid_bits)
-    rho = T * grid["rho"]
+    rho = zcdp_composition(grid["rho"], T)
     if accountant_name(plan.calibration) == "zcdp":
         epsilon = plan.epsilon
         delta = cdp_delta(rho, epsilon)
@@ -114,7 +118,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
             "T adaptively composed grid discrete Gaussians: Canonne, Kamath & Steinke 2020, "
             "Theorem 14 (rho-zCDP per step, sensitivity + gamma sqrt(d)); Bun & Steinke "
             "2016, Lemma 2.3 (T rho); Canonne et al. 2020, Corollary 13 (accountant 'zcdp', "
-            "delta at epsilon) or Proposition 12 ('rdp', 'pld': epsilon at delta; "
+            "delta at epsilon) or Proposition 12 ('rdp': epsilon at delta; "
             "dp-accounting's PLD models continuous noise and is not used)"
         ),
     }

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from objpert.certify.bisection import smallest_passing
+from objpert.accounting.bisection import smallest_passing
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import log_over
 from objpert.validation import (
@@ -86,7 +86,7 @@ def gaussian_delta(epsilon: float, sensitivity: float, sigma: float) -> float:
 
     delta_G(epsilon) = Phi(G/(2 sigma) - epsilon sigma/G) - e^epsilon Phi(-G/(2 sigma)
     - epsilon sigma/G) (Dong et al. 2022, Corollary 2.13), via
-    :func:`objpert.certify.gaussian.gaussian_profile`.
+    :func:`objpert.accounting.gaussian_mechanism.gaussian_profile`.
     """
     check_nonnegative("epsilon", epsilon)
     return float(gaussian_profile(epsilon, sensitivity, sigma))

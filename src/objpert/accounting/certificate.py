@@ -1,14 +1,24 @@
-"""The certificate value: what a release's (epsilon, delta) is and why."""
+"""Certificates: what every guarantee objpert issues is, and a single release's.
+
+:class:`Certificate` is the base of every certificate: of one release
+(:class:`ReleaseCertificate`), of composed releases, of an accountant's ledger and of a
+private model selection. Each says its (epsilon, delta), whether it is certified, what it
+covers, what of the model was read from the data instead of declared (``not_public``),
+and emits the privacy loss it composes as (:meth:`Certificate.privacy_loss`), which only
+:mod:`objpert.accounting` turns into numbers.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import sys
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from objpert.exceptions import ParameterError
+from objpert.accounting.events import PrivacyLoss, certified_point, release_loss
+from objpert.exceptions import ParameterError, PrivacyError
 from objpert.jsonable import to_json_value
 from objpert.validation import check_open_unit
 
@@ -17,6 +27,7 @@ __all__ = [
     "FORMS",
     "FORM_NAMES",
     "Certificate",
+    "ReleaseCertificate",
     "budget_text",
     "certificate_from_dict",
     "check_target_delta",
@@ -57,8 +68,60 @@ def check_target_delta(value: Any, name: str = "delta") -> float:
     return delta
 
 
+class Certificate(ABC):
+    """The base of every certificate objpert issues (one ``isinstance`` for all of them).
+
+    Every certificate has ``epsilon`` and ``delta`` (the guarantee), ``certified`` (False:
+    no guarantee, delta is the trivial 1), ``not_public`` (the structural choices of the
+    model read from the private data, which the guarantee does not cover) and
+    :attr:`covers` (what the guarantee is about, in words); :meth:`summary` prints it,
+    :meth:`to_dict` writes it, :meth:`privacy_loss` is the event it composes as.
+    Certificates are frozen dataclasses whose fields hold these values: the base declares
+    none of them, so that each subclass's fields keep their own order and defaults.
+    """
+
+    __slots__ = ()
+
+    @property
+    @abstractmethod
+    def covers(self) -> str:
+        """What the guarantee is about (the releases, the selection), in words."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-serialisable."""
+
+    def summary(self) -> str:
+        """A few lines: the guarantee and what it does not cover."""
+        status = "certified" if self.certified else "NOT certified"
+        lines = [f"{budget_text(self.epsilon, self.delta)}, {status}: {self.covers}"]
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
+
+    @property
+    def covers_structure(self) -> bool:
+        """Whether every structural choice of the model was public (``not_public`` empty)."""
+        return not self.not_public
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def privacy_losses(self) -> list[PrivacyLoss]:
+        """The privacy losses this certificate composes as (a composed certificate: one
+        per release); refused (:class:`PrivacyError`) when it is not certified."""
+        if not self.certified:
+            raise PrivacyError("an uncertified release has no privacy guarantee to account for")
+        return [self.privacy_loss()]
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The privacy-loss event this certificate composes as: its (epsilon, delta)
+        point (a certificate that knows its whole profile says so by overriding this)."""
+        return certified_point(self)
+
+
 @dataclass(frozen=True)
-class Certificate:
+class ReleaseCertificate(Certificate):
     """An (epsilon, delta) guarantee computed from public constants alone.
 
     ``delta = max(truncation_mass + divergence_term, DELTA_FLOOR)`` when ``certified``
@@ -87,16 +150,15 @@ class Certificate:
     not_public: tuple[str, ...] = ()
 
     @property
-    def covers_structure(self) -> bool:
-        """Whether every structural choice of the model was public (``not_public`` empty)."""
-        return not self.not_public
+    def covers(self) -> str:
+        return f"one release ({FORM_NAMES.get(self.form, self.form)})"
 
     def __repr__(self) -> str:
         """One line: the form, the guarantee and the run (``to_dict`` has everything)."""
         return (
-            f"Certificate(form={self.form!r}, epsilon={self.epsilon!r}, delta={self.delta!r}, "
-            f"certified={self.certified}, iterations={self.iterations}, sigma={self.sigma:.6g}, "
-            f"truncation={self.truncation!r})"
+            f"ReleaseCertificate(form={self.form!r}, epsilon={self.epsilon!r}, "
+            f"delta={self.delta!r}, certified={self.certified}, iterations={self.iterations}, "
+            f"sigma={self.sigma:.6g}, truncation={self.truncation!r})"
         )
 
     def summary(self) -> str:
@@ -128,7 +190,7 @@ class Certificate:
         divergence_term: float,
         reasons: list[str],
         **fields: Any,
-    ) -> Certificate:
+    ) -> ReleaseCertificate:
         """The certificate once every condition of the theorem has been checked.
 
         ``reasons`` lists the failed conditions; a total delta >= 1 is one more.
@@ -163,19 +225,22 @@ class Certificate:
         out["not_public"] = list(self.not_public)
         return out
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
+    def privacy_loss(self, *, radius: tuple[float, float] | None = None) -> PrivacyLoss:
+        """The privacy-loss event of this release: its whole privacy profile where its
+        form's profile is registered (Watkins & Arora's, :mod:`objpert.certify.profile`;
+        ``radius``: one more truncation radius pair r, r'), else its (epsilon, delta)."""
+        return release_loss(self, radius)
 
 
-def certificate_from_dict(data: dict[str, Any]) -> Certificate:
-    """Inverse of :meth:`Certificate.to_dict` (which merges ``details`` into the top level).
+def certificate_from_dict(data: dict[str, Any]) -> ReleaseCertificate:
+    """Inverse of :meth:`ReleaseCertificate.to_dict` (which merges ``details`` into the top level).
 
     Non-finite floats were written as ``None`` by ``to_dict`` and stay ``None``; the
     round trip ``certificate_from_dict(c.to_dict()).to_dict() == c.to_dict()`` holds.
     """
     if not isinstance(data, dict):
         raise ParameterError(f"a certificate must be a dict; got {type(data).__name__}")
-    own = {f.name for f in fields(Certificate)} - {"details", "reasons", "not_public"}
+    own = {f.name for f in fields(ReleaseCertificate)} - {"details", "reasons", "not_public"}
     missing = sorted(own - set(data))
     if missing:
         raise ParameterError(f"certificate is missing keys {missing}")
@@ -185,4 +250,4 @@ def certificate_from_dict(data: dict[str, Any]) -> Certificate:
     details = {k: v for k, v in data.items() if k not in own and k not in extra}
     reasons = tuple(str(r) for r in data.get("reasons", ()))
     not_public = tuple(str(r) for r in data.get("not_public", ()))
-    return Certificate(**kwargs, details=details, reasons=reasons, not_public=not_public)
+    return ReleaseCertificate(**kwargs, details=details, reasons=reasons, not_public=not_public)

@@ -54,7 +54,7 @@ Flags about the authors' formulas
      eps2 >= 1 for a release.
 (v)  The output noise is released as a discrete Gaussian on a grid
      (:mod:`objpert.mechanisms.discrete_noise`, scale
-     :func:`objpert.certify.peers.discrete.grid_sigma` (sigma_tilde) >= sigma_tilde),
+     :func:`objpert.mechanisms.certificates.discrete.grid_sigma` (sigma_tilde) >= sigma_tilde),
      not as the continuous Gaussian of the classical theorem: :func:`qop_plan` checks that it
      certifies delta2 at eps2 by Canonne, Kamath & Steinke (2020), Theorem 14 and
      Corollary 13, with sensitivity 2 radius + gamma sqrt(d) (the grid's rounding), and
@@ -63,17 +63,17 @@ Flags about the authors' formulas
      default grid.
 """
 
-from objpert.certify.qop.baseline import ReferenceComparison, compare_to_reference
-from objpert.certify.qop.noise import (
+from objpert.mechanisms.certificates.qop.baseline import ReferenceComparison, compare_to_reference
+from objpert.mechanisms.certificates.qop.noise import (
     f2,
     log_sigma2,
     output_noise,
     output_noise_delta,
     sigma2,
 )
-from objpert.certify.qop.plan import QOPCertificate, QOPPlan, qop_plan
-from objpert.certify.qop.utility import utility_exact, utility_inexact
-from objpert.certify.qop.wishart import (
+from objpert.mechanisms.certificates.qop.plan import QOPCertificate, QOPPlan, qop_plan
+from objpert.mechanisms.certificates.qop.utility import utility_exact, utility_inexact
+from objpert.mechanisms.certificates.qop.wishart import (
     READINGS,
     alpha1,
     inverse_lower_gamma,

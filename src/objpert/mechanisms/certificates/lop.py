@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.peers.kifer import lop_delta, lop_mean_form
-from objpert.certify.peers.names import lop_accountant
-from objpert.certify.peers.plan import (
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.exceptions import ParameterError
+from objpert.losses import Loss
+from objpert.mechanisms.certificates.kifer import lop_delta, lop_mean_form
+from objpert.mechanisms.certificates.names import lop_accountant
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     PeerInputs,
     PeerMethod,
@@ -41,13 +43,11 @@ from objpert.certify.peers.plan import (
     ridge,
     solver_tolerance,
 )
-from objpert.certify.peers.redberg import (
+from objpert.mechanisms.certificates.redberg import (
     calibrate_exact_lop,
     exact_lop_constants,
     exact_lop_delta,
 )
-from objpert.exceptions import ParameterError
-from objpert.losses import Loss
 from objpert.validation import check_positive, numeric_guard
 
 __all__ = [
@@ -185,7 +185,9 @@ def plan_lop(
     )
 
 
-def certify_objective(plan: PeerPlan, loss: Loss, grad_bound: float, source: str) -> Certificate:
+def certify_objective(
+    plan: PeerPlan, loss: Loss, grad_bound: float, source: str
+) -> ReleaseCertificate:
     """The certificate of Gaussian LOP at per-sample gradient bound ``grad_bound``: delta
     at the plan's epsilon under its accountant (``calibration``; :func:`objective_delta`)."""
     smooth = float(loss.L2) * plan.zeta**2
@@ -216,7 +218,7 @@ SOURCES = {
 }
 
 
-def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     return certify_objective(
         plan,
         loss,

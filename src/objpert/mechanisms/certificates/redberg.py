@@ -49,8 +49,8 @@ import itertools
 import math
 import warnings
 
-from objpert.certify.bisection import smallest_passing
-from objpert.certify.gaussian import gaussian_profile
+from objpert.accounting.bisection import smallest_passing
+from objpert.accounting.gaussian_mechanism import gaussian_profile
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import log_q

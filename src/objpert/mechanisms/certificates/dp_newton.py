@@ -30,17 +30,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.gaussian_steps import (
     calibrate_noise_multiplier,
     continuous_accountant,
     noisy_gd_epsilon,
 )
-from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.certify.peers.dp_sgd import checked_inputs, finish_plan, peer_plan_as
-from objpert.certify.peers.plan import PeerInputs, PeerPlan, conclude
 from objpert.exceptions import UnreachableTargetError
 from objpert.losses import Loss
+from objpert.mechanisms.certificates.dp_sgd import checked_inputs, finish_plan, peer_plan_as
+from objpert.mechanisms.certificates.plan import PeerInputs, PeerPlan, conclude
 from objpert.validation import check_int, check_positive, numeric_guard
 
 __all__ = [
@@ -71,7 +71,7 @@ class DPNewtonPlan(PeerPlan):
     sensitivity), ``iterations`` K, ``eta`` the Newton step, ``mu`` > 0 the ridge (and the
     floor of the noisy Hessian's eigenvalues), ``calibration`` the accountant."""
 
-    def recertify(self) -> Certificate:
+    def recertify(self) -> ReleaseCertificate:
         return certify_dp_newton(self)
 
 
@@ -82,7 +82,7 @@ def newton_sensitivities(inputs: PeerInputs) -> tuple[float, float]:
     return gradient, math.sqrt(2.0) * inputs.smoothness / inputs.n
 
 
-def certify_dp_newton(plan: DPNewtonPlan) -> Certificate:
+def certify_dp_newton(plan: DPNewtonPlan) -> ReleaseCertificate:
     """The certificate of a DP Newton plan from its public fields alone."""
     inputs = checked_inputs(plan, "dp_newton", bounded=True)
     K = check_int("iterations", plan.iterations, 1, DP_NEWTON_MAX_ITERATIONS)

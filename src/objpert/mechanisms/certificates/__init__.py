@@ -32,7 +32,7 @@ randomness), one module each:
     Noisy full-batch gradient descent with discrete Gaussian gradient noise, accounted by
     zero-concentrated DP (Canonne, Kamath & Steinke 2020, Theorem 14; Bun & Steinke 2016).
 
-The noise: :mod:`objpert.certify.gaussian` (the continuous Gaussian mechanism, Balle &
+The noise: :mod:`objpert.accounting.gaussian_mechanism` (the continuous Gaussian mechanism, Balle &
 Wang 2018), :mod:`.discrete` (the grid and the discrete Gaussian); their composition and
 conversions are in :mod:`objpert.accounting` (:mod:`~objpert.accounting.conversions`: zCDP
 to (epsilon, delta); :mod:`~objpert.accounting.gaussian_steps`: GDP, RDP and PLD
@@ -40,7 +40,7 @@ composition of continuous Gaussian steps). The plan: :mod:`.plan` (:class:`PeerP
 :func:`certify_peer` and the builder every planner uses), :mod:`.calibrate` (the dispatch
 behind ``objpert.plan``), :mod:`.names` (the option names).
 
-Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.certify.certificate.Certificate`
+Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.accounting.certificate.Certificate`
 is recomputed from the plan's public fields by :func:`certify_peer`; a plan that does not
 certify its target is never returned. Each certificate reports the (epsilon, delta) it
 actually certifies (at most the target). Noise published added to a value (output
@@ -49,8 +49,8 @@ grid; the objective noise of LOP, LOP-Clip and AMP enters the objective and is n
 published added to a value: it stays continuous.
 """
 
-from objpert.certify.peers.amp import DEFAULT_OUTPUT_SHARE, plan_amp
-from objpert.certify.peers.discrete import (
+from objpert.mechanisms.certificates.amp import DEFAULT_OUTPUT_SHARE, plan_amp
+from objpert.mechanisms.certificates.discrete import (
     GRID_BITS,
     GRID_BITS_RANGE,
     calibrate_discrete_gaussian,
@@ -62,39 +62,44 @@ from objpert.certify.peers.discrete import (
     grid_sensitivity,
     grid_sigma,
 )
-from objpert.certify.peers.kifer import lop_delta, lop_mean_form, lop_noise, lop_regulariser
-from objpert.certify.peers.lop import plan_lop
-from objpert.certify.peers.lop_clip import plan_lop_clip
-from objpert.certify.peers.multinomial import (
+from objpert.mechanisms.certificates.kifer import (
+    lop_delta,
+    lop_mean_form,
+    lop_noise,
+    lop_regulariser,
+)
+from objpert.mechanisms.certificates.lop import plan_lop
+from objpert.mechanisms.certificates.lop_clip import plan_lop_clip
+from objpert.mechanisms.certificates.multinomial import (
     MultinomialPlan,
     chi_profile_delta,
     multinomial_profile,
     plan_multinomial,
 )
-from objpert.certify.peers.names import (
+from objpert.mechanisms.certificates.names import (
     ACCOUNTANTS,
     GAUSSIAN_CALIBRATIONS,
     LOP_ACCOUNTANTS,
     METHODS,
 )
-from objpert.certify.peers.noisy_gd import (
+from objpert.mechanisms.certificates.noisy_gd import (
     DEFAULT_NOISY_GD_ITERATIONS,
     NOISY_GD_MAX_ITERATIONS,
     plan_noisy_gd,
 )
-from objpert.certify.peers.output import (
+from objpert.mechanisms.certificates.output import (
     default_output_mu,
     output_sensitivity,
     plan_output_perturbation,
 )
-from objpert.certify.peers.plan import (
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_RELATIVE_TOLERANCE,
     DISCRETE_NOISE,
     PeerPlan,
     certify_peer,
 )
-from objpert.certify.peers.redberg import (
+from objpert.mechanisms.certificates.redberg import (
     calibrate_exact_lop,
     exact_lop_constants,
     exact_lop_delta,

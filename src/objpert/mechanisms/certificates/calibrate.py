@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from objpert.certify.peers.amp import plan_amp
-from objpert.certify.peers.lop import plan_lop
-from objpert.certify.peers.lop_clip import plan_lop_clip
-from objpert.certify.peers.names import METHODS
-from objpert.certify.peers.noisy_gd import plan_noisy_gd
-from objpert.certify.peers.output import plan_output_perturbation
-from objpert.certify.peers.plan import PeerPlan
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
+from objpert.mechanisms.certificates.amp import plan_amp
+from objpert.mechanisms.certificates.lop import plan_lop
+from objpert.mechanisms.certificates.lop_clip import plan_lop_clip
+from objpert.mechanisms.certificates.names import METHODS
+from objpert.mechanisms.certificates.noisy_gd import plan_noisy_gd
+from objpert.mechanisms.certificates.output import plan_output_perturbation
+from objpert.mechanisms.certificates.plan import PeerPlan
 from objpert.validation import numeric_guard
 
 __all__ = ["PLANNERS", "calibrate_peer"]

@@ -10,16 +10,16 @@ loss need not have a bounded l'.
 
 from __future__ import annotations
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.peers.lop import SOURCES, certify_objective, objective_plan
-from objpert.certify.peers.plan import (
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.losses import Loss
+from objpert.mechanisms.certificates.lop import SOURCES, certify_objective, objective_plan
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     PeerInputs,
     PeerMethod,
     PeerPlan,
     register_method,
 )
-from objpert.losses import Loss
 from objpert.validation import check_positive, numeric_guard
 
 __all__ = ["plan_lop_clip"]
@@ -60,7 +60,7 @@ def plan_lop_clip(
     return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iterations, accountant, clip=c)
 
 
-def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     return certify_objective(
         plan,
         loss,

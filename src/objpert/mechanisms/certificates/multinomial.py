@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import warnings
 from dataclasses import asdict, dataclass, replace
@@ -68,20 +67,22 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize, special
 
+from objpert.accounting.bisection import smallest_passing
+from objpert.accounting.certificate import ReleaseCertificate, check_target_delta
+from objpert.accounting.composition import basic, basic_profile
 from objpert.accounting.conversions import cdp_delta
-from objpert.certify.bisection import smallest_passing
-from objpert.certify.certificate import Certificate, check_target_delta
+from objpert.accounting.plan import Plan
 from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity, two_radii
-from objpert.certify.peers.amp import DEFAULT_OUTPUT_SHARE, _split
-from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
-from objpert.certify.peers.plan import (
+from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.mechanisms.certificates.amp import DEFAULT_OUTPUT_SHARE, _split
+from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_RELATIVE_TOLERANCE,
     MAX_NUDGES,
     grid_details,
     iteration_budget,
 )
-from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.validation import (
     check_computed,
     check_int,
@@ -178,7 +179,7 @@ def multinomial_profile(plan: MultinomialPlan, epsilons: Any) -> np.ndarray:
     t, c0, m = (cert.details[k] for k in ("sensitivity_ratio", "log_det", "profile_dimension"))
     eps2, delta2 = cert.details["epsilon_output"], cert.details["delta_output"]
     return np.array([
-        min(1.0, chi_profile_delta(max(0.0, float(e) - eps2), t, c0, m) + delta2)
+        basic_profile([chi_profile_delta(max(0.0, float(e) - eps2), t, c0, m), delta2])
         for e in np.atleast_1d(np.asarray(epsilons, dtype=float))
     ])  # fmt: skip
 
@@ -228,7 +229,7 @@ def _auto_mu(
 ) -> float:
     """The "auto" ridge: the mu minimising the excess-risk bound p sigma(mu)^2 / (2 mu) +
     mu W^2 / 2 of the perturbed strongly convex objective (p = d K coordinates; the same
-    criterion as the estimators' ``alpha="auto"``, Watkins & Arora 2026), against a
+    criterion as the estimators' ``mu="auto"``, Watkins & Arora 2026), against a
     comparator whose K columns each have norm <= ``class_norm`` (W^2 = K class_norm^2).
     A pure function of public constants; golden-section search on log mu."""
     p = d * n_classes
@@ -254,7 +255,7 @@ def _auto_mu(
 
 
 @dataclass(frozen=True)
-class MultinomialPlan:
+class MultinomialPlan(Plan):
     """Everything a multinomial release needs, from public constants only.
 
     ``d`` counts the intercept column; the weights are a (d, n_classes) matrix. ``sigma``
@@ -279,10 +280,12 @@ class MultinomialPlan:
     output_sigma: float
     max_iterations: int
     grid_bits: int = GRID_BITS
-    certificate: Certificate | None = None
+    certificate: ReleaseCertificate | None = None
 
     method = MULTINOMIAL
     loss = "softmax"
+
+    mechanism = "multinomial"
 
     @property
     def iterations(self) -> int:
@@ -295,7 +298,7 @@ class MultinomialPlan:
         """d K: the number of released coordinates."""
         return self.d * self.n_classes
 
-    def recertify(self) -> Certificate:
+    def recertify(self) -> ReleaseCertificate:
         """The certificate recomputed from the plan's public fields (the stored one ignored)."""
         return certify_multinomial(self)
 
@@ -304,13 +307,10 @@ class MultinomialPlan:
         out["certificate"] = None if self.certificate is None else self.certificate.to_dict()
         return out
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MultinomialPlan:
         """Inverse of :meth:`to_dict`."""
-        from objpert.certify.certificate import certificate_from_dict
+        from objpert.accounting.certificate import certificate_from_dict
 
         fields = dict(data)
         cert = fields.get("certificate")
@@ -318,7 +318,7 @@ class MultinomialPlan:
         return cls(**fields)
 
 
-def certify_multinomial(plan: MultinomialPlan) -> Certificate:
+def certify_multinomial(plan: MultinomialPlan) -> ReleaseCertificate:
     """The certificate of ``plan`` from its public fields: the objective part's delta by
     the profile (*) at epsilon_objective, the output part's by the grid discrete Gaussian
     (Canonne, Kamath & Steinke 2020, Theorem 14 and Corollary 13), composed."""
@@ -338,7 +338,7 @@ def certify_multinomial(plan: MultinomialPlan) -> Certificate:
     sens_out = two_radii(gamma / mu)
     grid = grid_details(sens_out, check_positive("output_sigma", plan.output_sigma), d * k, bits)
     delta2 = cdp_delta(grid["rho"], eps2)
-    epsilon = eps1 + eps2
+    epsilon, _ = basic([eps1, eps2], [0.0, 0.0])
     reasons = []
     if epsilon > plan.epsilon * (1.0 + 1e-12):
         reasons.append(f"epsilon_objective + epsilon_output = {epsilon:.6g} > {plan.epsilon:g}")
@@ -376,8 +376,8 @@ def certify_multinomial(plan: MultinomialPlan) -> Certificate:
         "mu": mu,
         "gradient_bound": softmax_gradient_bound(zeta),
     }
-    return Certificate.conclude(
-        MULTINOMIAL, float(epsilon), 0.0, float(delta1 + delta2), reasons,
+    return ReleaseCertificate.conclude(
+        MULTINOMIAL, float(epsilon), 0.0, float(basic_profile([delta1, delta2])), reasons,
         iterations=None, threshold_iterations=None, sigma=float(plan.sigma),
         truncation="none", constants=constants, details=details,
     )  # fmt: skip
@@ -458,7 +458,7 @@ def plan_multinomial(
     )
 
 
-def check_multinomial_plan(plan: Any) -> Certificate:
+def check_multinomial_plan(plan: Any) -> ReleaseCertificate:
     """Recompute ``plan``'s certificate; refuse (ParameterError) a plan that is not a
     :class:`MultinomialPlan`, does not certify, exceeds its target or whose stored
     certificate differs from the recomputed one."""

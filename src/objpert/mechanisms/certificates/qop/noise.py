@@ -6,16 +6,20 @@ sigma^2 makes the exact minimiser (epsilon, delta1 + delta3)-DP; an inexact solv
 output noise of scale sigma_tilde for a total (eps1 + eps2, delta1 + ... + delta4)-DP.
 The output noise is released as a discrete Gaussian on a grid and certified by Canonne,
 Kamath & Steinke (2020), Theorem 14 and Corollary 13 (flag (v) of
-:mod:`objpert.certify.qop`).
+:mod:`objpert.mechanisms.certificates.qop`).
 """
 
 from __future__ import annotations
 
 import math
 
-from objpert.certify.peers.discrete import discrete_gaussian_delta
-from objpert.certify.qop.wishart import check_dimensions, log_alpha1, min_eigenvalue_bound
 from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.mechanisms.certificates.discrete import discrete_gaussian_delta
+from objpert.mechanisms.certificates.qop.wishart import (
+    check_dimensions,
+    log_alpha1,
+    min_eigenvalue_bound,
+)
 from objpert.special import log_over
 from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
@@ -148,7 +152,7 @@ def output_noise_delta(
     d: int,
 ) -> float:
     """The delta2 the released output noise certifies at eps2 (flag v): the discrete
-    Gaussian on the grid of sigma_tilde (:func:`objpert.certify.peers.discrete.grid_noise`) with l2
+    Gaussian on the grid of sigma_tilde (:func:`objpert.mechanisms.certificates.discrete.grid_noise`) with l2
     sensitivity 2 radius + gamma sqrt(d), by Canonne, Kamath & Steinke (2020), Theorem 14
     (rho-zCDP) and Corollary 13 (to (eps2, delta2)). 0 when there is no noise (radius 0)."""
     radius = output_radius(tau, eta, alpha, float(sigma2_value), beta)

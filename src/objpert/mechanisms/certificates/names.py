@@ -25,10 +25,11 @@ METHODS = ("lop", "lop_clip", "amp", "output_perturbation", "noisy_gd")
 GAUSSIAN_CALIBRATIONS = ("analytic", "classical")
 
 #: Noisy GD's accountants for its T discrete Gaussian steps (T rho-zCDP): ``zcdp``,
-#: delta at epsilon by Canonne, Kamath & Steinke (2020), Corollary 13; ``rdp`` and ``pld``,
-#: epsilon at delta by their Proposition 12 (``pld`` certifies as ``rdp``: a PLD of the
-#: discrete noise is not implemented).
-ACCOUNTANTS = ("zcdp", "rdp", "pld")
+#: delta at epsilon by Canonne, Kamath & Steinke (2020), Corollary 13; ``rdp``, epsilon at
+#: delta by their Proposition 12 (the Renyi divergences of the zCDP bound). A privacy-loss
+#: distribution of the discrete noise is not implemented, so no accountant is named after
+#: one.
+ACCOUNTANTS = ("zcdp", "rdp")
 
 #: Accountants of the objective noise of LOP, LOP-Clip and AMP (the exact minimiser):
 #: ``profile``, its privacy profile (Redberg, Koskela & Wang 2023; :mod:`.redberg`);

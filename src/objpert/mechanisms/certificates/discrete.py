@@ -18,12 +18,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from objpert.accounting.conversions import cdp_delta, cdp_epsilon
-from objpert.certify.bisection import smallest_passing
-from objpert.certify.gaussian import calibrate_gaussian, classical_gaussian_sigma
-from objpert.certify.peers.names import gaussian_calibration
+from objpert.accounting.bisection import smallest_passing
+from objpert.accounting.conversions import cdp_delta, cdp_epsilon, gaussian_zcdp
+from objpert.accounting.gaussian_mechanism import calibrate_gaussian, classical_gaussian_sigma
 from objpert.exceptions import ParameterError, UnreachableTargetError
-from objpert.special import square
+from objpert.mechanisms.certificates.names import gaussian_calibration
 from objpert.validation import (
     check_int,
     check_nonnegative,
@@ -121,14 +120,7 @@ def discrete_gaussian_rho(
     rho (Bun & Steinke 2016, Lemma 2.3)."""
     T = check_int("steps", steps, 1)
     gamma, units = grid_noise(sigma, bits)
-    g = grid_sensitivity(sensitivity, sigma, d, bits)
-    scale = gamma * units
-    denominator = 2.0 * square(scale)
-    numerator = T * g * g
-    if 0.0 < denominator < math.inf and numerator < math.inf:
-        return numerator / denominator
-    ratio = g / scale  # a square left the float64 range: rho from the ratio (+inf beyond)
-    return math.inf if ratio > 1e154 else 0.5 * T * ratio * ratio
+    return gaussian_zcdp(grid_sensitivity(sensitivity, sigma, d, bits), gamma * units, T)
 
 
 def discrete_gaussian_delta(
@@ -160,7 +152,7 @@ def calibrate_discrete_gaussian(
     grid-Gaussian releases certify (epsilon, delta): :func:`discrete_gaussian_delta` <=
     delta at epsilon (``report="delta"``) or :func:`discrete_gaussian_epsilon` <= epsilon
     at delta (``report="epsilon"``), by bisection from the analytic continuous calibration
-    (:func:`~objpert.certify.gaussian.calibrate_gaussian`, sensitivity sqrt(T) G).
+    (:func:`~objpert.accounting.gaussian_mechanism.calibrate_gaussian`, sensitivity sqrt(T) G).
     """
     g = check_positive("sensitivity", sensitivity)
     d = check_int("d", d, 1)

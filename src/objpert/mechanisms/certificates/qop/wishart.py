@@ -9,7 +9,7 @@ inverse in x: P(lambda_min(W) < alpha) <= D_m gamma(a, alpha / 2) and
 P(lambda_max(W) > beta) <= delta4 (Davidson & Szarek 2001).
 
 Numerics. Everything is evaluated in log space: D_m with log-gamma (it underflows, and
-Gamma overflows, for d beyond ~170: flag (ii) of :mod:`objpert.certify.qop`), and
+Gamma overflows, for d beyond ~170: flag (ii) of :mod:`objpert.mechanisms.certificates.qop`), and
 gamma(a, x) through log P(a, x) (a series once P underflows), so that alpha and alpha1
 are finite for d up to 1e4 and beyond. ``m`` may be real (the utility bound is minimised
 over it).
@@ -48,7 +48,7 @@ __all__ = [
     "wishart_constant",
 ]
 
-#: The two readings of alpha1 (flag (i) of :mod:`objpert.certify.qop`): the authors' code,
+#: The two readings of alpha1 (flag (i) of :mod:`objpert.mechanisms.certificates.qop`): the authors' code,
 #: or gamma's argument on the lambda/2 scale of alpha.
 READINGS: tuple[str, ...] = ("authors", "half")
 
@@ -231,7 +231,7 @@ def _interval_inverse(a: float, x0: float, log_y: float) -> float:
 
 def log_wishart_constant(d: int, m: float) -> float:
     """log D_m (docs/qop.md, "Calibration of sigma^2"), with log-gamma (flag ii of
-    :mod:`objpert.certify.qop`):
+    :mod:`objpert.mechanisms.certificates.qop`):
 
     D_m = d Gamma(3/2) Gamma((m+1)/2) / (Gamma(d/2 + 1) Gamma((m-d+1)/2) Gamma((m-d+2)/2)).
     """
@@ -267,7 +267,7 @@ def min_eigenvalue_bound(d: int, m: float, delta3: float) -> float:
 def log_alpha1(
     d: int, m: float, delta1: float, delta3: float, *, reading: str = "authors"
 ) -> float:
-    """log alpha1 (docs/qop.md, "Calibration of sigma^2"; flag (i) of :mod:`objpert.certify.qop`).
+    """log alpha1 (docs/qop.md, "Calibration of sigma^2"; flag (i) of :mod:`objpert.mechanisms.certificates.qop`).
 
     ``authors``: alpha1 = gamma^{-1}(delta1 (1 - delta3) / D_m + gamma(a, alpha); a) - alpha.
     ``half``:    alpha1 = 2 gamma^{-1}(delta1 (1 - delta3) / D_m + gamma(a, alpha/2); a) - alpha.

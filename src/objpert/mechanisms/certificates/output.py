@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.conversions import cdp_delta
-from objpert.certify.certificate import Certificate
 from objpert.certify.neighbours import replace_one_sensitivity, two_radii
-from objpert.certify.peers.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
-from objpert.certify.peers.names import gaussian_calibration
-from objpert.certify.peers.plan import (
+from objpert.exceptions import ParameterError
+from objpert.losses import Loss
+from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
+from objpert.mechanisms.certificates.names import gaussian_calibration
+from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     PeerInputs,
     PeerMethod,
@@ -26,8 +28,6 @@ from objpert.certify.peers.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.exceptions import ParameterError
-from objpert.losses import Loss
 from objpert.special import log_over
 from objpert.validation import (
     check_computed,
@@ -138,7 +138,7 @@ def plan_output_perturbation(
     )
 
 
-def _certify(plan: PeerPlan, loss: Loss) -> Certificate:
+def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
     tol = check_nonnegative("tolerance", plan.tolerance)
     sens = output_sensitivity(plan.n, g, plan.mu, tol)
