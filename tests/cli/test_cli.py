@@ -72,9 +72,7 @@ def test_certify_c13_and_limit_json(capsys):
 
 
 def test_certify_min_iterations_is_519(capsys):
-    out = run_json(
-        capsys, [*EXAMPLE, "--target-delta", "1e-7", "--min-iterations", "--form", "c13"]
-    )
+    out = run_json(capsys, [*EXAMPLE, "--delta", "1e-7", "--min-iterations", "--form", "c13"])
     assert out["iterations"] == 519
     assert out["certified"] is True
     assert out["delta"] <= 1e-7
@@ -82,7 +80,7 @@ def test_certify_min_iterations_is_519(capsys):
 
 def test_certify_target_delta_gives_epsilon(capsys):
     assert EXAMPLE[-2] == "--epsilon"
-    out = run_json(capsys, [*EXAMPLE[:-2], "--target-delta", "1e-7"])
+    out = run_json(capsys, [*EXAMPLE[:-2], "--delta", "1e-7"])
     assert out["delta"] == pytest.approx(1e-7, rel=1e-9)
     assert out["epsilon"] < 1.0
 
@@ -122,7 +120,7 @@ def test_calibrate_json(capsys, method):
             "1e-6",
             "--comparator-norm",
             "1",
-            "--method",
+            "--calibration",
             method,
         ],
     )
@@ -144,7 +142,7 @@ def test_reproduce_json(capsys):
     ("argv", "fragment"),
     [
         ([*EXAMPLE[:-2], "--epsilon", "0"], "epsilon"),
-        ([*EXAMPLE, "--target-delta", "1.5", "--min-iterations"], "delta"),
+        ([*EXAMPLE, "--delta", "1.5", "--min-iterations"], "delta"),
         (
             [
                 "certify",
@@ -168,7 +166,7 @@ def test_reproduce_json(capsys):
         ([*EXAMPLE, "--sigma", "-1"], "sigma"),
         ([*EXAMPLE, "--eta", "10"], "eta"),
         (
-            [*EXAMPLE[:-2], "--epsilon", "0.01", "--target-delta", "1e-7", "--min-iterations"],
+            [*EXAMPLE[:-2], "--epsilon", "0.01", "--delta", "1e-7", "--min-iterations"],
             "increase sigma",
         ),
         (["certify", "--n", "10"], "required"),
@@ -183,7 +181,7 @@ def test_reproduce_json(capsys):
                 "2",
                 "--delta",
                 "1e-6",
-                "--method",
+                "--calibration",
                 "corollary413",
             ],
             "epsilon",

@@ -20,7 +20,7 @@ from objpert.accounting.composition import compose
 from objpert.cli import build_parser, main
 from objpert.cli.certify import target_reasons
 from objpert.cli.common import budget_warnings, thread_limit
-from objpert.cli.params import parameter_docs, parse_feature_bounds, value_reader
+from objpert.cli.params import flag_for, parameter_docs, parse_feature_bounds, value_reader
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import CliError, ParameterError
 from objpert.mechanisms import progress
@@ -38,9 +38,6 @@ def subparser(name: str) -> argparse.ArgumentParser:
     return action.choices[name]
 
 
-RENAMED = {"random_state": "--seed", "n_jobs": "--threads"}
-
-
 @pytest.mark.parametrize("cls", [PrivateLogisticRegression, PrivateRobustRegression])
 def test_every_estimator_parameter_is_a_flag_with_help_and_default(cls):
     options = {s: a for a in subparser("train")._actions for s in a.option_strings}
@@ -48,7 +45,7 @@ def test_every_estimator_parameter_is_a_flag_with_help_and_default(cls):
         if name in ("accountant", "client", "step_timeout"):  # the library's: a ledger,
             assert "--" + name.replace("_", "-") not in options  # a Dask cluster
             continue
-        flag = RENAMED.get(name, "--" + name.replace("_", "-"))
+        flag = flag_for(name)
         assert flag in options, flag
         text = options[flag].help or ""
         assert len(text) > 10, (flag, text)
@@ -58,10 +55,15 @@ def test_every_estimator_parameter_is_a_flag_with_help_and_default(cls):
                 assert repr(default) in text, (flag, text)
 
 
-@pytest.mark.parametrize("command", ["train", "demo", "compare", "bench"])
+@pytest.mark.parametrize("command", ["demo", "compare", "bench"])
 def test_threads_flag(command):
     options = {s for a in subparser(command)._actions for s in a.option_strings}
-    assert "--threads" in options
+    assert "--threads" in options  # the threads of the whole run
+
+
+def test_train_threads_are_n_jobs():
+    options = {s for a in subparser("train")._actions for s in a.option_strings}
+    assert "--n-jobs" in options and "--threads" not in options
 
 
 def test_flags_reach_the_estimator():
@@ -71,7 +73,7 @@ def test_flags_reach_the_estimator():
     args = p.parse_args(
         ["--data", "x.csv", "--target", "y", "--epsilon", "0.5", "--delta", "1e-7", "--loss",
          "robust", "--scale", "0.25", "--comparator-norm", "2", "--intercept-scaling", "3",
-         "--no-intercept", "--alpha", "0.1", "--max-iter", "77", "--seed", "4"]
+         "--no-fit-intercept", "--alpha", "0.1", "--max-iter", "77", "--seed", "4"]
     )  # fmt: skip
     kwargs = estimator_kwargs(args, PrivateRobustRegression, "robust")
     assert kwargs == {
@@ -123,15 +125,15 @@ def test_parameter_docs_read_numpydoc():
 
 
 def test_value_reader():
-    read = value_reader("alpha", "auto", '"auto" or float > 0')
+    read = value_reader("mu", "auto", '"auto" or float > 0')
     assert read("auto") == "auto" and read("0.5") == 0.5
-    with pytest.raises(argparse.ArgumentTypeError, match="--alpha"):
+    with pytest.raises(argparse.ArgumentTypeError, match="--mu"):
         read("fast")
     read = value_reader("intercept_scaling", None, "float > 0 or None")
     assert read("none") is None and read("2") == 2.0
     with pytest.raises(argparse.ArgumentTypeError, match="finite"):
         read("inf")
-    read = value_reader("max_iterations", 5000, "int >= 1")
+    read = value_reader("max_iter", 5000, "int >= 1")
     assert read("12") == 12 and isinstance(read("12"), int)
     with pytest.raises(argparse.ArgumentTypeError, match="integer"):
         read("1.5")
@@ -175,7 +177,7 @@ def test_calibrate_gives_the_plan_train_uses(fitted, capsys):
     model, _ = fitted
     zeta = math.sqrt(2.0**2 + 2.0**2)  # the intercept column of value data_norm
     argv = ["calibrate", "--n", "300", "--d", "4", "--zeta", repr(zeta), "--epsilon", "1",
-            "--delta", "1e-6", "--max-iterations", "400", "--json"]  # fmt: skip
+            "--delta", "1e-6", "--max-iter", "400", "--json"]  # fmt: skip
     code, out, _ = run(capsys, argv)
     assert code == 0
     plan = json.loads(out)
@@ -196,7 +198,7 @@ def test_certify_model_uses_the_calibrated_form(fitted, capsys):
     assert payload["form"] == model.certificate_.form == "c13"
     assert payload["delta"] == model.certificate_.delta <= payload["target_delta"] == 1e-6
     # a stricter target: not certified, and the reason is printed without --json
-    code, out, _ = run(capsys, ["certify", "--model", path, "--target-delta", "1e-9"])
+    code, out, _ = run(capsys, ["certify", "--model", path, "--delta", "1e-9"])
     assert code == 0 and "not certified: delta = " in out and "above the target" in out
 
 
@@ -222,7 +224,7 @@ def test_certify_model_of_three_classes(tmp_path, capsys):
     assert payload["delta"] == model.certificate_.delta
     # calibrate --releases 3: the plan of each of the three releases
     argv = ["calibrate", "--n", "300", "--d", "3", "--zeta", repr(math.sqrt(8.0)),
-            "--epsilon", "1", "--delta", "1e-6", "--max-iterations", "50", "--releases", "3",
+            "--epsilon", "1", "--delta", "1e-6", "--max-iter", "50", "--releases", "3",
             "--json"]  # fmt: skip
     code, out, _ = run(capsys, argv)
     assert code == 0
@@ -236,7 +238,7 @@ def test_certify_prints_reasons_without_json(fitted, capsys):
     plan = fitted[0].plan_
     argv = ["certify", "--n", str(plan.n), "--d", str(plan.d), "--zeta", repr(plan.zeta),
             "--mu", repr(plan.mu), "--sigma", repr(plan.sigma), "--iterations", "1",
-            "--epsilon", "0.001", "--target-delta", "1e-12"]  # fmt: skip
+            "--epsilon", "0.001", "--delta", "1e-12"]  # fmt: skip
     code, out, _ = run(capsys, argv)
     assert code == 0
     assert "not certified: " in out

@@ -33,10 +33,10 @@ COUNTS = {
         "--iterations",
         c.MAX_CERTIFY_ITERATIONS,
     ),
-    "certify --max-iterations": (["certify"], "--max-iterations", c.MAX_SEARCH_ITERATIONS),
-    "calibrate --max-iterations": (
+    "certify --max-iter": (["certify"], "--max-iter", c.MAX_SEARCH_ITERATIONS),
+    "calibrate --max-iter": (
         ["calibrate", "--n", "1e5", "--d", "10", "--epsilon", "1", "--delta", "1e-6"],
-        "--max-iterations",
+        "--max-iter",
         c.MAX_PLAN_ITERATIONS,
     ),
     "calibrate --releases": (
@@ -50,9 +50,9 @@ COUNTS = {
         "--max-iter",
         c.MAX_TRAIN_ITERATIONS,
     ),
-    "train --threads": (
+    "train --n-jobs": (
         ["train", "--data", "x.csv", "--target", "y", "--epsilon", "1", "--delta", "1e-6"],
-        "--threads",
+        "--n-jobs",
         c.MAX_THREADS,
     ),
 }
@@ -77,23 +77,22 @@ def test_a_count_above_its_limit_is_refused_before_any_work(name, capsys):
 def test_the_limit_itself_is_accepted(name):
     head, flag, limit = COUNTS[name]
     args = build_parser().parse_args([*head, flag, str(limit)])
-    dest = "param_n_jobs" if name == "train --threads" else flag.lstrip("-").replace("-", "_")
-    if name == "train --max-iter":
-        dest = "param_max_iter"
+    dest = flag.lstrip("-").replace("-", "_")
+    if name.startswith("train "):  # an estimator parameter
+        dest = "param_" + dest
     assert getattr(args, dest) == limit
     with pytest.raises(CliError, match="above the limit"):
         build_parser().parse_args([*head, flag, str(limit + 1)])
 
 
 def test_each_limit_states_its_cost():
-    for _, (_, flag, limit) in COUNTS.items():
+    for head, flag, limit in COUNTS.values():
         with pytest.raises(CliError) as caught:
-            build_parser().parse_args([*COUNTS_BY_FLAG[flag], flag, str(limit + 1)])
+            build_parser().parse_args([*head, flag, str(limit + 1)])
         text = str(caught.value)
         assert text.count("(") >= 1 and len(text) < 300, text
 
 
-COUNTS_BY_FLAG = {flag: head for head, flag, _ in COUNTS.values()}
 CALIBRATE = ["calibrate", "--n", "1e5", "--d", "100", "--epsilon", "1", "--delta", "1e-6"]
 TRAIN = ["train", "--data", "x.csv", "--target", "y", "--epsilon", "1", "--delta", "1e-6"]
 
@@ -107,10 +106,10 @@ TRAIN = ["train", "--data", "x.csv", "--target", "y", "--epsilon", "1", "--delta
         ["compare", "--seeds", "10", "--out", "docs/compare", "--workers", "2"],
         ["reproduce", "qop", "--runs", "10", "--points", "25"],
         ["certify", "--n", "1000000", "--d", "10000", "--mu", "0.01", "--iterations", "1500"],
-        ["certify", "--min-iterations", "--max-iterations", "1000000"],
-        [*CALIBRATE, "--max-iterations", "5000", "--releases", "10"],
+        ["certify", "--min-iterations", "--max-iter", "1000000"],
+        [*CALIBRATE, "--max-iter", "5000", "--releases", "10"],
         ["bench", "--only", "dense,fit", "--threads", "2"],
-        [*TRAIN, "--max-iter", "5000", "--threads", "1"],
+        [*TRAIN, "--max-iter", "5000", "--n-jobs", "1"],
     ],
 )
 def test_the_documented_counts_are_within_the_limits(argv):

@@ -40,7 +40,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     command = ["objpert bench", *(["--only", args.only] if args.only else [])]
     command += [*(["--quick"] if args.quick else []), "--threads", str(threads)]
     meta = {**metadata(args.quick, threads), "command": " ".join(command)}
-    write_results(results, meta, args.json, args.markdown_file)
+    write_results(results, meta, args.json_file, args.markdown_file)
     if args.markdown:
         print(markdown(results))
     else:
@@ -68,9 +68,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--threads",
         type=count("--threads", MAX_THREADS, THREADS_COST),
         default=None,
-        help=f"cores per side (default: all available; at most {MAX_THREADS:,})",
+        help="the threads of the whole run: each side of every comparison runs on this many "
+        f"cores (default: all available; at most {MAX_THREADS:,})",
     )
-    p.add_argument("--json", default=None, metavar="FILE", help="also write the results here")
+    p.add_argument(
+        "--json-file", default=None, metavar="FILE", help="also write the results here as JSON"
+    )
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
     p.add_argument("--markdown-file", default=None, metavar="FILE", help="write it here")
     p.set_defaults(func=cmd_bench)

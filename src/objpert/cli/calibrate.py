@@ -3,7 +3,9 @@
 By default the plan is the one ``objpert train`` and the estimators calibrate for the same
 public constants (:func:`objpert.estimators.base.calibration_for`: the tight calibration of the
 empirical objective, comparators of norm <= 3, at most 5000 steps); ``--objective
-population``, ``--method corollary413`` and the other flags choose other plans.
+population``, ``--calibration corollary413`` and the other flags choose other plans. The
+flags that are estimator parameters carry the names ``objpert train`` gives them
+(``--mu``, ``--calibration``, ``--comparator-norm``, ``--max-iter``, ``--composition``).
 """
 
 from __future__ import annotations
@@ -38,18 +40,18 @@ def _mu(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:
-        raise CliError(f"--alpha must be a positive number or 'auto'; got {text!r}") from None
+        raise CliError(f"--mu must be a positive number or 'auto'; got {text!r}") from None
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from objpert.estimators.base import calibration_for
 
-    mu = _mu(args.alpha)
+    mu = _mu(args.mu)
     releases = positive_count(args.releases, "--releases")
     if args.objective == "empirical" and args.delta_sample == DEFAULT_DELTA_SAMPLE:
         cal = calibration_for(  # what the estimators call: the same cache, the same plan
-            releases, args.composition, args.loss, args.scale, args.method, args.n, args.d,
-            args.zeta, args.epsilon, args.delta, args.comparator_norm, args.max_iterations, mu,
+            releases, args.composition, args.loss, args.scale, args.calibration, args.n,
+            args.d, args.zeta, args.epsilon, args.delta, args.comparator_norm, args.max_iter, mu,
         )  # fmt: skip
         plan, method = cal.plan, cal.method
     else:
@@ -65,11 +67,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             delta_sample=args.delta_sample,
             **loss_params(args),
         )
-        if args.method == "tight":
-            kwargs.update(max_iterations=args.max_iterations, objective=args.objective, mu=mu)
+        if args.calibration == "tight":
+            kwargs.update(max_iterations=args.max_iter, objective=args.objective, mu=mu)
         elif mu is not None:
-            raise CliError("--method corollary413 chooses mu itself: leave --alpha auto")
-        plan, method = calibrate(args.loss, method=args.method, **kwargs), "single"
+            raise CliError("--calibration corollary413 chooses mu itself: leave --mu auto")
+        plan, method = calibrate(args.loss, method=args.calibration, **kwargs), "single"
     payload = plan_payload(plan)
     if releases > 1:
         payload["releases"] = releases
@@ -100,7 +102,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"(default: {DEFAULT_COMPARATOR_NORM}, as the estimators)",
     )
     p.add_argument(
-        "--alpha",
+        "--mu",
         default="auto",
         help="the ridge mu, or 'auto' to choose it with sigma and N (default: 'auto')",
     )
@@ -118,15 +120,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=f"delta_S of Theorem 4.7 (default: {DEFAULT_DELTA_SAMPLE})",
     )
     p.add_argument(
-        "--method",
+        "--calibration",
         choices=METHODS,
         default="tight",
         help="tight (Theorem C.13, numerical) or corollary413 (Corollary 4.13 as stated) "
         "(default: 'tight')",
     )
     p.add_argument(
-        "--max-iterations",
-        type=count("--max-iterations", MAX_PLAN_ITERATIONS, PLAN_ITERATIONS_COST),
+        "--max-iter",
+        type=count("--max-iter", MAX_PLAN_ITERATIONS, PLAN_ITERATIONS_COST),
         default=DEFAULT_MAX_ITERATIONS,
         help=f"the most gradient steps the plan may take (default: {DEFAULT_MAX_ITERATIONS})",
     )

@@ -80,7 +80,7 @@ def certify_model(args: argparse.Namespace) -> int:
         total = certs[0]
     params = model.get_params(deep=False)
     target_eps = float(params["epsilon"])
-    target_delta = float(params["delta"] if args.target_delta is None else args.target_delta)
+    target_delta = float(params["delta"] if args.delta is None else args.delta)
     reasons = [r for c in certs for r in c.reasons]
     if total.epsilon > target_eps:
         reasons.append(f"epsilon = {total.epsilon!r} is above the target {target_eps!r}")
@@ -130,29 +130,29 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if args.min_iterations:
         if form == "limit":
             raise CliError("--min-iterations needs --form theorem41 or c13")
-        if args.target_delta is None or args.epsilon is None:
-            raise CliError("--min-iterations needs --epsilon and --target-delta")
+        if args.delta is None or args.epsilon is None:
+            raise CliError("--min-iterations needs --epsilon and --delta")
         cert = min_iterations(
             pc,
             sigma,
             args.epsilon,
-            args.target_delta,
+            args.delta,
             u=u,
             form=form,
             truncation=args.truncation,
-            n_max=args.max_iterations,
+            n_max=args.max_iter,
         )
     else:
         if form != "limit" and args.iterations is None:
             raise CliError("--iterations is required (or use --min-iterations)")
         epsilon = args.epsilon
         if epsilon is None:
-            if args.target_delta is None:
-                raise CliError("give --epsilon, or --target-delta to compute epsilon")
-            epsilon = _epsilon_for(pc, args, args.target_delta)
+            if args.delta is None:
+                raise CliError("give --epsilon, or --delta to compute epsilon")
+            epsilon = _epsilon_for(pc, args, args.delta)
             if not math.isfinite(epsilon):
                 raise CliError(
-                    f"no epsilon reaches delta = {args.target_delta:g} "
+                    f"no epsilon reaches delta = {args.delta:g} "
                     f"with the {form} form at these constants"
                 )
         if form == "theorem41":
@@ -165,10 +165,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
             cert = theorem_c13.certify_limit(pc, sigma, epsilon)
     payload = certificate_payload(cert)
     reasons = list(cert.reasons)
-    if args.target_delta is not None:
-        payload["target_delta"] = args.target_delta
+    if args.delta is not None:
+        payload["target_delta"] = args.delta
         if cert.certified:
-            reasons += target_reasons(cert.delta, args.target_delta)
+            reasons += target_reasons(cert.delta, args.delta)
         payload["certified"] = bool(cert.certified) and not reasons
         payload["reasons"] = reasons
     if args.plot:
@@ -235,7 +235,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="number of GD steps N (at most 2^53)",
     )
     p.add_argument(
-        "--epsilon", type=float, default=None, help="epsilon to certify (or give --target-delta)"
+        "--epsilon", type=float, default=None, help="epsilon to certify (or give --delta)"
     )
     p.add_argument(
         "--form",
@@ -251,20 +251,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="the truncation bound of the noise (default: 'paper')",
     )
     p.add_argument(
-        "--target-delta",
+        "--delta",
         type=float,
         default=None,
-        help="certified only if delta <= this (exact comparison); with --model, default: "
-        "the model's own delta",
+        help="the target delta: certified only if delta <= this (exact comparison); without "
+        "--epsilon, the epsilon that reaches it is computed; with --model, default: the "
+        "model's own delta",
     )
     p.add_argument(
         "--min-iterations",
         action="store_true",
-        help="find the first N certifying (--epsilon, --target-delta)",
+        help="find the first N certifying (--epsilon, --delta)",
     )
     p.add_argument(
-        "--max-iterations",
-        type=count("--max-iterations", MAX_SEARCH_ITERATIONS, SEARCH_ITERATIONS_COST),
+        "--max-iter",
+        type=count("--max-iter", MAX_SEARCH_ITERATIONS, SEARCH_ITERATIONS_COST),
         default=MAX_ITERATIONS,
         help=f"the largest N --min-iterations tries (default: {MAX_ITERATIONS})",
     )

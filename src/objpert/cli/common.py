@@ -83,7 +83,13 @@ T = TypeVar("T")
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors raise :class:`CliError` (one line, exit 2)."""
+    """An argument parser whose usage errors raise :class:`CliError` (one line, exit 2).
+    A flag is read only as written: no abbreviation of it is a second name (``--max`` is
+    not ``--max-iter``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise CliError(message)
@@ -198,7 +204,8 @@ RUNS_COST = "about 0.7 s per run on 2 cores: 1,000 runs take 12 minutes"
 #: ``reproduce qop --points``: values of delta per curve of Figure 1.
 MAX_POINTS = 1_000
 POINTS_COST = "about 0.5 s per point on 2 cores: 1,000 points take 8 minutes"
-#: ``--threads`` (train, demo, compare, bench).
+#: ``train --n-jobs`` (the threads of the fit) and ``--threads`` (demo, compare, bench: the
+#: threads of the whole command).
 MAX_THREADS = 1_024
 THREADS_COST = "a thread each: threads beyond the cores only compete for them"
 #: ``compare --workers``: worker processes.
@@ -210,10 +217,10 @@ CERTIFY_ITERATIONS_COST = (
     "the certificate costs the same at any N (2 s at N = 1,500 and at 10^12); beyond 2^53 "
     "N is not exact in floating point"
 )
-#: ``certify --max-iterations``: the largest N of the search for the least N.
+#: ``certify --max-iter``: the largest N of the search for the least N.
 MAX_SEARCH_ITERATIONS = 10**9
 SEARCH_ITERATIONS_COST = "the search takes about 3 s up to it (a bisection over N)"
-#: ``calibrate --max-iterations``: the most gradient steps a plan may take.
+#: ``calibrate --max-iter``: the most gradient steps a plan may take.
 MAX_PLAN_ITERATIONS = 10**9
 PLAN_ITERATIONS_COST = (
     "calibrating takes about 3 s at any value; a fit then runs the plan's N steps, one pass "
@@ -366,9 +373,12 @@ def split_target(df, target: str, path: str):
     return df.drop(columns=[target]), y
 
 
+#: ``--threads`` of demo and compare: the threads of the whole run (not one fit's
+#: ``n_jobs``, which is ``train --n-jobs``).
 THREADS_HELP = (
-    "at most this many BLAS, OpenMP and Numba threads (default: the library's choice; "
-    f"see docs/guide.md on busy machines; at most {MAX_THREADS:,})"
+    "the threads of the whole run: at most this many BLAS, OpenMP and Numba threads "
+    "(default: the library's choice; see docs/guide.md on busy machines; at most "
+    f"{MAX_THREADS:,})"
 )
 
 #: Epsilon above which a guarantee says little (e^20 ~ 5e8): legal, but warned.
@@ -400,7 +410,7 @@ CLI_WORDS = (
     (re.compile(r"save\(\.\.\., key=\.\.\.\)"), "--key-file FILE"),
     (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
     (re.compile(r"\bset max_iter\b"), "set --max-iter"),
-    (re.compile(r"alpha='auto'"), "--alpha auto"),
+    (re.compile(r"\b([a-z][a-z_]*)='auto'"), lambda m: f"--{m[1].replace('_', '-')} auto"),
     (re.compile(r"\bdeclare data_norm\b"), "declare --data-norm"),
     (re.compile(r"\bdata_norm=None\b"), "no --data-norm"),
     (re.compile(r"\bclasses=None\b"), "no --classes"),

@@ -49,9 +49,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if args.quick:  # a stated smaller setting: fewer datasets and epsilons
         q = compare.QUICK
-        args.data, args.seeds = ",".join(q["datasets"]), q["seeds"]
+        args.datasets, args.seeds = ",".join(q["datasets"]), q["seeds"]
         args.epsilons = ",".join(f"{e:g}" for e in q["epsilons"])
-    datasets = names(args.data, "--data")
+    datasets = names(args.datasets, "--datasets")
     eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
     methods = parse_methods(args.methods)
@@ -65,7 +65,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     payload = {"rows": [r.to_dict() for r in rows], "meta": meta, "command": command}
     text = compare.report(rows, meta, command)
     if args.quick:
-        quick = f"Quick setting (--quick): {args.data}, epsilons {args.epsilons}, {seeds} seeds."
+        quick = (
+            f"Quick setting (--quick): {args.datasets}, epsilons {args.epsilons}, {seeds} seeds."
+        )
         text = quick + "\n\n" + text
     if args.out:
         out = Path(args.out)
@@ -86,7 +88,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "compare", help="the private training methods side by side on real data"
     )
     p.add_argument(
-        "--data",
+        "--datasets",
         default="tv16,health_insurance",
         help="comma-separated datasets: tv16, health_insurance, breast_cancer "
         "(default: %(default)s)",
@@ -103,7 +105,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--quick",
         action="store_true",
         help="the quick setting: health_insurance, epsilons 0.3,3, 10 seeds "
-        "(replaces --data, --epsilons and --seeds)",
+        "(replaces --datasets, --epsilons and --seeds)",
     )
     p.add_argument(
         "--workers",

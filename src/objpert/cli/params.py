@@ -34,6 +34,7 @@ __all__ = [
     "ParamDoc",
     "add_estimator_args",
     "estimator_kwargs",
+    "flag_for",
     "parameter_docs",
     "parse_feature_bounds",
     "value_reader",
@@ -109,7 +110,7 @@ def value_reader(name: str, default: Any, kind: str) -> Callable[[str], Any]:
         isinstance(default, int) and not isinstance(default, bool) and "float" not in lowered
     )
     real = "float" in lowered or isinstance(default, float)
-    flag = "--" + name.replace("_", "-")
+    flag = flag_for(name)
 
     def read(text: str) -> Any:
         t = text.strip().lower()
@@ -215,18 +216,24 @@ def _seed(text: str) -> int:
 
 _seed.__name__ = "INT"
 
-#: Parameters with their own flag name, reader or help: name -> (flags, reader, help).
-SPECIAL: dict[str, tuple[tuple[str, ...], Callable[[str], Any] | None, str | None]] = {
+#: Parameters with their own flag name, reader or help: name -> (flag, reader, help). One
+#: flag per parameter: the command line has no second name for a quantity.
+SPECIAL: dict[str, tuple[str, Callable[[str], Any] | None, str | None]] = {
     "random_state": (
-        ("--seed",),
+        "--seed",
         _seed,
         "an integer seed makes the noise reproducible by anyone who knows it: for tests "
         "only (default: OS entropy)",
     ),
-    "n_jobs": (("--threads", "--n-jobs"), int, None),
-    "feature_bounds": (("--feature-bounds",), parse_feature_bounds, None),
-    "fit_intercept": (("--fit-intercept", "--intercept"), None, None),
+    "n_jobs": ("--n-jobs", int, None),
+    "feature_bounds": ("--feature-bounds", parse_feature_bounds, None),
 }
+
+
+def flag_for(name: str) -> str:
+    """The one flag of the estimator parameter ``name`` (``max_iter`` -> ``--max-iter``)."""
+    special = SPECIAL.get(name)
+    return special[0] if special else "--" + name.replace("_", "-")
 
 
 #: Count parameters refused above a limit while the arguments are read (before any work):
@@ -302,8 +309,8 @@ def add_estimator_args(
         if name in skip:
             continue
         doc = docs.get(name, ParamDoc(name, "", ""))
-        flags, reader, help_text = SPECIAL.get(name, (None, None, None))
-        flags = flags or ("--" + name.replace("_", "-"),)
+        _, reader, help_text = SPECIAL.get(name, (None, None, None))
+        flag = flag_for(name)
         help_text = (help_text or doc.summary or name.replace("_", " ")).replace("%", "%%")
         if len(owners[name]) < len(classes):
             help_text += f" (--loss {'/'.join(owners[name])} only)"
@@ -323,11 +330,11 @@ def add_estimator_args(
         else:
             kwargs["type"] = reader or value_reader(name, default, doc.type)
         if name in COUNT_LIMITS and "type" in kwargs:
-            kwargs["type"] = _bounded(kwargs["type"], flags[0], *COUNT_LIMITS[name])
+            kwargs["type"] = _bounded(kwargs["type"], flag, *COUNT_LIMITS[name])
             help_text += f" (at most {COUNT_LIMITS[name][0]:,})"
         if "action" not in kwargs:
             kwargs["metavar"] = "INT" if name == "random_state" else _metavar(doc.type, choices)
-        p.add_argument(*flags, help=help_text, **kwargs)
+        p.add_argument(flag, help=help_text, **kwargs)
         added.append(name)
     return added
 
@@ -356,7 +363,6 @@ def estimator_kwargs(args: argparse.Namespace, cls: type, label: str) -> dict[st
     for key, value in given.items():
         name = key[len("param_") :]
         if name not in params:
-            flag = "--" + name.replace("_", "-")
-            raise CliError(f"{flag} does not apply to --loss {label}")
+            raise CliError(f"{flag_for(name)} does not apply to --loss {label}")
         out[name] = value
     return out

@@ -10,7 +10,6 @@ from typing import Any
 
 from objpert.cli.common import (
     KEY_ENV,
-    THREADS_HELP,
     CliError,
     budget_warnings,
     missing_values,
@@ -199,7 +198,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_labels_for_loss(y, args.loss, args.target, args.data, classes)
     if classes is not None and all(isinstance(c, str) for c in classes):
         y = y.to_numpy(dtype=str)  # text labels (object dtype in pandas): declared strings
-    threads = kwargs.get("n_jobs", getattr(args, "threads", None))  # --threads K
+    threads = kwargs.get("n_jobs")  # --n-jobs K
     cap = threads if isinstance(threads, int) and threads >= 1 else None  # -1: every core
     categories = parse_categories(args.categories, X.columns, args.data)
     bounds = kwargs.get("feature_bounds")
@@ -288,7 +287,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="logistic: classification (PrivateLogisticRegression); robust: regression with "
         "the pseudo-Huber loss (PrivateRobustRegression) (default: 'logistic')",
     )
-    added = add_estimator_args(
+    add_estimator_args(
         p,
         _estimators(),
         # Python objects (a ledger, a Dask client) and cluster settings: library only
@@ -296,13 +295,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=("epsilon", "delta"),
         readers={"classes": parse_classes},
     )
-    if "n_jobs" not in added:
-        p.add_argument(
-            "--threads",
-            type=int,
-            default=None,
-            help=THREADS_HELP,
-        )
     p.add_argument(
         "--out",
         default=None,
