@@ -226,7 +226,7 @@ def test_train(capsys, tmp_path_factory, data):
                 "--loss": st.sampled_from(["logistic", "robust"]),
                 "--data-norm": st.sampled_from(["1", "2"]),
                 "--no-clip": None,
-                "--alpha": st.sampled_from(["auto", "0.5", "x"]),
+                "--mu": st.sampled_from(["auto", "0.5", "x"]),
                 "--max-iter": st.sampled_from(["1000"]),
                 "--no-fit-intercept": None,
                 "--classes": st.sampled_from(["0,1", "cat,dog", "0", "a,,b"]),
@@ -422,11 +422,11 @@ def test_target_reasons_exact(delta, target):
 )
 def test_printed_certificates(epsilon, masses, reasons, k):
     """A certificate and a composition of k of them print a few short lines; repr is one."""
+    from objpert.accounting.certificate import ReleaseCertificate
     from objpert.accounting.composition import compose
-    from objpert.certify.certificate import Certificate
     from objpert.exceptions import ParameterError
 
-    cert = Certificate.conclude(
+    cert = ReleaseCertificate.conclude(
         "c13", epsilon, *masses, reasons, iterations=10,
         threshold_iterations=None, sigma=0.5, truncation="exact", constants={},
     )  # fmt: skip
