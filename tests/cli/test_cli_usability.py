@@ -291,9 +291,9 @@ def test_printed_certificates_are_short(capsys):
 
 
 def test_uncertified_certificate_prints_its_reasons():
-    from objpert.certify.certificate import Certificate
+    from objpert.accounting.certificate import ReleaseCertificate
 
-    cert = Certificate.conclude(
+    cert = ReleaseCertificate.conclude(
         "theorem41", 1.0, 0.5, 0.6, ["N = 3 is below the threshold 10"], iterations=3,
         threshold_iterations=10, sigma=1.0, truncation="paper", constants={},
     )  # fmt: skip

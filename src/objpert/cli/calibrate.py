@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from objpert.accounting.multiclass import COMPOSITIONS
 from objpert.certify.calibration import METHODS, OBJECTIVES, calibrate
+from objpert.certify.multiclass import COMPOSITIONS
 from objpert.cli.common import (
     MAX_PLAN_ITERATIONS,
     MAX_RELEASES,

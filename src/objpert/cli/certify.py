@@ -9,8 +9,8 @@ import argparse
 import math
 from typing import Any
 
+from objpert.accounting.certificate import FORMS
 from objpert.certify import theorem41, theorem_c13
-from objpert.certify.certificate import FORMS
 from objpert.certify.constants import problem
 from objpert.certify.search import MAX_ITERATIONS, min_iterations
 from objpert.certify.truncation import TRUNCATIONS

@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn, TypeVar
 
-from objpert.certify.certificate import Certificate
-from objpert.certify.plan import Plan
+from objpert.accounting.certificate import ReleaseCertificate
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.exceptions import CliError
 from objpert.losses import LOSSES
 
@@ -139,13 +139,13 @@ def loss_params(args: argparse.Namespace) -> dict:
     return {} if args.scale is None else {"scale": args.scale}
 
 
-def certificate_payload(cert: Certificate) -> dict:
+def certificate_payload(cert: ReleaseCertificate) -> dict:
     out = cert.to_dict()
     out.pop("constants", None)
     return out
 
 
-def plan_payload(plan: Plan) -> dict:
+def plan_payload(plan: WatkinsAroraPlan) -> dict:
     out = plan.to_dict()
     out["certificate"].pop("constants", None)
     return out
