@@ -277,14 +277,14 @@ def model_files(tmp_path_factory):
         warnings.simplefilter("ignore")
         binary = PrivateLogisticRegression(
             epsilon=2.0,
-            alpha=0.2,
+            mu=0.2,
             max_iter=300,
             classes=[0, 1],
             data_norm=1.0,  # public: nothing read from the rows
             random_state=0,
         ).fit(X, (score > 0).astype(int))
         multi = PrivateLogisticRegression(
-            epsilon=2.0, alpha=0.2, max_iter=300, data_norm=1.0, multi_class="ovr"
+            epsilon=2.0, mu=0.2, max_iter=300, data_norm=1.0, multi_class="ovr"
         ).fit(X, np.digitize(score, [-0.3, 0.3]))
     signed = save(binary, root / "signed.json", key=b"k3y")
     unsigned = save(multi, root / "unsigned.json", key=None)

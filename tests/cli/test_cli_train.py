@@ -141,7 +141,7 @@ def test_train_too_few_rows(tmp_path, capsys):
             "0.01",
             "--delta",
             "1e-9",
-            "--alpha",
+            "--mu",
             "0.001",
             "--max-iter",
             "50",

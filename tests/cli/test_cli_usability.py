@@ -73,7 +73,7 @@ def test_flags_reach_the_estimator():
     args = p.parse_args(
         ["--data", "x.csv", "--target", "y", "--epsilon", "0.5", "--delta", "1e-7", "--loss",
          "robust", "--scale", "0.25", "--comparator-norm", "2", "--intercept-scaling", "3",
-         "--no-fit-intercept", "--alpha", "0.1", "--max-iter", "77", "--seed", "4"]
+         "--no-fit-intercept", "--mu", "0.1", "--max-iter", "77", "--seed", "4"]
     )  # fmt: skip
     kwargs = estimator_kwargs(args, PrivateRobustRegression, "robust")
     assert kwargs == {
@@ -83,7 +83,7 @@ def test_flags_reach_the_estimator():
         "comparator_norm": 2.0,
         "intercept_scaling": 3.0,
         "fit_intercept": False,
-        "alpha": 0.1,
+        "mu": 0.1,
         "max_iter": 77,
         "random_state": 4,
     }

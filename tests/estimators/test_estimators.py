@@ -20,8 +20,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.composition import ComposedCertificate, basic, split_budget
-from objpert.certify.certificate import Certificate
 from objpert.estimators import (
     PrivateLogisticRegression,
     PrivateRobustRegression,
@@ -35,28 +35,15 @@ pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedW
 
 # ---------------------------------------------------------------- scikit-learn's checks
 
-EXPECTED_FAILED_CHECKS = {
-    "PrivateRobustRegression": {
-        "check_regressors_train": (
-            "the check forces alpha=0.01, a ridge coefficient that no plan certifies for "
-            "n=200 rows within max_iter (UnreachableTargetError), and it requires "
-            "R^2 > 0.5 on 200 rows, more than a DP fit of that size is expected to reach"
-        ),
-    },
-}
-
-# A fixed alpha keeps the ~100 checks fast (a plan for a given mu takes ~0.2 s instead of
+# A fixed mu keeps the ~100 checks fast (a plan for a given mu takes ~0.2 s instead of
 # ~1 s for the "auto" search); "auto" is exercised by the accuracy tests below.
 CHECKED = [
-    PrivateLogisticRegression(epsilon=3.0, max_iter=300, alpha=0.3, data_norm=1.0),
-    PrivateRobustRegression(epsilon=3.0, max_iter=300, alpha=0.3, data_norm=1.0),
+    PrivateLogisticRegression(epsilon=3.0, max_iter=300, mu=0.3, data_norm=1.0),
+    PrivateRobustRegression(epsilon=3.0, max_iter=300, mu=0.3, data_norm=1.0),
 ]
 
 
-@parametrize_with_checks(
-    CHECKED,
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est).__name__, {}),
-)
+@parametrize_with_checks(CHECKED)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeedWarning)
@@ -86,7 +73,7 @@ SMALL_X, SMALL_Y = _binary(400, d=3, seed=1)
 
 
 def small_model(**kw):
-    params = dict(epsilon=2.0, alpha=0.2, max_iter=2000, data_norm=1.0, random_state=0)
+    params = dict(epsilon=2.0, mu=0.2, max_iter=2000, data_norm=1.0, random_state=0)
     params.update(kw)
     return PrivateLogisticRegression(**params)
 
@@ -101,7 +88,7 @@ def test_binary_accuracy_close_to_non_private():
     reference = LogisticRegression().fit(X, y).score(Xt, yt)
     assert model.score(Xt, yt) >= reference - 0.03
     assert model.coef_.shape == (1, 5) and model.intercept_.shape == (1,)
-    assert isinstance(model.certificate_, Certificate)
+    assert isinstance(model.certificate_, ReleaseCertificate)
     assert model.certificate_.epsilon == 1.0 and model.certificate_.delta <= 1e-6
     # the plan is built from public values: n = rows, d = features + intercept column
     plan = model.plan_
@@ -237,11 +224,11 @@ def test_shapes_and_classes_refused():
         ({"delta": 0.0}, "delta"),
         ({"delta": 1.0}, "delta"),
         ({"data_norm": 0.0}, "data_norm"),
-        ({"alpha": 0.0}, "alpha"),
-        ({"alpha": -0.5}, "alpha"),
-        ({"alpha": "large"}, "alpha"),
+        ({"mu": 0.0}, "mu"),
+        ({"mu": -0.5}, "mu"),
+        ({"mu": "large"}, "mu"),
         ({"calibration": "magic"}, "calibration"),
-        ({"calibration": "corollary413", "alpha": 0.5}, "Corollary 4.13"),
+        ({"calibration": "corollary413", "mu": 0.5}, "Corollary 4.13"),
         ({"max_iter": 0}, "max_iter"),
         ({"intercept_scaling": -1.0}, "intercept_scaling"),
         ({"comparator_norm": 0.0}, "comparator_norm"),
@@ -259,12 +246,12 @@ def test_bad_robust_scale():
 
 
 def test_corollary413_calibration():
-    model = small_model(calibration="corollary413", alpha="auto", epsilon=1.0)
+    model = small_model(calibration="corollary413", mu="auto", epsilon=1.0)
     model.fit(SMALL_X, SMALL_Y)
     assert model.plan_.method == "corollary413"
     assert model.certificate_.form == "theorem41" and model.certificate_.delta <= 1e-6
     with pytest.raises(ParameterError, match=r"\(0, 1\]"):
-        small_model(calibration="corollary413", alpha="auto", epsilon=2.0).fit(SMALL_X, SMALL_Y)
+        small_model(calibration="corollary413", mu="auto", epsilon=2.0).fit(SMALL_X, SMALL_Y)
 
 
 # ---------------------------------------------------------------- randomness
@@ -290,7 +277,7 @@ def test_os_entropy_differs_and_does_not_warn():
 
 
 def test_plan_cache_is_keyed_by_public_values():
-    from objpert.estimators.base import calibration_for
+    from objpert.estimators.planning import calibration_for
 
     def hits() -> int:
         return plan_for.cache_info().hits + calibration_for.cache_info().hits
@@ -313,10 +300,10 @@ def test_pipeline_grid_search_and_cross_validation():
             ("clf", PrivateLogisticRegression(epsilon=2.0, max_iter=2000, data_norm=1.0)),
         ]
     )
-    search = GridSearchCV(pipe, {"clf__alpha": [0.05, 0.5]}, cv=3).fit(X, y)
-    assert search.best_params_["clf__alpha"] in (0.05, 0.5)
+    search = GridSearchCV(pipe, {"clf__mu": [0.05, 0.5]}, cv=3).fit(X, y)
+    assert search.best_params_["clf__mu"] in (0.05, 0.5)
     assert 0.0 <= search.score(X, y) <= 1.0
-    scores = cross_val_score(pipe.set_params(clf__alpha=0.2), X, y, cv=3)
+    scores = cross_val_score(pipe.set_params(clf__mu=0.2), X, y, cv=3)
     assert scores.shape == (3,) and np.all(scores > 0.5)
 
 
@@ -357,7 +344,7 @@ def test_robust_regression_resists_outliers():
 def test_robust_regression_without_intercept():
     X, y, _ = _linear(500, seed=2)
     model = PrivateRobustRegression(
-        epsilon=3.0, fit_intercept=False, alpha=0.2, data_norm=1.0, random_state=0
+        epsilon=3.0, fit_intercept=False, mu=0.2, data_norm=1.0, random_state=0
     ).fit(X, y - 0.5)
     assert model.intercept_ == 0.0 and model.plan_.d == 2
     assert model.plan_.zeta == 1.0

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from objpert.certify.budget import NOTABLE_GAIN, ceiling
-from objpert.certify.calibration import KNEE_TOLERANCE, corollary_413, tight
+from objpert.certify.calibration import corollary_413, tight
+from objpert.certify.knee import KNEE_TOLERANCE
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import IterationBudgetWarning, ParameterError
 
@@ -72,5 +73,5 @@ def test_fit_warns_when_the_budget_binds_and_not_otherwise():
     assert report.bound_now - report.bound_with_double_budget > NOTABLE_GAIN
     with warnings.catch_warnings():
         warnings.simplefilter("error", IterationBudgetWarning)
-        PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], alpha=0.2,
+        PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], mu=0.2,
                                   random_state=0).fit(X[:400], y[:400])  # fmt: skip

@@ -35,7 +35,7 @@ from objpert.accounting import PrivacyAccountant
 from objpert.exceptions import BudgetExceededError, PrivacyError
 
 D = 4
-ALPHAS = [0.5, 1.0, 3.0]
+MUS = [0.5, 1.0, 3.0]
 
 
 class Recorder(PrivateLogisticRegression):
@@ -83,12 +83,12 @@ def _run(fn):
 # name, call, the number of fits counted from the call's own public settings
 CASES = {
     "GridSearchCV": (
-        lambda X, y: GridSearchCV(_estimator(Recorder), {"alpha": ALPHAS}, cv=3).fit(X, y),
-        len(ALPHAS) * 3 + 1,
+        lambda X, y: GridSearchCV(_estimator(Recorder), {"mu": MUS}, cv=3).fit(X, y),
+        len(MUS) * 3 + 1,
     ),
     "RandomizedSearchCV": (
         lambda X, y: RandomizedSearchCV(
-            _estimator(Recorder), {"alpha": ALPHAS}, n_iter=2, cv=4, random_state=0
+            _estimator(Recorder), {"mu": MUS}, n_iter=2, cv=4, random_state=0
         ).fit(X, y),
         2 * 4 + 1,
     ),
@@ -106,7 +106,7 @@ CASES = {
     ),
     "validation_curve": (
         lambda X, y: validation_curve(
-            _estimator(Recorder), X, y, param_name="alpha", param_range=ALPHAS[1:], cv=3
+            _estimator(Recorder), X, y, param_name="mu", param_range=MUS[1:], cv=3
         ),
         2 * 3,
     ),
@@ -135,7 +135,7 @@ def test_each_search_and_helper_warns_once_and_records(data, name):
 
 def test_halving_search_counts_at_least_its_first_round_and_records_the_exact_count(data):
     search = HalvingGridSearchCV(
-        _estimator(Recorder), {"alpha": [0.5, 1.0, 2.0, 3.0]}, cv=3, min_resources=60
+        _estimator(Recorder), {"mu": [0.5, 1.0, 2.0, 3.0]}, cv=3, min_resources=60
     )
     _, warned, seen = _run(lambda: search.fit(*data))
     assert len(warned) == 1
@@ -156,7 +156,7 @@ def test_warning_points_at_the_callers_line(data):
 
 def test_selected_model_in_a_pipeline_records_the_search_in_file_and_report(data, tmp_path):
     pipe = make_pipeline(_estimator())
-    search = GridSearchCV(pipe, {"privatelogisticregression__alpha": ALPHAS[1:]}, cv=3)
+    search = GridSearchCV(pipe, {"privatelogisticregression__mu": MUS[1:]}, cv=3)
     with pytest.warns(PrivacyLeakWarning, match="GridSearchCV fits this private estimator 7"):
         search.fit(*data)
     model = search.best_estimator_[-1]
@@ -193,7 +193,7 @@ def test_a_plain_fit_and_clone_record_nothing(data):
 
 def test_parallel_search_with_an_accountant_is_refused_before_any_fit(data):
     accountant = PrivacyAccountant(10.0, 1e-5)
-    search = GridSearchCV(_estimator(accountant=accountant), {"alpha": ALPHAS}, cv=3, n_jobs=2)
+    search = GridSearchCV(_estimator(accountant=accountant), {"mu": MUS}, cv=3, n_jobs=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with pytest.raises(PrivacyError, match=r"GridSearchCV would fit .* n_jobs=1"):
@@ -203,10 +203,10 @@ def test_parallel_search_with_an_accountant_is_refused_before_any_fit(data):
 
 def test_sequential_search_with_an_accountant_stops_at_the_budget(data):
     accountant = PrivacyAccountant(3.0, 1e-5)
-    search = GridSearchCV(_estimator(accountant=accountant), {"alpha": ALPHAS}, cv=3)
+    search = GridSearchCV(_estimator(accountant=accountant), {"mu": MUS}, cv=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with pytest.raises(BudgetExceededError, match="nothing was released"):
             search.fit(*data)
-    assert 0 < len(accountant.steps) < len(ALPHAS) * 3 + 1
+    assert 0 < len(accountant.steps) < len(MUS) * 3 + 1
     assert accountant.spent <= 3.0

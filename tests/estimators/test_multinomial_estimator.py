@@ -106,7 +106,7 @@ def test_clone_pipeline_and_bad_parameter():
         PrivateLogisticRegression(multi_class="softmax", data_norm=1.0).fit(X, y)
 
 
-def test_max_seconds_is_refused_and_alpha_is_the_ridge():
+def test_max_seconds_is_refused_and_mu_is_the_ridge():
     X, y = _data()
     with pytest.raises(ParameterError, match="max_seconds"):
         _fit(
@@ -116,7 +116,7 @@ def test_max_seconds_is_refused_and_alpha_is_the_ridge():
             X, y,
         )  # fmt: skip
     est = _fit(
-        PrivateLogisticRegression(data_norm=1.0, classes=[0, 1, 2, 3], alpha=0.2, random_state=0),
+        PrivateLogisticRegression(data_norm=1.0, classes=[0, 1, 2, 3], mu=0.2, random_state=0),
         X, y,
     )  # fmt: skip
     assert est.plan_.mu == 0.2

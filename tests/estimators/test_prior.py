@@ -19,10 +19,10 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
+from objpert.accounting.gaussian_mechanism import gaussian_profile
 from objpert.audit.maps import GradientDescentMap, gradient_descent_jacobian
 from objpert.audit.pairwise import pairwise_profile, privacy_loss
 from objpert.certify.calibration import calibrate
-from objpert.certify.gaussian import gaussian_profile
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ParameterError
 from objpert.losses import get_loss
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 N, D = 240, 3
-COMMON = dict(epsilon=2.0, delta=1e-6, alpha=1.0, max_iter=400, random_state=11)
+COMMON = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, random_state=11)
 DATA_NORM = 3.0
 BOUNDS = [(-2.0, 2.0), (0.0, 4.0), (-1.0, 3.0)]
 
@@ -454,7 +454,7 @@ def test_the_pairwise_check_holds_on_a_generic_pair_with_a_prior(pair):
 )
 def test_any_finite_prior_keeps_the_certificate_and_the_offset_release(coef, intercept, seed):
     X, y2, _, _ = _data()
-    kw = dict(epsilon=2.0, delta=1e-6, alpha=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1])
+    kw = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = PrivateLogisticRegression(**kw, random_state=seed).fit(X, y2)

@@ -180,24 +180,24 @@ def test_the_contract_is_checked_on_the_executors(frame, spark):
     fit_intercept=st.booleans(),
     max_iter=st.integers(1, 10**6),
     seed=st.none() | st.integers(0, 2**31 - 1),
-    alpha=st.just("auto") | st.floats(1e-6, 10.0),
+    mu=st.just("auto") | st.floats(1e-6, 10.0),
     classes=st.none() | st.lists(st.integers(-5, 5), min_size=2, max_size=4, unique=True),
 )
 def test_params_are_the_sklearn_estimators(
-    epsilon, delta, data_norm, fit_intercept, max_iter, seed, alpha, classes
+    epsilon, delta, data_norm, fit_intercept, max_iter, seed, mu, classes
 ):
     """Any Params set on the Spark estimator give the scikit-learn estimator with the same
     parameters (the one whose release the fit runs)."""
     spark_params = dict(
         epsilon=epsilon, delta=delta, dataNorm=data_norm, fitIntercept=fit_intercept,
-        maxIter=max_iter, seed=seed, alpha=alpha, classes=classes,
+        maxIter=max_iter, seed=seed, mu=mu, classes=classes,
     )  # fmt: skip
     est = PrivateLogisticRegressionSpark(**spark_params)
     made = objpert.PrivateLogisticRegression(**est.sklearn_params()).get_params()
     expected = {
         "epsilon": epsilon, "delta": delta, "data_norm": data_norm,
         "fit_intercept": fit_intercept, "max_iter": max_iter, "random_state": seed,
-        "alpha": alpha, "classes": classes,
+        "mu": mu, "classes": classes,
     }  # fmt: skip
     assert {k: made[k] for k in expected} == expected
     assert made["verbose"] is False

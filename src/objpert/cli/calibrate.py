@@ -1,7 +1,7 @@
 """``objpert calibrate``: choose sigma, mu, eta, N and u for a target (epsilon, delta).
 
 By default the plan is the one ``objpert train`` and the estimators calibrate for the same
-public constants (:func:`objpert.estimators.base.calibration_for`: the tight calibration of the
+public constants (:func:`objpert.estimators.planning.calibration_for`: the tight calibration of the
 empirical objective, comparators of norm <= 3, at most 5000 steps); ``--objective
 population``, ``--calibration corollary413`` and the other flags choose other plans. The
 flags that are estimator parameters carry the names ``objpert train`` gives them
@@ -44,7 +44,7 @@ def _mu(text: str) -> float | None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from objpert.estimators.base import calibration_for
+    from objpert.estimators.planning import calibration_for
 
     mu = _mu(args.mu)
     releases = positive_count(args.releases, "--releases")
@@ -82,7 +82,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``calibrate`` on the ``objpert`` subcommand parsers."""
-    from objpert.estimators.base import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+    from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
 
     p = subparsers.add_parser(
         "calibrate",

@@ -4,20 +4,22 @@
 scikit-learn estimator API (``fit``/``predict``/``score``, ``get_params``/``set_params``,
 ``clone``, pipelines, ``GridSearchCV``). Each ``fit`` is one private release (K releases
 for a K-class one-vs-rest classifier) by gradient descent on a perturbed objective; the
-shared machinery (parameter checks, data contract, cached plans) is in
-:mod:`objpert.estimators.base`. Statistics of the private rows (rows clipped, the time
+shared machinery (parameter checks, data contract, releases) is in
+:mod:`objpert.estimators.base`; a fit plans through :func:`objpert.plan` with the
+estimator's settings (:mod:`objpert.estimators.planning`), whose defaults are the
+estimators' defaults. Statistics of the private rows (rows clipped, the time
 of the releases) are shown at fit time only (:func:`fit_statistics`), never kept.
 """
 
-from objpert.estimators.base import (
+from objpert.estimators.base import LABEL_SET
+from objpert.estimators.bounds import FitStatistics, fit_statistics
+from objpert.estimators.logistic import PrivateLogisticRegression
+from objpert.estimators.planning import (
     CALIBRATIONS,
     DEFAULT_COMPARATOR_NORM,
     DEFAULT_MAX_ITERATIONS,
-    LABEL_SET,
     plan_for,
 )
-from objpert.estimators.bounds import FitStatistics, fit_statistics
-from objpert.estimators.logistic import PrivateLogisticRegression
 from objpert.estimators.robust import PrivateRobustRegression
 
 __all__ = [

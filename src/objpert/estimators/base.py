@@ -1,4 +1,4 @@
-"""What the private estimators share: parameter checks, the data contract, plans, releases.
+"""What the private estimators share: parameter checks, the data contract, releases.
 
 The estimators (:mod:`objpert.estimators`) are scikit-learn estimators releasing
 differentially private GLMs (Watkins & Arora 2026).
@@ -10,15 +10,17 @@ for a K-class one-vs-rest classifier) by gradient descent on a perturbed objecti
 
 1. the data are brought under the contract of :mod:`objpert.data` (rows of norm
    <= ``data_norm``, an intercept column of public value c appended);
-2. a :class:`~objpert.certify.calibration.Plan` (noise sigma, ridge mu, step eta,
-   iterations N) is computed from public constants only: n (the number of rows, treated as
-   public, as in the paper), d, zeta, the loss and the target (epsilon, delta);
+2. a :class:`~objpert.certify.calibration.WatkinsAroraPlan` (noise sigma, ridge mu, step
+   eta, iterations N) is computed from public constants only: n (the number of rows,
+   treated as public, as in the paper), d, zeta, the loss and the target (epsilon, delta),
+   by :func:`objpert.plan` with the estimator's settings (:mod:`.planning`);
 3. :func:`~objpert.mechanisms.perturbed_gd.perturbed_gradient_descent` draws the noise
    once and runs exactly N steps; the plan's certificate is recomputed before any data
    are touched.
 
-Plans are pure functions of public constants, so they are cached (:func:`plan_for`):
-repeated fits of the same shape (cross-validation folds, ``GridSearchCV``) calibrate once.
+Plans are pure functions of public constants, so they are cached
+(:func:`.planning.plan_for`): repeated fits of the same shape (cross-validation folds,
+``GridSearchCV``) calibrate once. The shared docstring parts are in :mod:`.docstrings`.
 """
 
 from __future__ import annotations
@@ -33,12 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    InvalidParameterError,
-    StrOptions,
-)
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -47,8 +44,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from objpert.accounting.multiclass import Calibration, calibrate_releases, check_settings
-from objpert.certify.calibration import Plan, corollary_413, tight
+from objpert.certify.multiclass import Calibration, check_settings
 from objpert.data import PreparedData, as_feature_matrix, check_label_set, is_dask
 from objpert.data.labels import check_labels
 from objpert.engines.distributed import step_timeout as check_step_timeout
@@ -63,6 +59,7 @@ from objpert.estimators.bounds import (
     pipeline_row_bound,
     public_zeta,
 )
+from objpert.estimators.planning import CALIBRATIONS, calibration_for
 from objpert.estimators.prior import (
     PublicPrior,
     check_public_prior,
@@ -75,143 +72,20 @@ from objpert.exceptions import DataError, DataTypeError, ParameterError, Privacy
 from objpert.mechanisms.perturbed_gd import Release, release_targets
 from objpert.mechanisms.progress import check_verbose
 from objpert.preprocessing.bounded import check_bounds
-from objpert.validation import check_bool, check_int, check_open_unit, check_positive
+from objpert.preprocessing.parameters import RANDOM_STATE, ValidatedParameters
+from objpert.validation import check_int, check_positive
 
 __all__ = [
-    "CALIBRATIONS",
-    "COMMON_DOC",
     "DATA_NORM",
-    "DEFAULT_COMPARATOR_NORM",
-    "DEFAULT_MAX_ITERATIONS",
     "LABEL_SET",
     "FitSettings",
     "PrivateGLM",
     "as_data_error",
     "blockwise_on_dask",
-    "calibration_for",
     "data_errors",
-    "plan_for",
     "public_zeta",
     "warn_label_set",
 ]
-
-CALIBRATIONS = ("tight", "corollary413")
-DEFAULT_COMPARATOR_NORM = 3.0  # W of alpha="auto" (public; see the README's comparison)
-DEFAULT_MAX_ITERATIONS = 5000
-
-_COMMON_DOC = """
-    Notes
-    -----
-    Privacy:
-
-    - **n is public.** The number of training rows enters the certificate (the
-      sensitivity is G = 2 L1 zeta / n) and is treated as public, as in Watkins & Arora
-      (2026); the neighbouring relation is the replacement of one row.
-    - **Rows are bounded by data_norm.** Rows of norm above ``data_norm`` are scaled down
-      to it (their count, a statistic of the data that is *not* covered by the
-      certificate, is shown at fit time only: :func:`objpert.estimators.fit_statistics`;
-      the model keeps no statistic of the rows) unless ``clip=False``, in which case
-      ``fit`` raises :class:`objpert.exceptions.DataError`. Choose ``data_norm`` (or
-      ``feature_bounds``, or a bounded preprocessing step: docs/pipeline.md) from public
-      knowledge. ``data_norm=None`` without ``feature_bounds`` reads the largest row norm
-      from the training rows: :class:`objpert.PrivacyLeakWarning`, and ``"data norm"`` is
-      recorded in ``certificate_.not_public``. When more than 1% of the rows are clipped,
-      ``fit`` warns :class:`objpert.exceptions.ClippingNotice` (shown to whoever runs it,
-      never stored in the model or its file).
-    - **No silent iteration ceiling.** The calibration stops at the knee of its bound
-      (docs/pipeline.md); when the knee lies beyond ``max_iter`` and twice the budget
-      would lower the bound by more than 0.1 (computed from public constants,
-      :func:`objpert.certify.budget.ceiling`), ``fit`` warns
-      :class:`objpert.exceptions.IterationBudgetWarning` saying what to set.
-    - **Each fit is a release.** Model selection on private data (``GridSearchCV``,
-      ``cross_val_score``, refitting with other hyperparameters) spends privacy budget: every
-      fit is a separate release on (part of) the same data, and the selection itself is not
-      covered by the certificate of any one fit. Budget for all fits, or select on public data.
-    - ``random_state=None`` (the default) draws the noise from OS entropy. A seed (int,
-      ``Generator``, ``RandomState``) makes the release reproducible by anyone who knows it
-      and warns :class:`objpert.exceptions.TestingSeedWarning`: for tests only.
-
-    Dask: ``fit`` takes Dask arrays and DataFrames (e.g. from
-    :func:`objpert.data.distributed.from_parquet`) and runs each gradient step as one
-    map-reduce on the cluster; the plan, certificate and noise stay on the client. The
-    prediction methods return lazy Dask arrays for Dask input (docs/dask.md).
-"""
-
-_ALPHA_DOC = """alpha : "auto" or float > 0, default="auto"
-        The ridge coefficient mu of the objective (a public hyperparameter). ``"auto"``
-        chooses mu, jointly with the noise scale sigma and the iteration count N, to
-        minimise the empirical excess-risk bound d sigma^2/(2 mu) + E_opt(N) + mu W^2/2
-        against comparators of norm <= W = ``comparator_norm``, subject to the Theorem C.13
-        certificate at (epsilon, delta) within ``max_iterations`` steps. It uses public
-        constants only. It targets accuracy, not the worst-case population bound of
-        Theorem 4.7, whose 1/(mu n) sample term over-regularises. With
-        ``calibration="corollary413"`` alpha must be "auto" (Corollary 4.13 chooses mu)."""
-
-
-@functools.lru_cache(maxsize=512)
-def plan_for(
-    loss: str,
-    scale: float | None,
-    calibration: str,
-    n: int,
-    d: int,
-    zeta: float,
-    epsilon: float,
-    delta: float,
-    comparator_norm: float,
-    max_iterations: int,
-    mu: float | None,
-) -> Plan:
-    """The plan of one release: a pure (cached) function of public constants.
-
-    ``calibration="tight"``: :func:`~objpert.certify.calibration.tight` with the empirical
-    objective (``mu=None`` chooses mu); ``"corollary413"``: Corollary 4.13 (which chooses mu
-    and N itself; needs epsilon <= 1). ``comparator_norm`` is W.
-    """
-    params = {} if scale is None else {"scale": scale}
-    if calibration == "tight":
-        return tight(
-            loss,
-            n=n,
-            d=d,
-            zeta=zeta,
-            epsilon=epsilon,
-            delta=delta,
-            comparator_norm=comparator_norm,
-            max_iterations=max_iterations,
-            objective="empirical",
-            mu=mu,
-            **params,
-        )
-    if calibration == "corollary413":
-        if mu is not None:
-            raise ParameterError("Corollary 4.13 chooses mu itself: use alpha='auto'")
-        return corollary_413(
-            loss,
-            n=n,
-            d=d,
-            zeta=zeta,
-            epsilon=epsilon,
-            delta=delta,
-            comparator_norm=comparator_norm,
-            **params,
-        )
-    raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
-
-
-@functools.lru_cache(maxsize=256)
-def calibration_for(k: int, composition: str, *plan_args: Any) -> Calibration:
-    """The plan of each of k releases meeting (epsilon, delta) together and how they
-    compose (:func:`objpert.accounting.multiclass.calibrate_releases`): a pure (cached)
-    function of public constants. ``plan_args`` are those of :func:`plan_for`, their
-    (epsilon, delta) the fit's target."""
-    head, (epsilon, delta), tail = plan_args[:6], plan_args[6:8], plan_args[8:]
-
-    def plan_at(eps_i: float, delta_i: float) -> Plan:
-        return plan_for(*head, eps_i, delta_i, *tail)
-
-    return calibrate_releases(plan_at, epsilon, delta, k, composition)
-
 
 #: The name under which a label set read from the data is recorded as not public.
 LABEL_SET = "label set"
@@ -294,7 +168,7 @@ class FitSettings:
     max_iterations: int
     intercept_scaling: float | None
     calibration: str
-    mu: float | None  # None: alpha="auto"
+    mu: float | None  # None: mu="auto"
     scale: float | None  # the pseudo-Huber scale (robust regression only)
     classes: np.ndarray | None = field(default=None, compare=False)  # the declared label set
     feature_bounds: np.ndarray | None = field(default=None, compare=False)  # (d, 2), public
@@ -312,12 +186,13 @@ class FitSettings:
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
-class PrivateGLM(SelectionGuard, BaseEstimator):
+class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
     """Shared machinery: parameter checks, data contract, plans and releases.
 
     Parameters are keyword-only, declared once in ``_parameter_constraints``
-    (scikit-learn's) and validated when ``fit`` starts, then resolved into one
-    :class:`FitSettings`. Where two parameters overlap, the precedence is:
+    (scikit-learn's; :mod:`objpert.preprocessing.parameters`) and validated when ``fit``
+    starts, then resolved into one :class:`FitSettings`. Where two parameters overlap,
+    the precedence is:
 
     - ``feature_bounds`` over ``data_norm``: with bounds, the rows are the features mapped
       onto [-1, 1] and ``data_norm`` (default sqrt(n_features)) bounds those mapped rows;
@@ -341,16 +216,10 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         "intercept_scaling": [None, _POSITIVE],
         "clip": ["boolean"],
         "calibration": [StrOptions(set(CALIBRATIONS))],
-        "alpha": [StrOptions({"auto"}), _POSITIVE],
+        "mu": [StrOptions({"auto"}), _POSITIVE],
         "comparator_norm": [_POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "random_state": [
-            None,
-            Interval(Integral, 0, None, closed="left"),
-            np.random.Generator,
-            np.random.RandomState,
-            np.random.SeedSequence,
-        ],
+        "random_state": RANDOM_STATE,
         "verbose": [StrOptions({"auto"}), "boolean", None],
         "n_jobs": [None, Integral],
         "max_seconds": [None, _POSITIVE],
@@ -365,16 +234,13 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
     def _public_constants(self) -> FitSettings:
         """Validate the parameters (scikit-learn's constraints, then the library's rules:
         finite numbers, no booleans for numbers) and resolve them into one FitSettings."""
-        try:
-            self._validate_params()
-        except InvalidParameterError as exc:
-            raise ParameterError(" ".join(str(exc).split())) from None
+        self._validate_params()
         params = self.get_params(deep=False)
-        mu = None if isinstance(self.alpha, str) else check_positive("alpha", self.alpha)
+        mu = None if isinstance(self.mu, str) else check_positive("mu", self.mu)
         if self.calibration == "corollary413" and mu is not None:
             raise ParameterError(
                 "calibration='corollary413' chooses mu itself (Corollary 4.13): use "
-                f"alpha='auto'; got alpha={self.alpha!r}"
+                f"mu='auto'; got mu={self.mu!r}"
             )
         scaling, classes = self.intercept_scaling, params.get("classes")
         _check_random_state(self.random_state)
@@ -382,12 +248,12 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
         engine, dtype = check_engine(self.engine, self.dtype, device=False)
         return FitSettings(
             epsilon=check_positive("epsilon", self.epsilon),
-            delta=check_open_unit("delta", self.delta),
+            delta=float(self.delta),
             data_norm=(
                 None if self.data_norm is None else check_positive("data_norm", self.data_norm)
             ),
-            fit_intercept=check_bool("fit_intercept", self.fit_intercept),
-            clip=check_bool("clip", self.clip),
+            fit_intercept=bool(self.fit_intercept),
+            clip=bool(self.clip),
             comparator_norm=check_positive("comparator_norm", self.comparator_norm),
             max_iterations=check_int("max_iter", self.max_iter, 1),
             intercept_scaling=(
@@ -542,7 +408,9 @@ class PrivateGLM(SelectionGuard, BaseEstimator):
             self.certificate_ = replace(releases[0].certificate, not_public=not_public)
         else:
             self.plan_ = [r.plan for r in releases]
-            self.certificate_ = cal.compose([r.certificate for r in releases], not_public)
+            self.certificate_ = cal.composed_certificate(
+                [r.certificate for r in releases], not_public
+            )
         return int(prepared.n_clipped), seconds
 
     def _prior(
@@ -689,7 +557,3 @@ def _scaled_margins(X: Any, coef: np.ndarray, intercept: Any) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         out = (dense / scale) @ coef.T * scale + intercept
     return np.where(np.isnan(out), 0.0, out)  # inf - inf: margin and intercept both beyond
-
-
-#: The docstring parts shared by the estimators ("%(alpha)s", "%(privacy)s").
-COMMON_DOC = {"alpha": _ALPHA_DOC, "privacy": _COMMON_DOC.strip("\n").lstrip()}

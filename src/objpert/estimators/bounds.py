@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from objpert.certify.budget import ceiling
-from objpert.certify.plan import Plan
+from objpert.certify.plan import WatkinsAroraPlan
 from objpert.data import as_feature_matrix
 from objpert.data.contract import row_norms, total_norm
 from objpert.exceptions import (
@@ -192,8 +192,8 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     what = "values outside feature_bounds or norms above data_norm"
     clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)
-    if not isinstance(plans[0], Plan):  # a solver's plan (multinomial): no gradient-step budget
-        return
+    if not isinstance(plans[0], WatkinsAroraPlan):  # a solver's plan (multinomial)
+        return  # no gradient-step budget
     report = ceiling(plans[0], p.max_iterations, mu_fixed=p.mu is not None)
     if report.notable:
         warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)

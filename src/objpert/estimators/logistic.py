@@ -11,18 +11,16 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from objpert.accounting.multiclass import COMPOSITIONS
+from objpert.certify.multiclass import COMPOSITIONS
 from objpert.data import class_codes, prepare
 from objpert.estimators.base import (
-    COMMON_DOC,
-    DEFAULT_COMPARATOR_NORM,
-    DEFAULT_MAX_ITERATIONS,
     LABEL_SET,
     PrivateGLM,
     blockwise_on_dask,
     data_errors,
     warn_label_set,
 )
+from objpert.estimators.docstrings import COMMON_DOC
 from objpert.estimators.multinomial import (
     MULTI_CLASS,
     check_multinomial_budget,
@@ -30,6 +28,7 @@ from objpert.estimators.multinomial import (
     fit_multinomial,
     use_multinomial,
 )
+from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateLogisticRegression"]
@@ -41,7 +40,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
     objective, certified (epsilon, delta)-DP. K > 3 classes: by default
     (``multi_class="auto"``) one multinomial release, the softmax cross-entropy minimised
-    with objective and output noise (:mod:`objpert.certify.peers.multinomial`;
+    with objective and output noise (:mod:`objpert.mechanisms.certificates.multinomial`;
     docs/multiclass.md); three classes, or by choice: one-vs-rest, K releases on the same
     data whose composition is (epsilon, delta)-DP (``composition``), reported in
     ``certificate_``.
@@ -73,7 +72,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     calibration : {"tight", "corollary413"}, default="tight"
         ``"tight"``: numerical calibration certified by Theorem C.13 (any epsilon).
         ``"corollary413"``: Corollary 4.13 as stated (per-release epsilon <= 1).
-    %(alpha)s
+    %(mu)s
     comparator_norm : float > 0, default=3.0
         W, the norm of the comparators the "auto" mu is tuned against (public). Smaller W
         weighs the noise more against the regularisation bias: 3 beat 10 on every real
@@ -122,11 +121,12 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         How K > 2 classes are trained. ``"multinomial"``: one softmax release of a
         (K, n_features) weight matrix, approximate minima perturbation certified by the
         softmax objective's exact-minimiser privacy profile
-        (:mod:`objpert.certify.peers.multinomial`); ``comparator_norm`` is then the norm of
-        each class's comparator in the "auto" ridge, ``alpha`` its ridge; ``calibration``,
-        ``composition`` and ``max_iter`` do not apply (its solver has its own public
-        budget of 2000 iterations), and a ``prior``, ``max_seconds``, an ``engine`` or a
-        ``dtype`` are refused.
+        (:mod:`objpert.mechanisms.certificates.multinomial`); ``comparator_norm`` is then
+        the norm of each class's comparator in the "auto" ridge, ``mu`` its ridge;
+        ``calibration``, ``composition`` and ``max_iter`` do not apply (its solver has its
+        own public budget of 2000 iterations), and a ``prior``, ``max_seconds``, an
+        ``engine`` or a ``dtype`` are refused. Its plan is ``objpert.plan("multinomial",
+        loss="softmax", ..., n_classes=K, mu=, class_norm=comparator_norm)``.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
         multinomial for K >= 4 classes on in-memory data without a ``prior``, and
         without a composition, ``max_seconds``, engine or dtype declared (settings of
@@ -218,7 +218,7 @@ default=None
         intercept_scaling=None,
         clip=True,
         calibration="tight",
-        alpha="auto",
+        mu="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
         max_iter=DEFAULT_MAX_ITERATIONS,
         classes=None,
@@ -243,7 +243,7 @@ default=None
         self.intercept_scaling = intercept_scaling
         self.clip = clip
         self.calibration = calibration
-        self.alpha = alpha
+        self.mu = mu
         self.comparator_norm = comparator_norm
         self.max_iter = max_iter
         self.classes = classes

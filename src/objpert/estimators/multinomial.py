@@ -1,5 +1,5 @@
 """The multinomial fit of :class:`~objpert.estimators.PrivateLogisticRegression`: one
-softmax release for K classes (:mod:`objpert.certify.peers.multinomial`) instead of K
+softmax release for K classes (:mod:`objpert.mechanisms.certificates.multinomial`) instead of K
 composed one-vs-rest releases, and the public rule of ``multi_class="auto"``."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import numpy as np
 from scipy import sparse
 
 from objpert.accounting import pld as pldlib
-from objpert.certify.peers.multinomial import MultinomialPlan, plan_multinomial
 from objpert.exceptions import ParameterError
+from objpert.mechanisms import registry
+from objpert.mechanisms.certificates.multinomial import MultinomialPlan
 from objpert.mechanisms.peers.multinomial import multinomial_release
 from objpert.mechanisms.progress import check_verbose
 
@@ -106,11 +107,12 @@ def multinomial_plan(
     mu: float | None,
     class_norm: float,
 ) -> MultinomialPlan:
-    """The fit's plan (:func:`~objpert.certify.peers.multinomial.plan_multinomial`, its
-    default solver budget and tolerance): a pure, cached function of public constants."""
-    return plan_multinomial(
-        n=n, d=d, n_classes=n_classes, zeta=zeta, epsilon=epsilon, delta=delta, mu=mu,
-        class_norm=class_norm,
+    """The fit's plan: ``objpert.plan("multinomial", loss="softmax", ..., n_classes=,
+    mu=, class_norm=)`` (the release's default solver budget and tolerance; ``class_norm``
+    is the estimator's ``comparator_norm``), a pure, cached function of public constants."""
+    return registry.plan(
+        "multinomial", loss="softmax", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
+        n_classes=n_classes, mu=mu, class_norm=class_norm,
     )  # fmt: skip
 
 

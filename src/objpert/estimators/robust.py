@@ -13,13 +13,12 @@ from sklearn.utils._param_validation import Interval
 
 from objpert.data import as_targets, prepare
 from objpert.estimators.base import (
-    COMMON_DOC,
-    DEFAULT_COMPARATOR_NORM,
-    DEFAULT_MAX_ITERATIONS,
     PrivateGLM,
     blockwise_on_dask,
     data_errors,
 )
+from objpert.estimators.docstrings import COMMON_DOC
+from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateRobustRegression"]
@@ -40,7 +39,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     max_seconds, engine, dtype, client, step_timeout, prior
         As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
         intercept_ in the units of the raw features).
-    %(alpha)s
+    %(mu)s
     scale : float > 0, default=1.0
         c, the residual scale where the pseudo-Huber loss turns from quadratic to linear
         (public; in the units of y). L1 = c: the noise grows with c.
@@ -82,7 +81,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         intercept_scaling=None,
         clip=True,
         calibration="tight",
-        alpha="auto",
+        mu="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
         max_iter=DEFAULT_MAX_ITERATIONS,
         scale=1.0,
@@ -105,7 +104,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.intercept_scaling = intercept_scaling
         self.clip = clip
         self.calibration = calibration
-        self.alpha = alpha
+        self.mu = mu
         self.comparator_norm = comparator_norm
         self.max_iter = max_iter
         self.scale = scale

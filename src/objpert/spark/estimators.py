@@ -48,7 +48,7 @@ __all__ = [
 def _auto_or_float(value: Any) -> Any:
     if isinstance(value, str):
         if value != "auto":
-            raise TypeError(f"alpha must be 'auto' or a number > 0; got {value!r}")
+            raise TypeError(f"mu must be 'auto' or a number > 0; got {value!r}")
         return value
     return TypeConverters.toFloat(value)
 
@@ -66,7 +66,7 @@ SKLEARN_NAMES: dict[str, str] = {
     "interceptScaling": "intercept_scaling",
     "clip": "clip",
     "calibration": "calibration",
-    "alpha": "alpha",
+    "mu": "mu",
     "comparatorNorm": "comparator_norm",
     "maxIter": "max_iter",
     "seed": "random_state",
@@ -102,9 +102,9 @@ class _PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
         "clip", "scale rows above dataNorm down (True) or refuse them", TypeConverters.toBoolean
     )
     calibration = _param("calibration", "'tight' or 'corollary413'", TypeConverters.toString)
-    alpha = _param("alpha", "ridge mu: 'auto' or a number > 0", _auto_or_float)
+    mu = _param("mu", "ridge mu: 'auto' or a number > 0", _auto_or_float)
     comparatorNorm = _param(
-        "comparatorNorm", "W, the comparator norm of alpha='auto'", TypeConverters.toFloat
+        "comparatorNorm", "W, the comparator norm of mu='auto'", TypeConverters.toFloat
     )
     maxIter = _param(
         "maxIter", "most gradient steps the calibration may plan", TypeConverters.toInt
@@ -147,7 +147,7 @@ class _PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
 
 _COMMON = (
     "epsilon", "delta", "dataNorm", "fitIntercept", "interceptScaling", "clip", "calibration",
-    "alpha", "comparatorNorm", "maxIter", "seed", "stepTimeout",
+    "mu", "comparatorNorm", "maxIter", "seed", "stepTimeout",
 )  # fmt: skip
 
 
@@ -338,7 +338,7 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
     array of numbers) or ``inputCols`` (numeric columns), ``labelCol``, ``predictionCol``,
     ``probabilityCol``, ``rawPredictionCol``; ``epsilon``, ``delta``, ``dataNorm``
     (required: public), ``fitIntercept``, ``interceptScaling``, ``clip``,
-    ``calibration``, ``alpha``, ``comparatorNorm``, ``maxIter``, ``classes`` (the public
+    ``calibration``, ``mu``, ``comparatorNorm``, ``maxIter``, ``classes`` (the public
     label set; None reads it from the labels: PrivacyLeakWarning, ``"label set"`` in the
     certificate's ``not_public``), ``composition``, ``seed`` (testing only) and
     ``stepTimeout``. The number of rows n is counted in the first pass over the data
@@ -367,7 +367,7 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
         interceptScaling=None,
         clip=None,
         calibration=None,
-        alpha=None,
+        mu=None,
         comparatorNorm=None,
         maxIter=None,
         classes=None,
@@ -450,7 +450,7 @@ class PrivateRobustRegressionSpark(_PrivateEstimator):
         interceptScaling=None,
         clip=None,
         calibration=None,
-        alpha=None,
+        mu=None,
         comparatorNorm=None,
         maxIter=None,
         scale=None,
