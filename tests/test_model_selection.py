@@ -75,7 +75,7 @@ def _search(**kw):
         epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=3
     )
     grid = {"comparator_norm": [1.0, 3.0], "max_iter": [300, 600]}
-    return PrivateGridSearch(base, grid, random_state=11, **kw)
+    return PrivateGridSearch(estimator=base, param_grid=grid, random_state=11, **kw)
 
 
 def test_certificate_covers_the_choice_and_each_candidate_sees_its_own_part():
@@ -119,7 +119,9 @@ def test_regression_selection_uses_the_clipped_score():
     X /= np.linalg.norm(X, axis=1, keepdims=True).max()
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
     base = PrivateRobustRegression(epsilon=2.0, delta=1e-6, data_norm=1.0, random_state=0)
-    gs = PrivateGridSearch(base, {"comparator_norm": [1.0, 2.0]}, score_bound=2.0, random_state=0)
+    gs = PrivateGridSearch(
+        estimator=base, param_grid={"comparator_norm": [1.0, 2.0]}, score_bound=2.0, random_state=0
+    )
     gs.fit(X, y)
     assert gs.certificate_.certified and math.isfinite(gs.score(X, y))
 
@@ -128,17 +130,21 @@ def test_bad_searches_are_refused_before_any_fit():
     X, y = _data(n=200)
     base = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1])
     with pytest.raises(ParameterError):
-        PrivateGridSearch(LogisticRegression(), {"C": [1.0]}).fit(X, y)
+        PrivateGridSearch(estimator=LogisticRegression(), param_grid={"C": [1.0]}).fit(X, y)
     with pytest.raises(ParameterError):
-        PrivateGridSearch(base, []).fit(X, y)
+        PrivateGridSearch(estimator=base, param_grid=[]).fit(X, y)
     with pytest.raises(ParameterError):
-        PrivateGridSearch(base, {"epsilon": [1.0, -1.0]}).fit(X, y)
+        PrivateGridSearch(estimator=base, param_grid={"epsilon": [1.0, -1.0]}).fit(X, y)
     with pytest.raises(ParameterError):
-        PrivateGridSearch(base, {"comparator_norm": [1.0]}, selection_epsilon=0.0).fit(X, y)
+        PrivateGridSearch(
+            estimator=base, param_grid={"comparator_norm": [1.0]}, selection_epsilon=0.0
+        ).fit(X, y)
     with pytest.raises(DataError):
-        PrivateGridSearch(base, {"comparator_norm": [1.0] * 3}).fit(X[:5], y[:5])
+        PrivateGridSearch(estimator=base, param_grid={"comparator_norm": [1.0] * 3}).fit(
+            X[:5], y[:5]
+        )
     with pytest.raises(DataError):
-        PrivateGridSearch(base, {"comparator_norm": [1.0]}).fit(X, y[:-1])
+        PrivateGridSearch(estimator=base, param_grid={"comparator_norm": [1.0]}).fit(X, y[:-1])
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -160,7 +166,9 @@ def _unseeded_search(random_state):
     base = PrivateLogisticRegression(
         epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], max_iter=200
     )  # each candidate's noise from OS entropy: only the search's own seed may warn
-    return PrivateGridSearch(base, {"comparator_norm": [1.0, 3.0]}, random_state=random_state)
+    return PrivateGridSearch(
+        estimator=base, param_grid={"comparator_norm": [1.0, 3.0]}, random_state=random_state
+    )
 
 
 def test_an_unseeded_search_does_not_warn_of_a_testing_seed():

@@ -61,8 +61,9 @@ def test_categories_give_the_python_pipelines_bound(capsys, table):
     assert result["certified"] is True and result["not_public"] == []
     assert result["n_features"] == 2 + 3 + 2  # two scaled columns, 3 + 2 indicators
     python = ColumnTransformer([
-        ("numbers", BoundedScaler([(18, 99), (0, 200000)]), ["age", "income"]),
-        ("categories", BoundedOneHotEncoder(list(CATEGORIES.values())), ["plan", "region"]),
+        ("numbers", BoundedScaler(bounds=[(18, 99), (0, 200000)]), ["age", "income"]),
+        ("categories", BoundedOneHotEncoder(categories=list(CATEGORIES.values())),
+         ["plan", "region"]),
     ])  # fmt: skip
     bound = row_norm_bound(python)
     assert bound == pytest.approx(2.0)  # sqrt(2 scaled + 2 encoded columns)

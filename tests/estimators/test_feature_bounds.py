@@ -51,11 +51,11 @@ def test_feature_bounds_predict_as_the_scaled_model(fit_intercept):
     """coef_/intercept_ in raw units; predictions on raw X (values outside the bounds
     included) equal those of the same release trained on BoundedScaler output."""
     X, y, _ = _raw()
-    kw = dict(epsilon=2.0, alpha=0.2, classes=[0, 1], random_state=5, fit_intercept=fit_intercept)
+    kw = dict(epsilon=2.0, mu=0.2, classes=[0, 1], random_state=5, fit_intercept=fit_intercept)
     direct = PrivateLogisticRegression(feature_bounds=BOUNDS, **kw).fit(X, y)
     pipe = Pipeline(
         [
-            ("scale", BoundedScaler(BOUNDS)),
+            ("scale", BoundedScaler(bounds=BOUNDS)),
             ("clf", PrivateLogisticRegression(data_norm=math.sqrt(3), **kw)),
         ]
     ).fit(X, y)
@@ -148,12 +148,14 @@ def test_a_pipeline_gives_the_public_bound_and_one_certificate():
     from objpert.preprocessing import PrivateFeatureBounds
 
     X, y, _ = _raw(1000)
-    pipe = make_pipeline(BoundedScaler(BOUNDS), PrivateLogisticRegression(classes=[0, 1]))
+    pipe = make_pipeline(BoundedScaler(bounds=BOUNDS), PrivateLogisticRegression(classes=[0, 1]))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         pipe.fit(X, y)
     assert pipe[-1].pipeline_data_norm_ == pytest.approx(math.sqrt(3))
-    pfb = PrivateFeatureBounds(0.5, ranges=[(0, 1000), (-1000, 1000), (0, 10000)], random_state=0)
+    pfb = PrivateFeatureBounds(
+        epsilon=0.5, ranges=[(0, 1000), (-1000, 1000), (0, 10000)], random_state=0
+    )
     pipe = make_pipeline(
         pfb, PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0)
     )

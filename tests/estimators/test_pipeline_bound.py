@@ -38,8 +38,8 @@ def frame():
 
 def _columns() -> ColumnTransformer:
     return ColumnTransformer([
-        ("numbers", BoundedScaler([(0, 72), (0, 150)]), ["tenure", "charges"]),
-        ("categories", BoundedOneHotEncoder(CATEGORIES), ["contract", "payment"]),
+        ("numbers", BoundedScaler(bounds=[(0, 72), (0, 150)]), ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
     ])  # fmt: skip
 
 
@@ -83,7 +83,10 @@ def test_a_column_transformer_declares_the_bound_the_estimator_uses(frame):
                     (
                         "u",
                         FeatureUnion(
-                            [("a", BoundedScaler([(0, 72)])), ("b", BoundedScaler([(0, 72)]))]
+                            [
+                                ("a", BoundedScaler(bounds=[(0, 72)])),
+                                ("b", BoundedScaler(bounds=[(0, 72)])),
+                            ]
                         ),
                         ["tenure"],
                     ),
@@ -103,7 +106,7 @@ def test_however_the_pipeline_is_built(frame, build):
 def test_in_a_search_the_refitted_model_declares_it_too(frame):
     df, y = frame
     search = GridSearchCV(make_pipeline(_columns(), _model()),
-                          {"privatelogisticregression__alpha": [0.5, 1.0]}, cv=2)  # fmt: skip
+                          {"privatelogisticregression__mu": [0.5, 1.0]}, cv=2)  # fmt: skip
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         search.fit(df, y)

@@ -42,7 +42,7 @@ def test_bins_by_hand_and_end_bins_take_the_outside():
     X = np.array([[-1.0, 5.0], [0.0, 10.0], [0.999, 15.0], [1.0, 20.0], [2.5, 25.0], [3.0, 0.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingNotice)
-        out = BoundedBinner(EDGES).fit_transform(X)
+        out = BoundedBinner(edges=EDGES).fit_transform(X)
     expected = np.array(
         [[1, 0, 0, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1], [0, 0, 1, 1]],
         dtype=float,
@@ -51,28 +51,28 @@ def test_bins_by_hand_and_end_bins_take_the_outside():
 
 
 def test_reads_nothing_from_the_values():
-    a = BoundedBinner(EDGES).fit(np.zeros((3, 2)))
-    b = BoundedBinner(EDGES).fit(np.full((40, 2), 1e9))
+    a = BoundedBinner(edges=EDGES).fit(np.zeros((3, 2)))
+    b = BoundedBinner(edges=EDGES).fit(np.full((40, 2), 1e9))
     state = {k: v for k, v in vars(a).items() if k.endswith("_")}
     assert state.keys() == {k for k in vars(b) if k.endswith("_")}
     assert state.keys() == {"edges_", "row_norm_bound_", "n_features_in_"}
     for ea, eb in zip(a.edges_, b.edges_, strict=True):
         np.testing.assert_array_equal(ea, eb)
-    assert a.row_norm_bound_ == math.sqrt(2) == row_norm_bound(BoundedBinner(EDGES))
+    assert a.row_norm_bound_ == math.sqrt(2) == row_norm_bound(BoundedBinner(edges=EDGES))
 
 
 def test_bad_edges_and_bad_input():
     for bad in ([], "ab", [[1.0]], [[1.0, 1.0]], [[2.0, 1.0]], [[0.0, math.nan]],
                 [[0.0, math.inf]], [["a", "b"]], [5.0]):  # fmt: skip
         with pytest.raises(ParameterError):
-            BoundedBinner(bad).fit(
+            BoundedBinner(edges=bad).fit(
                 np.zeros((2, max(len(bad), 1) if hasattr(bad, "__len__") else 1))
             )
     with pytest.raises(ParameterError):
         check_edges([[0.0, 2.0, 1.0]])
     with pytest.raises(DataError, match="2 were declared"):
-        BoundedBinner(EDGES).fit(np.zeros((4, 3)))
-    fitted = BoundedBinner(EDGES).fit(np.zeros((2, 2)))
+        BoundedBinner(edges=EDGES).fit(np.zeros((4, 3)))
+    fitted = BoundedBinner(edges=EDGES).fit(np.zeros((2, 2)))
     with pytest.raises(DataError):
         fitted.transform(np.array([[math.nan, 1.0]]))
     with pytest.raises(DataError):
@@ -85,19 +85,22 @@ def test_clipping_notice_only_above_one_percent():
     X[0, 0] = 9.0  # one row of 200 outside: 0.5%, no notice
     with warnings.catch_warnings():
         warnings.simplefilter("error", ClippingNotice)
-        BoundedBinner(EDGES).fit_transform(X)
+        BoundedBinner(edges=EDGES).fit_transform(X)
     X[:5, 1] = 99.0
     with pytest.warns(ClippingNotice, match="outside the declared edges"):
-        BoundedBinner(EDGES).fit_transform(X)
+        BoundedBinner(edges=EDGES).fit_transform(X)
 
 
 def test_feature_names_and_a_column_transformer():
     frame = pd.DataFrame({"a": [0.5, 2.5], "b": [12.0, 30.0], "c": [1.0, 3.0]})
-    binner = BoundedBinner(EDGES).fit(frame[["a", "b"]])
+    binner = BoundedBinner(edges=EDGES).fit(frame[["a", "b"]])
     names = list(binner.get_feature_names_out())
     assert names == ["a_[0, 1)", "a_[1, 2)", "a_[2, 3]", "b_[10, 20]"]
     ct = ColumnTransformer(
-        [("bins", BoundedBinner(EDGES), ["a", "b"]), ("s", BoundedScaler([(0.0, 4.0)]), ["c"])]
+        [
+            ("bins", BoundedBinner(edges=EDGES), ["a", "b"]),
+            ("s", BoundedScaler(bounds=[(0.0, 4.0)]), ["c"]),
+        ]
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingNotice)
@@ -125,7 +128,7 @@ def test_matches_a_plain_loop_and_rows_have_the_public_norm(edges, data):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingNotice)
-        Z = BoundedBinner(edges).fit_transform(X)
+        Z = BoundedBinner(edges=edges).fit_transform(X)
     np.testing.assert_array_equal(Z, _by_loop(X, edges))
     # exactly one 1 per feature: the norm is the public bound sqrt(d), whatever the rows
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), math.sqrt(len(edges)))

@@ -21,7 +21,7 @@ BOUNDS = [(0.0, 10.0), (-5.0, 5.0), (100.0, 200.0)]
 
 def test_scaler_maps_bounds_onto_minus_one_one_and_clips():
     X = np.array([[0.0, -5.0, 100.0], [10.0, 5.0, 200.0], [5.0, 0.0, 150.0], [20.0, -9.0, 0.0]])
-    out = BoundedScaler(BOUNDS).fit(X).transform(X)
+    out = BoundedScaler(bounds=BOUNDS).fit(X).transform(X)
     # by hand: 2 (x - lo) / (hi - lo) - 1, clipped
     expected = np.array([[-1, -1, -1], [1, 1, 1], [0, 0, 0], [1, -1, -1]], dtype=float)
     np.testing.assert_allclose(out, expected, atol=1e-15)
@@ -29,8 +29,8 @@ def test_scaler_maps_bounds_onto_minus_one_one_and_clips():
 
 def test_scaler_reads_nothing_from_the_values():
     """Two data sets of the same width give the same fitted state."""
-    a = BoundedScaler(BOUNDS).fit(np.zeros((3, 3)))
-    b = BoundedScaler(BOUNDS).fit(np.full((50, 3), 1e6))
+    a = BoundedScaler(bounds=BOUNDS).fit(np.zeros((3, 3)))
+    b = BoundedScaler(bounds=BOUNDS).fit(np.full((50, 3), 1e6))
     state_a = {k: v for k, v in vars(a).items() if k.endswith("_")}
     state_b = {k: v for k, v in vars(b).items() if k.endswith("_")}
     assert state_a.keys() == state_b.keys() == {"bounds_", "row_norm_bound_", "n_features_in_"}
@@ -40,12 +40,14 @@ def test_scaler_reads_nothing_from_the_values():
 
 def test_scaler_width_and_bad_bounds():
     with pytest.raises(DataError, match="3 were declared"):
-        BoundedScaler(BOUNDS).fit(np.zeros((4, 2)))
+        BoundedScaler(bounds=BOUNDS).fit(np.zeros((4, 2)))
     for bad in ([(1.0, 1.0)], [(2.0, 1.0)], [(0.0, math.inf)], [(1.0,)], [], "ab"):
         with pytest.raises(ParameterError):
-            BoundedScaler(bad).fit(np.zeros((2, max(len(bad), 1))))
+            BoundedScaler(bounds=bad).fit(np.zeros((2, max(len(bad), 1))))
     # the widest finite range scales without overflow (halves, never hi - lo)
-    wide = BoundedScaler([(-1e308, 1e308)]).fit_transform(np.array([[1e308], [0.0], [-1e308]]))
+    wide = BoundedScaler(bounds=[(-1e308, 1e308)]).fit_transform(
+        np.array([[1e308], [0.0], [-1e308]])
+    )
     np.testing.assert_array_equal(wide.ravel(), [1.0, 0.0, -1.0])
 
 
@@ -55,15 +57,15 @@ def test_clipping_notice_above_one_percent():
     X[:5, 0] = 2.0  # 0.5%: no notice
     with warnings.catch_warnings():
         warnings.simplefilter("error", ClippingNotice)
-        BoundedScaler([(0.0, 1.0)]).fit_transform(X)
+        BoundedScaler(bounds=[(0.0, 1.0)]).fit_transform(X)
     X[:50, 0] = 2.0  # 5%
     with pytest.warns(ClippingNotice, match="50 of 1000"):
-        BoundedScaler([(0.0, 1.0)]).fit_transform(X)
+        BoundedScaler(bounds=[(0.0, 1.0)]).fit_transform(X)
 
 
 def test_one_hot_on_a_frame_with_categorical_and_string_columns():
     df = pd.DataFrame({"city": pd.Categorical(["a", "b", "a", "c"]), "kind": ["x", "y", "x", "x"]})
-    enc = BoundedOneHotEncoder([["a", "b", "c"], ["x", "y"]]).fit(df)
+    enc = BoundedOneHotEncoder(categories=[["a", "b", "c"], ["x", "y"]]).fit(df)
     out = enc.transform(df)
     expected = [[1, 0, 0, 1, 0], [0, 1, 0, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 0]]
     np.testing.assert_array_equal(out, expected)
@@ -77,13 +79,13 @@ def test_one_hot_on_a_frame_with_categorical_and_string_columns():
 def test_one_hot_unknown_categories():
     X = np.array([["a"], ["z"], [None]], dtype=object)
     with pytest.raises(DataError, match="2 value"):
-        BoundedOneHotEncoder([["a", "b"]]).fit_transform(X)
-    out = BoundedOneHotEncoder([["a", "b"]], handle_unknown="ignore").fit_transform(X)
+        BoundedOneHotEncoder(categories=[["a", "b"]]).fit_transform(X)
+    out = BoundedOneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore").fit_transform(X)
     np.testing.assert_array_equal(out, [[1, 0], [0, 0], [0, 0]])
     with pytest.raises(ParameterError, match="twice"):
-        BoundedOneHotEncoder([["a", "a"]]).fit(X)
+        BoundedOneHotEncoder(categories=[["a", "a"]]).fit(X)
     with pytest.raises(ParameterError):
-        BoundedOneHotEncoder([["a"]], handle_unknown="maybe").fit(X)
+        BoundedOneHotEncoder(categories=[["a"]], handle_unknown="maybe").fit(X)
 
 
 def test_row_norm_bound_of_compositions_is_checked_on_the_output():
@@ -98,8 +100,12 @@ def test_row_norm_bound_of_compositions_is_checked_on_the_output():
     )
     ct = ColumnTransformer(
         [
-            ("num", BoundedScaler([(18, 100), (0, 2e5)]), ["age", "income"]),
-            ("cat", BoundedOneHotEncoder([["a", "b", "c"], ["x", "y"]]), ["city", "kind"]),
+            ("num", BoundedScaler(bounds=[(18, 100), (0, 2e5)]), ["age", "income"]),
+            (
+                "cat",
+                BoundedOneHotEncoder(categories=[["a", "b", "c"], ["x", "y"]]),
+                ["city", "kind"],
+            ),
         ]
     )
     bound = row_norm_bound(ct)  # before fitting
@@ -111,7 +117,9 @@ def test_row_norm_bound_of_compositions_is_checked_on_the_output():
     assert norms.max() <= bound * (1 + 1e-12)
     assert norms.max() == pytest.approx(bound)  # attained: the bound is tight here
     assert row_norm_bound(Pipeline([("ct", ct)])) == bound
-    union = FeatureUnion([("a", BoundedScaler([(0, 1)])), ("b", BoundedScaler([(0, 1)] * 3))])
+    union = FeatureUnion(
+        [("a", BoundedScaler(bounds=[(0, 1)])), ("b", BoundedScaler(bounds=[(0, 1)] * 3))]
+    )
     assert row_norm_bound(union) == pytest.approx(2.0)
 
 
@@ -119,6 +127,6 @@ def test_unbounded_parts_are_refused():
     for t in (StandardScaler(), "passthrough"):
         with pytest.raises(ParameterError, match="no public row-norm bound"):
             row_norm_bound(t)
-    ct = ColumnTransformer([("num", BoundedScaler([(0, 1)]), [0])], remainder="passthrough")
+    ct = ColumnTransformer([("num", BoundedScaler(bounds=[(0, 1)]), [0])], remainder="passthrough")
     with pytest.raises(ParameterError):
         row_norm_bound(ct)

@@ -103,7 +103,9 @@ def test_private_feature_bounds_certificate_and_scaling():
     X = np.column_stack([rng.normal(50, 10, 5000), rng.uniform(-3, 3, 5000)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pfb = PrivateFeatureBounds(4.0, ranges=[(0, 1000), (-100, 100)], random_state=1).fit(X)
+        pfb = PrivateFeatureBounds(
+            epsilon=4.0, ranges=[(0, 1000), (-100, 100)], random_state=1
+        ).fit(X)
     cert = pfb.certificate_
     assert cert.k == 4 and cert.method == "basic" and cert.delta == 0.0
     assert cert.epsilon <= 4.0 and cert.epsilon == pytest.approx(4.0)
@@ -121,7 +123,9 @@ def test_private_feature_bounds_with_delta_may_use_advanced_composition():
     X = np.random.default_rng(0).uniform(size=(200, 30))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pfb = PrivateFeatureBounds(1.0, delta=1e-6, ranges=[(0, 1)] * 30, random_state=0).fit(X)
+        pfb = PrivateFeatureBounds(
+            epsilon=1.0, delta=1e-6, ranges=[(0, 1)] * 30, random_state=0
+        ).fit(X)
     cert = pfb.certificate_
     assert cert.epsilon <= 1.0 and cert.delta <= 1e-6 and cert.k == 60
 
@@ -133,8 +137,12 @@ def test_bad_parameters():
         dict(epsilon=1.0, delta=1.0, ranges=[(0, 1)]),
         dict(epsilon=1.0, quantiles=(0.9, 0.1), ranges=[(0, 1)]),
         dict(epsilon=1.0, quantiles=(0.5,), ranges=[(0, 1)]),
-        dict(epsilon=1.0),
+        dict(epsilon=1.0, ranges=None),
         dict(epsilon=1.0, ranges=[(1, 0)]),
+        dict(epsilon=True, ranges=[(0, 1)]),
+        dict(epsilon=1.0, ranges=[(0, 1)], random_state=-1),
     ):
         with pytest.raises(ParameterError):
             PrivateFeatureBounds(**kw).fit(X)
+    with pytest.raises(TypeError, match="ranges"):  # the public ranges must be declared
+        PrivateFeatureBounds(epsilon=1.0)

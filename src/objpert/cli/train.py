@@ -159,10 +159,14 @@ def _column_pipeline(estimator: Any, X: Any, categories: dict, bounds: Any, path
         )
     parts = []
     if numeric:
-        parts.append(("numbers", BoundedScaler([bounds[c] for c in numeric]), numeric))
+        parts.append(("numbers", BoundedScaler(bounds=[bounds[c] for c in numeric]), numeric))
     if categories:
         parts.append(
-            ("categories", BoundedOneHotEncoder(list(categories.values())), list(categories))
+            (
+                "categories",
+                BoundedOneHotEncoder(categories=list(categories.values())),
+                list(categories),
+            )
         )
     return Pipeline([("columns", ColumnTransformer(parts)), ("model", estimator)])
 

@@ -31,15 +31,19 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from objpert.certify.certificate import budget_text
+from objpert.accounting.certificate import Certificate
+from objpert.accounting.composition import budget_text, parallel
 from objpert.data import is_dask
+from objpert.estimators.base import PrivateGLM
 from objpert.exceptions import (
     DataError,
     ParameterError,
@@ -50,6 +54,7 @@ from objpert.exceptions import (
 from objpert.mechanisms.discrete_noise import discrete_laplace
 from objpert.mechanisms.exponential import exponential_mechanism
 from objpert.model_selection import random_stopping as rs
+from objpert.preprocessing.parameters import RANDOM_STATE, ValidatedParameters
 from objpert.randomness import make_rng
 from objpert.validation import check_int, check_positive
 
@@ -76,7 +81,7 @@ _RUN_SET = ("epsilon", "delta", "random_state")
 
 
 @dataclass(frozen=True)
-class SelectionCertificate:
+class SelectionCertificate(Certificate):
     """The guarantee of a private selection: the chosen index and the chosen model.
 
     ``epsilon = max(max_i epsilon_i, selection_epsilon)``, ``delta = max_i delta_i`` (see
@@ -96,8 +101,11 @@ class SelectionCertificate:
         return all(c.certified for c in self.candidates) and self.delta < 1.0
 
     @property
-    def covers_structure(self) -> bool:
-        return not self.not_public
+    def covers(self) -> str:
+        return (
+            f"the choice among {len(self.candidates)} candidates, each trained on its own "
+            "part of the rows, and the chosen model"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,10 +149,12 @@ def split_certificate(
     selection_epsilon), max_i delta_i), from the candidates' own certificates; what a
     search records and what a model file's record is recomputed into."""
     certs = tuple(candidates)
+    epsilon, delta = parallel([*(c.epsilon for c in certs), selection_epsilon],
+                              [*(c.delta for c in certs), 0.0])  # fmt: skip
     return SelectionCertificate(
         METHOD,
-        max(max(c.epsilon for c in certs), selection_epsilon),
-        max(c.delta for c in certs),
+        epsilon,
+        delta,
         selection_epsilon,
         certs,
         tuple(part_sizes),
@@ -158,7 +168,7 @@ def split_sizes(n: int, parts: int) -> tuple[int, ...]:
     return tuple(base + (1 if i < extra else 0) for i in range(parts))
 
 
-class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
+class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     """Private selection among the candidates of ``param_grid`` (one certificate).
 
     ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
@@ -193,7 +203,7 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         Regression only: squared errors are clipped at ``score_bound**2`` (public), the
         sensitivity of the score. Classification scores by the count of correct
         predictions (sensitivity 1).
-    random_state : None or int, default=None
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
         The split and the exponential mechanism's draw (split), or the run count, the
         grid points, the scores' noise and the runs' seeds (random stopping): None draws
         from OS entropy; a seed is for tests only (warns). Split: each candidate's noise
@@ -218,11 +228,23 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         covering the choice and the chosen model.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [PrivateGLM],
+        "param_grid": [dict, list],
+        "selection_epsilon": [None, Interval(Real, 0, None, closed="neither")],
+        "score_bound": [Interval(Real, 0, None, closed="neither")],
+        "random_state": RANDOM_STATE,
+        "method": [StrOptions(set(METHODS))],
+        "runs_mean": [None, Interval(Integral, 1, None, closed="left")],
+        "law": [None, StrOptions(set(rs.LAWS))],
+        "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
+    }
+
     def __init__(
         self,
+        *,
         estimator: Any,
         param_grid: Any,
-        *,
         selection_epsilon: float | None = None,
         score_bound: float = 1.0,
         random_state: Any = None,
@@ -242,11 +264,6 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         self.score_fraction = score_fraction
 
     def _candidates(self) -> tuple[list[dict], list[Any]]:
-        if not hasattr(self.estimator, "_public_constants"):
-            raise ParameterError(
-                "estimator must be an objpert private estimator (PrivateLogisticRegression or "
-                f"PrivateRobustRegression); got {type(self.estimator).__name__}"
-            )
         try:
             grid = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
@@ -259,8 +276,9 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):
         return grid, models
 
     def _method(self) -> str:
-        if not isinstance(self.method, str) or self.method not in METHODS:
-            raise ParameterError(f"method must be one of {METHODS}; got {self.method!r}")
+        """The method, its parameters validated (``_parameter_constraints``; the others of
+        the other method must be left at None)."""
+        self._validate_params()
         if self.method == "split":
             for name in ("runs_mean", "law", "score_fraction"):
                 if getattr(self, name) is not None:

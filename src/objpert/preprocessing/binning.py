@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from objpert.data import as_feature_matrix
 from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _check_width, _dense, clipping_notice
+from objpert.preprocessing.parameters import ValidatedParameters
 from objpert.validation import check_finite
 
 __all__ = ["BoundedBinner", "check_edges"]
@@ -53,7 +54,7 @@ def check_edges(edges: Any, name: str = "edges") -> list[np.ndarray]:
     return out
 
 
-class BoundedBinner(TransformerMixin, BaseEstimator):
+class BoundedBinner(ValidatedParameters, TransformerMixin, BaseEstimator):
     """Indicator columns of declared public bins, one block per feature.
 
     Parameters
@@ -77,11 +78,14 @@ class BoundedBinner(TransformerMixin, BaseEstimator):
     outside [e_0, e_k] (shown to whoever runs it, never stored).
     """
 
-    def __init__(self, edges):
+    _parameter_constraints: ClassVar[dict] = {"edges": ["array-like"]}
+
+    def __init__(self, *, edges):
         self.edges = edges
 
     def fit(self, X: Any, y: Any = None) -> BoundedBinner:
         """Check the declared edges and the width of X; nothing is read from the values."""
+        self._validate_params()
         edges = check_edges(self.edges)
         _check_width(self, X, len(edges), reset=True)
         self.edges_ = edges

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
@@ -32,7 +33,8 @@ from sklearn.utils.validation import (
 
 from objpert.data import as_feature_matrix
 from objpert.exceptions import ClippingNotice, DataError, ParameterError
-from objpert.validation import _shown, check_choice, check_finite
+from objpert.preprocessing.parameters import ValidatedParameters
+from objpert.validation import _shown, check_finite
 
 __all__ = [
     "CLIPPING_NOTICE_SHARE",
@@ -113,7 +115,7 @@ def _check_width(est: BaseEstimator, X: Any, width: int, reset: bool) -> None:
         )
 
 
-class _BoundsTransform(TransformerMixin, BaseEstimator):
+class _BoundsTransform(ValidatedParameters, TransformerMixin, BaseEstimator):
     """Shared by the scalers: ``bounds_`` to [-1, 1], the public row-norm bound sqrt(d)."""
 
     _notice = True
@@ -165,11 +167,14 @@ class BoundedScaler(OneToOneFeatureMixin, _BoundsTransform):
     outside the bounds (shown to whoever runs it, never stored).
     """
 
-    def __init__(self, bounds):
+    _parameter_constraints: ClassVar[dict] = {"bounds": ["array-like"]}
+
+    def __init__(self, *, bounds):
         self.bounds = bounds
 
     def fit(self, X: Any, y: Any = None) -> BoundedScaler:
         """Check the declared bounds and the width of X; nothing is read from the values."""
+        self._validate_params()
         bounds = check_bounds(self.bounds)
         _check_width(self, X, len(bounds), reset=True)
         self.bounds_ = bounds
@@ -180,7 +185,7 @@ class BoundedScaler(OneToOneFeatureMixin, _BoundsTransform):
         return len(check_bounds(self.bounds))
 
 
-class BoundedOneHotEncoder(TransformerMixin, BaseEstimator):
+class BoundedOneHotEncoder(ValidatedParameters, TransformerMixin, BaseEstimator):
     """One-hot encode declared public category lists (pandas categorical or string
     columns, or any 2-D array of labels).
 
@@ -203,7 +208,12 @@ class BoundedOneHotEncoder(TransformerMixin, BaseEstimator):
         Only when X has string feature names (pandas).
     """
 
-    def __init__(self, categories, handle_unknown="error"):
+    _parameter_constraints: ClassVar[dict] = {
+        "categories": ["array-like"],
+        "handle_unknown": [StrOptions({"error", "ignore"})],
+    }
+
+    def __init__(self, *, categories, handle_unknown="error"):
         self.categories = categories
         self.handle_unknown = handle_unknown
 
@@ -232,8 +242,8 @@ class BoundedOneHotEncoder(TransformerMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> BoundedOneHotEncoder:
         """Check the declared categories and the width of X; nothing is read from the
         values."""
+        self._validate_params()
         cats = self._checked_categories()
-        check_choice("handle_unknown", self.handle_unknown, ("error", "ignore"))
         _check_width(self, _as_2d(X), len(cats), reset=True)
         self.categories_ = [np.asarray(c, dtype=object) for c in cats]
         self.row_norm_bound_ = math.sqrt(len(cats))

@@ -20,16 +20,19 @@ scales like :class:`~objpert.preprocessing.bounded.BoundedScaler` with the bound
 from __future__ import annotations
 
 import math
-from typing import Any
+from numbers import Real
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin
+from sklearn.utils._param_validation import HasMethods, Interval
 
+from objpert.accounting.certificate import ReleaseCertificate
 from objpert.accounting.composition import ComposedCertificate, basic, compose, split_budget
-from objpert.certify.certificate import Certificate
 from objpert.data import as_feature_matrix
 from objpert.exceptions import ParameterError
 from objpert.preprocessing.bounded import _BoundsTransform, _check_width, check_bounds
+from objpert.preprocessing.parameters import RANDOM_STATE
 from objpert.randomness import make_rng
 from objpert.validation import check_int, check_positive, check_unit
 
@@ -70,9 +73,9 @@ def private_quantile(
 
 def quantile_certificate(
     epsilon: float, n: int, feature: int, q: float, lo: float, hi: float
-) -> Certificate:
+) -> ReleaseCertificate:
     """The (epsilon, 0) certificate of one quantile release (sensitivity 1, Smith 2011)."""
-    return Certificate(
+    return ReleaseCertificate(
         form=MECHANISM,
         epsilon=float(epsilon),
         delta=0.0,
@@ -146,8 +149,17 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
 
     _notice = False  # clipping at private quantiles is by design
 
+    _parameter_constraints: ClassVar[dict] = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "quantiles": ["array-like"],
+        "ranges": ["array-like"],
+        "random_state": RANDOM_STATE,
+        "accountant": [None, HasMethods(["spend"])],
+    }
+
     def __init__(
-        self, epsilon, delta=0.0, quantiles=(0.01, 0.99), ranges=None, random_state=None,
+        self, *, epsilon, ranges, delta=0.0, quantiles=(0.01, 0.99), random_state=None,
         accountant=None,
     ):  # fmt: skip
         self.accountant = accountant
@@ -158,18 +170,17 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         self.random_state = random_state
 
     def _checked(self) -> tuple[float, float, tuple[float, float], np.ndarray]:
+        """The parameters validated (``_parameter_constraints``, then what a constraint
+        cannot say: finite numbers, no booleans, a pair q_lo < q_hi, ranges lo < hi)."""
+        self._validate_params()
         epsilon = check_positive("epsilon", self.epsilon)
         delta = check_unit("delta", self.delta)
-        if delta >= 1.0:
-            raise ParameterError(f"delta must be in [0, 1); got {delta!r}")
         qs = self.quantiles
-        if isinstance(qs, str | bytes) or not hasattr(qs, "__len__") or len(qs) != 2:
+        if len(qs) != 2:
             raise ParameterError(f"quantiles must be a pair (q_lo, q_hi); got {qs!r:.80}")
         q_lo, q_hi = (check_unit(f"quantiles[{k}]", v) for k, v in enumerate(qs))
         if not q_lo < q_hi:
             raise ParameterError(f"quantiles must have q_lo < q_hi; got ({q_lo!r}, {q_hi!r})")
-        if self.ranges is None:
-            raise ParameterError("ranges must list a public (lo, hi) range per feature")
         return epsilon, delta, (q_lo, q_hi), check_bounds(self.ranges, "ranges")
 
     def fit(self, X: Any, y: Any = None) -> PrivateFeatureBounds:
@@ -224,6 +235,4 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         return self._released(released, check_int("n", n, 1), bool(seeded))
 
     def _width(self) -> int:
-        if self.ranges is None:
-            raise ParameterError("ranges must list a public (lo, hi) range per feature")
         return len(check_bounds(self.ranges, "ranges"))
