@@ -1,7 +1,7 @@
 """Random stopping against split selection: held-out accuracy of PrivateGridSearch.
 
 Usage: python benchmarks/random_stopping.py [--rounds R] [--rows N] [--max-iter M]
-       [--grid comparator_norm|alpha] [--score-fraction F] [--datasets ...]
+       [--grid comparator_norm|mu|mu_large] [--score-fraction F] [--datasets ...]
        [--epsilons ...] [--json benchmarks/random_stopping.json]
        python benchmarks/random_stopping.py --table benchmarks/random_stopping.json
 
@@ -15,13 +15,13 @@ run on all the rows, default law (logarithmic, ``--law``), runs_mean = 16 and
 score_fraction = 0.1), both at the same total
 (epsilon, delta). Reported: the test accuracy of the chosen model, mean and standard error
 over the rounds, or, if the search could not be certified in some round (a grid point
-whose alpha cannot meet its budget on its rows within max_iter: UnreachableTargetError),
+whose mu cannot meet its budget on its rows within max_iter: UnreachableTargetError),
 the number of such rounds.
 
 Three grids (``--grid``): ``comparator_norm`` (default) sets W in {1, 3, 10, 30} with
-alpha="auto", which chooses the ridge mu for W from public constants (every grid point is
-then certifiable); ``alpha`` sets the ridge itself, alpha in {0.1, 0.3, 1, 3} (a small
-alpha needs many steps: use --max-iter 3000), ``alpha_large`` in {0.3, 1, 3, 10}.
+mu="auto", which chooses the ridge mu for W from public constants (every grid point is
+then certifiable); ``mu`` sets the ridge itself, mu in {0.1, 0.3, 1, 3} (a small mu
+needs many steps: use --max-iter 3000), ``mu_large`` in {0.3, 1, 3, 10}.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from objpert.model_selection.random_stopping import LAWS
 
 DELTA = 1e-6
 GRIDS = {
-    "alpha": {"alpha": [0.1, 0.3, 1.0, 3.0]},
-    "alpha_large": {"alpha": [0.3, 1.0, 3.0, 10.0]},
+    "mu": {"mu": [0.1, 0.3, 1.0, 3.0]},
+    "mu_large": {"mu": [0.3, 1.0, 3.0, 10.0]},
     "comparator_norm": {"comparator_norm": [1.0, 3.0, 10.0, 30.0]},
 }
 DATASETS = ("tv16", "breast_cancer", "health_insurance", "flights")
@@ -70,7 +70,9 @@ def _search(method, grid, epsilon, norm, max_iter, seed, fraction, law):
         epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1], max_iter=max_iter
     )
     extra = {"score_fraction": fraction, "law": law} if method == "random_stopping" else {}
-    return PrivateGridSearch(base, grid, method=method, random_state=seed, **extra)
+    return PrivateGridSearch(
+        estimator=base, param_grid=grid, method=method, random_state=seed, **extra
+    )
 
 
 def _summary(values):
