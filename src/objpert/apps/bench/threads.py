@@ -213,7 +213,7 @@ def _one_vs_rest_fit(quick: bool, rounds: int, seed: int, digits: bool = False) 
     else:
         X, codes = _problem(*((2_000, 10) if quick else (20_000, 50)), seed, classes=K)
     n, d = X.shape
-    small = {"alpha": 0.05, "max_iter": 200} if quick else {}  # quick: a cheap calibration
+    small = {"mu": 0.05, "max_iter": 200} if quick else {}  # quick: a cheap calibration
 
     def model(classes: list[int]) -> Any:
         return PrivateLogisticRegression(
