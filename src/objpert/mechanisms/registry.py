@@ -117,9 +117,12 @@ def plan(
 
     The one planning entry point of the library (``objpert.plan``). Every option has a
     public default rule, so every registered mechanism plans from these keywords alone;
-    ``options`` are the mechanism's own (``mu``, ``max_iterations``, LOP-Clip's ``clip``,
-    ...: the planner of each, named in :func:`names`' entries' ``reference``). Every plan
-    has a ``certificate`` with ``epsilon`` and ``delta``.
+    ``options`` are the mechanism's own (``mu``, LOP-Clip's ``clip``, ...: the planner of
+    each, named in :func:`names`' entries' ``reference``). Watkins & Arora's are the
+    estimators' settings (``calibration``, ``mu``, ``comparator_norm``, ``max_iter``,
+    ``scale``) with the estimators' defaults, so that a fitted estimator's ``plan_`` is
+    this plan for its public constants and settings. Every plan has a ``certificate``
+    with ``epsilon`` and ``delta``.
     """
     return get(mechanism).plan(
         loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **options
