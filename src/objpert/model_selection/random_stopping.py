@@ -62,8 +62,8 @@ from typing import Any
 
 import numpy as np
 
+from objpert.accounting.certificate import Certificate, budget_text
 from objpert.accounting.composition import basic
-from objpert.certify.certificate import budget_text
 from objpert.exceptions import ParameterError
 from objpert.validation import check_int, check_nonnegative, check_positive, check_unit
 
@@ -284,7 +284,7 @@ def candidate_budget(candidate_epsilon: float, score_fraction: float) -> tuple[f
 
 
 @dataclass(frozen=True)
-class RandomStoppingCertificate:
+class RandomStoppingCertificate(Certificate):
     """The guarantee of a random-stopping search: the chosen grid point, its model and
     its noisy score, for a run count K that is never released.
 
@@ -314,8 +314,11 @@ class RandomStoppingCertificate:
         return bool(getattr(self.chosen, "certified", False)) and self.delta < 1.0
 
     @property
-    def covers_structure(self) -> bool:
-        return not self.not_public
+    def covers(self) -> str:
+        return (
+            f"a random-stopping search over {self.n_candidates} grid points on all the "
+            "rows: the chosen model, its score and the choice"
+        )
 
     @property
     def pure(self) -> bool:
