@@ -46,7 +46,7 @@ def test_diffprivlib_peer_runs_in_its_own_environment():
 def test_compare_cli_writes_report(tmp_path, capsys):
     argv = [
         "compare",
-        "--data",
+        "--datasets",
         "breast_cancer",
         "--epsilons",
         "3",

@@ -217,7 +217,7 @@ def test_audit_refuses_unknown_mechanism_and_wrong_pair_loss():
 @pytest.mark.parametrize("mechanism", PEERS)
 def test_a_peer_batch_of_one_is_the_single_release(mechanism):
     p, X, y = plan(mechanism), pair().X, pair().y
-    single = quiet(mpeers.__dict__[f"{p.method}_release"], X, y, p, 7)
+    single = quiet(mpeers.__dict__[f"{p.mechanism}_release"], X, y, p, 7)
     batch = quiet(mpeers.peer_release_batch, X, y, p, 1, 7)
     assert batch.weights.shape == (1, p.d) and batch.draws == 1
     # same noise; the LOP family's minimisers agree to within 2 tolerance / mu

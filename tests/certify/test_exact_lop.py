@@ -257,9 +257,9 @@ def test_at_kifers_floor_the_profile_is_tighter():
     s_p = calibrate_exact_lop(n, 1.0, 0.25, mu_min, eps, delta)
     assert s_p < s_k
     plan = plan_lop("logistic", n=n, d=5, zeta=1.0, epsilon=eps, delta=delta)
-    assert plan.calibration == "profile" and plan.sigma == pytest.approx(s_p, rel=1e-12)
+    assert plan.accountant == "profile" and plan.sigma == pytest.approx(s_p, rel=1e-12)
     kifer = plan_lop("logistic", n=n, d=5, zeta=1.0, epsilon=eps, delta=delta, accountant="kifer")
-    assert kifer.calibration == "kifer" and kifer.sigma == pytest.approx(s_k, rel=1e-12)
+    assert kifer.accountant == "kifer" and kifer.sigma == pytest.approx(s_k, rel=1e-12)
 
 
 # ---------------------------------------------------------------- the planners
@@ -280,23 +280,24 @@ def test_planners_use_the_profile_and_beat_kifer_at_a_public_ridge(eps):
         kifer = planner("logistic", accountant="kifer", **kw)
         profile = planner("logistic", accountant="profile", **kw)
         assert best.sigma == profile.sigma < kifer.sigma
-        field = "objective_accountant" if best.method == "amp" else "calibration"
-        assert getattr(best, field) == "profile" and getattr(kifer, field) == "kifer"
+        assert best.accountant == "profile" and kifer.accountant == "kifer"
         for p in (best, kifer):
             cert = p.recertify()
             assert cert.certified and cert.delta <= p.delta and cert == p.certificate
             assert PeerPlan.from_dict(json.loads(p.to_json())) == p
 
 
-def test_old_plans_still_read_as_kifer():
-    """A stored AMP plan written before the accountant field recertifies under Kifer's form
-    (its default); a LOP plan with calibration 'kifer' too; 'tightest' is not a plan's."""
+def test_a_plan_names_the_accountant_that_certifies_it():
+    """A stored plan recertifies under the accountant it names (an AMP plan without one is
+    refused, not read with a default); 'tightest' is not a plan's accountant."""
     amp = plan_amp("logistic", accountant="kifer", epsilon=1.0, mu=1e-2, **COMPARE_LIKE)
+    assert PeerPlan.from_dict(amp.to_dict()).recertify() == amp.certificate
     old = amp.to_dict()
-    del old["objective_accountant"]
-    assert PeerPlan.from_dict(old).recertify() == amp.certificate
+    del old["accountant"]
+    with pytest.raises(TypeError, match="accountant"):
+        PeerPlan.from_dict(old)
     lop = plan_lop("logistic", accountant="kifer", epsilon=1.0, mu=1e-2, **COMPARE_LIKE)
     with pytest.raises(ParameterError, match="tightest"):
-        replace(lop, calibration="tightest").recertify()
+        replace(lop, accountant="tightest").recertify()
     with pytest.raises(ParameterError, match="accountant"):
         plan_lop("logistic", accountant="exactly", epsilon=1.0, **COMPARE_LIKE)

@@ -198,7 +198,7 @@ def test_lop_and_amp_plans_hold_on_explicit_robust_pairs(accountant, scale):
     ):
         cert = plan.certificate
         assert cert.certified
-        if plan.method == "amp":
+        if plan.mechanism == "amp":
             eps, certified = plan.epsilon_objective, cert.details["delta_objective"]
         else:
             eps, certified = plan.epsilon, cert.delta
@@ -273,7 +273,7 @@ def test_no_plan_is_below_the_replace_one_floor(case):
             accountant=accountant, **opts,
         )  # fmt: skip
         e, dl = eps, delta
-        if plan.method == "amp":
+        if plan.mechanism == "amp":
             e, dl = plan.epsilon_objective, plan.delta_objective
             floor_mu = 2 * smooth / (n * e)
         assert plan.certificate.certified

@@ -17,7 +17,7 @@ import itertools
 
 from objpert import accounting
 from objpert.accounting.pld import distribution as pld_distribution
-from objpert.certify import problem
+from objpert.certify import multiclass, problem
 from objpert.certify import profile as wa_profile
 from objpert.exceptions import BudgetExceededError
 
@@ -95,7 +95,9 @@ def test_wa_profile(data):
         eps=Arg(st.lists(real(0.0, 30.0).plausible, min_size=1, max_size=5), HOSTILE),
     )  # fmt: skip
     pc = problem("logistic", n=500, d=5, zeta=1.5, mu=0.05)
-    ok, out = outcome(wa_profile.watkins_arora_profile, pc, kw["sigma"], kw["iterations"], kw["eps"])
+    ok, out = outcome(
+        wa_profile.watkins_arora_profile, pc, kw["sigma"], kw["iterations"], kw["eps"]
+    )
     if ok:
         check_delta(out)
         eps = [float(e) for e in np.ravel(kw["eps"])]
@@ -117,7 +119,7 @@ def test_joint_plan_arguments(data):
         raise RuntimeError("stop")  # only reached with valid arguments
 
     try:
-        _ok, _ = outcome(accounting.joint_plan, plan_at, kw["epsilon"], kw["delta"], kw["k"])
+        _ok, _ = outcome(multiclass.joint_plan, plan_at, kw["epsilon"], kw["delta"], kw["k"])
     except RuntimeError:
         assert calls and all(e > 0 and 0 < d < 1 for e, d in calls)
 

@@ -109,7 +109,7 @@ def test_a_point_pld_keeps_its_delta():
 @pytest.mark.parametrize(("epsilon", "delta"), [(5e-324, 1e-6), (1.0, 5e-324), (3e-308, 1e-6)])
 def test_joint_plan_refuses_shares_that_underflow(epsilon, delta):
     """test_fuzz_accounting: epsilon = 5e-324 over 2 releases planned each at epsilon 0."""
-    from objpert import accounting
+    from objpert.certify import multiclass
 
     calls = []
 
@@ -118,7 +118,7 @@ def test_joint_plan_refuses_shares_that_underflow(epsilon, delta):
         raise AssertionError("not reached")
 
     with pytest.raises(ParameterError, match="smallest normal float") as err:
-        accounting.joint_plan(plan_at, epsilon, delta, 2)
+        multiclass.joint_plan(plan_at, epsilon, delta, 2)
     _one_line(err)
     assert calls == []
 

@@ -483,9 +483,9 @@ def test_the_grid_term_is_in_the_sensitivity():
     ("method", "opts"),
     [
         ("output_perturbation", {}),
-        ("output_perturbation", {"calibration": "classical", "mu": 0.05}),
+        ("output_perturbation", {"gaussian_calibration": "classical", "mu": 0.05}),
         ("amp", {}),
-        ("amp", {"calibration": "classical"}),
+        ("amp", {"gaussian_calibration": "classical"}),
         ("noisy_gd", {}),
         ("noisy_gd", {"accountant": "rdp"}),
         ("noisy_gd", {"accountant": "rdp", "iterations": 10}),
@@ -494,7 +494,7 @@ def test_the_grid_term_is_in_the_sensitivity():
     ],
 )
 def test_plans_certify_their_targets_on_the_grid(method, opts):
-    eps = 0.5 if opts.get("calibration") == "classical" else 1.0
+    eps = 0.5 if opts.get("gaussian_calibration") == "classical" else 1.0
     p = calibrate_peer(method, N, D, 1.0, "logistic", eps, 1e-5, **opts)
     cert = p.certificate
     assert cert.certified and cert.delta <= 1e-5 and cert.epsilon <= eps * (1 + 1e-12)

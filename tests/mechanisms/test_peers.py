@@ -124,7 +124,7 @@ def test_lop_plan_matches_kifer_formula():
     assert cpeers.lop_delta(N, g, sigma, EPS) == pytest.approx(DELTA, rel=1e-9)
     # the default takes the exact profile, tighter at Kifer's floor
     best = plan_for("lop")
-    assert best.calibration == "profile" and best.mu == plan.mu and best.sigma < plan.sigma
+    assert best.accountant == "profile" and best.mu == plan.mu and best.sigma < plan.sigma
 
 
 def test_lop_mu_is_max_of_requested_and_minimum():
@@ -207,7 +207,7 @@ def test_output_perturbation_formula():
     assert plan_for("output_perturbation").mu == pytest.approx(
         2 * math.sqrt(c * math.sqrt(D) / (N * EPS))
     )
-    classical = plan_for("output_perturbation", 0.5, mu=0.01, calibration="classical")
+    classical = plan_for("output_perturbation", 0.5, mu=0.01, gaussian_calibration="classical")
     c_sigma = cgauss.classical_gaussian_sigma(sens, 0.5, DELTA)
     gamma, _ = grid_of(classical.sigma)
     # the classical formula at the grid sensitivity: sens + gamma sqrt(d)
@@ -219,7 +219,7 @@ def test_output_perturbation_formula():
 
 @pytest.mark.parametrize("calib", ["analytic", "classical"])
 def test_amp_formula(calib):
-    plan = plan_for("amp", calibration=calib, gamma=1e-8, accountant="kifer")
+    plan = plan_for("amp", gaussian_calibration=calib, gamma=1e-8, accountant="kifer")
     cert = plan.certificate
     eps1, eps2 = plan.epsilon_objective, plan.epsilon_output
     assert eps2 == pytest.approx(0.01 * EPS) and eps1 + eps2 <= EPS
@@ -362,8 +362,9 @@ def test_an_option_name_no_planner_has_is_refused(method, option):
     with pytest.raises(ParameterError, match=option):
         plan_for.__wrapped__(method, **{option: "exact"})
     old = json.loads(plan_for(method).to_json())
-    old["calibration"] = "exact"
-    assert cpeers.PeerPlan.from_dict(old).calibration == "exact"  # read as stored: no alias
+    field = "accountant" if method == "noisy_gd" else "gaussian_calibration"
+    old[field] = "exact"
+    assert getattr(cpeers.PeerPlan.from_dict(old), field) == "exact"  # read as stored
 
 
 def test_continuous_accountants_are_named_for_what_they_compute():

@@ -16,7 +16,7 @@ from objpert.certify.calibration import WatkinsAroraPlan, corollary_413, tight
 from objpert.exceptions import ParameterError
 from objpert.losses import get_loss
 from objpert.mechanisms import dp_newton, dp_sgd, peers, perturbed_gd, qop
-from objpert.mechanisms.certificates import PeerPlan
+from objpert.mechanisms.certificates import PLAN_TYPES
 from objpert.mechanisms.certificates.calibrate import calibrate_peer
 from objpert.mechanisms.certificates.dp_newton import DPNewtonPlan, plan_dp_newton
 from objpert.mechanisms.certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
@@ -119,7 +119,7 @@ def _peer(method: str, title: str, reference: str, release: Any, **options: Any)
             name=method,
             title=title,
             reference=reference,
-            plan_type=PeerPlan,
+            plan_type=PLAN_TYPES[method],
             plan=plan,
             release=release,
             release_batch=peers.peer_release_batch,

@@ -19,10 +19,11 @@ from objpert.certify.neighbours import two_radii
 from objpert.losses import Loss
 from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.mechanisms.certificates.lop import SOURCES, objective_delta, objective_noise
-from objpert.mechanisms.certificates.names import gaussian_calibration
+from objpert.mechanisms.certificates.names import gaussian_calibration as check_gaussian_calibration
 from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
     MAX_NUDGES,
+    AMPPlan,
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -66,7 +67,7 @@ def plan_amp(
     gamma: float | None = None,
     output_share: float = DEFAULT_OUTPUT_SHARE,
     output_delta_share: float | None = None,
-    calibration: str = "analytic",
+    gaussian_calibration: str = "analytic",
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     loss_params: dict | None = None,
     grid_bits: int = GRID_BITS,
@@ -92,13 +93,13 @@ def plan_amp(
     discrete Gaussian (:func:`~.discrete.grid_noise`, k = ``grid_bits``): sensitivity 2 gamma / mu +
     gamma_grid sqrt(d) (:func:`~.discrete.grid_sensitivity`), delta2 from Canonne, Kamath
     & Steinke (2020), Theorem 14 and Corollary 13; output_sigma is the smallest on-grid
-    scale with delta2 <= its share (``calibration="analytic"``) or the classical formula
+    scale with delta2 <= its share (``gaussian_calibration="analytic"``) or the classical formula
     at the grid sensitivity (``"classical"``, epsilon2 < 1;
     :func:`~.discrete.classical_grid_sigma`). Adaptive composition and
     post-processing give (epsilon1 + epsilon2, delta1 + delta2)-DP.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
-    calibration = gaussian_calibration(calibration)
+    calibration = check_gaussian_calibration(gaussian_calibration)
     eps1, eps2 = _split(inputs.epsilon, output_share, "output_share")
     d_share = output_share if output_delta_share is None else output_delta_share
     delta1, delta2 = _split(inputs.delta, d_share, "output_delta_share")
@@ -111,10 +112,10 @@ def plan_amp(
     sens = two_radii(gamma_val / mu_val)
     sigma2 = grid_gaussian_sigma(calibration, sens, inputs.d, eps2, delta2, bits)
     plan = inputs.draft(
-        "amp",
+        AMPPlan,
         mu=mu_val,
         sigma=sigma1,
-        calibration=calibration,
+        gaussian_calibration=calibration,
         tolerance=gamma_val,
         max_iterations=iteration_budget(max_iterations),
         epsilon_objective=eps1,
@@ -123,7 +124,7 @@ def plan_amp(
         delta_output=delta2,
         output_sigma=sigma2,
         grid_bits=bits,
-        objective_accountant=accountant,
+        accountant=accountant,
     )
     # nudge both noises together: each part's delta must fall below its own share
     for _ in range(MAX_NUDGES):
@@ -147,14 +148,14 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     gamma = check_positive("tolerance", plan.tolerance)
     out_sigma = check_positive("output_sigma", plan.output_sigma)
     delta1, reasons, objective = objective_delta(
-        plan.objective_accountant, plan, g, smooth, eps1, plan.delta_objective, "epsilon1"
+        plan.accountant, plan, g, smooth, eps1, plan.delta_objective, "epsilon1"
     )
     sens_out = two_radii(gamma / plan.mu)
     grid = grid_details(sens_out, out_sigma, plan.d, plan.grid_bits)
     delta2 = cdp_delta(grid["rho"], eps2)
     details = {
         **objective,
-        "objective_accountant": plan.objective_accountant,
+        "objective_accountant": plan.accountant,
         "epsilon_objective": eps1,
         "delta_objective": delta1,
         "epsilon_output": eps2,
@@ -165,7 +166,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
         **{f"output_{k}": v for k, v in grid.items()},
         "source": (
             "Iyengar et al. 2019, Algorithm 1 (AMP); "
-            + SOURCES.get(plan.objective_accountant, "?")
+            + SOURCES.get(plan.accountant, "?")
             + " (objective noise b1, continuous); output noise b2 on the grid: Canonne, "
             "Kamath & Steinke 2020, Theorem 14 and Corollary 13, sensitivity + gamma sqrt(d)"
         ),

@@ -39,8 +39,8 @@ from objpert.accounting.gaussian_steps import (
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.exceptions import UnreachableTargetError
 from objpert.losses import Loss
-from objpert.mechanisms.certificates.dp_sgd import checked_inputs, finish_plan, peer_plan_as
-from objpert.mechanisms.certificates.plan import PeerInputs, PeerPlan, conclude
+from objpert.mechanisms.certificates.dp_sgd import checked_inputs, finish_plan
+from objpert.mechanisms.certificates.plan import PLAN_TYPES, PeerInputs, Stepped, conclude
 from objpert.validation import check_int, check_positive, numeric_guard
 
 __all__ = [
@@ -65,14 +65,19 @@ DP_NEWTON_MAX_ITERATIONS = 10**4
 DP_NEWTON_MAX_D = 1000
 
 
-@dataclass(frozen=True)
-class DPNewtonPlan(PeerPlan):
+@dataclass(frozen=True, kw_only=True)
+class DPNewtonPlan(Stepped):
     """A DP Newton plan: ``sigma`` is the noise multiplier z (each noise std over its
     sensitivity), ``iterations`` K, ``eta`` the Newton step, ``mu`` > 0 the ridge (and the
-    floor of the noisy Hessian's eigenvalues), ``calibration`` the accountant."""
+    floor of the noisy Hessian's eigenvalues), ``accountant`` the accountant."""
+
+    mechanism = "dp_newton"
 
     def recertify(self) -> ReleaseCertificate:
         return certify_dp_newton(self)
+
+
+PLAN_TYPES[DPNewtonPlan.mechanism] = DPNewtonPlan
 
 
 def newton_sensitivities(inputs: PeerInputs) -> tuple[float, float]:
@@ -89,7 +94,7 @@ def certify_dp_newton(plan: DPNewtonPlan) -> ReleaseCertificate:
     check_positive("eta", plan.eta)
     check_positive("mu", plan.mu)
     z = check_positive("sigma", plan.sigma)
-    name = continuous_accountant(plan.calibration)
+    name = continuous_accountant(plan.accountant)
     sens_g, sens_h = newton_sensitivities(inputs)
     epsilon = noisy_gd_epsilon(plan.delta, 2 * K, z, name)
     details = {
@@ -161,6 +166,6 @@ def plan_dp_newton(
     name = continuous_accountant(accountant)
     z = _calibrate(inputs.epsilon, inputs.delta, 2 * K, name)
     draft = inputs.draft(
-        "dp_newton", mu=mu_val, sigma=z, calibration=name, iterations=K, eta=eta_val
+        DPNewtonPlan, mu=mu_val, sigma=z, accountant=name, iterations=K, eta=eta_val
     )
-    return finish_plan(peer_plan_as(DPNewtonPlan, draft))
+    return finish_plan(draft)

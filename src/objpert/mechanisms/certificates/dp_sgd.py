@@ -24,8 +24,7 @@ multivariate discrete Gaussian is not available, so the grid of noisy GD's discr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from objpert.accounting.bisection import smallest_passing
 from objpert.accounting.certificate import ReleaseCertificate
@@ -42,7 +41,7 @@ from objpert.accounting.pld_grid import (
 from objpert.certify.neighbours import replace_one_sensitivity
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.losses import Loss
-from objpert.mechanisms.certificates.plan import PeerInputs, PeerPlan, conclude
+from objpert.mechanisms.certificates.plan import PLAN_TYPES, PeerInputs, PeerPlan, Stepped, conclude
 from objpert.validation import (
     check_choice,
     check_int,
@@ -57,7 +56,6 @@ __all__ = [
     "certify_dp_sgd",
     "checked_inputs",
     "finish_plan",
-    "peer_plan_as",
     "plan_dp_sgd",
 ]
 
@@ -65,16 +63,10 @@ __all__ = [
 DEFAULT_DP_SGD_EPOCHS = 10
 
 
-def peer_plan_as(cls: type, draft: PeerPlan, **extra: Any) -> Any:
-    """The plan ``draft`` (from :meth:`~.plan.PeerInputs.draft`) as a ``cls`` (a
-    :class:`~.plan.PeerPlan` subclass) with the fields ``extra`` added."""
-    return cls(**{f.name: getattr(draft, f.name) for f in fields(PeerPlan)}, **extra)
-
-
 def checked_inputs(plan: PeerPlan, method: str, *, bounded: bool) -> PeerInputs:
     """The plan's public constants checked (:meth:`~.plan.PeerInputs.check`)."""
-    if plan.method != method:
-        raise ParameterError(f"this certificate is for {method!r} plans; got {plan.method!r}")
+    if plan.mechanism != method:
+        raise ParameterError(f"this certificate is for {method!r} plans; got {plan.mechanism!r}")
     return PeerInputs.check(
         plan.loss, plan.n, plan.d, plan.zeta, plan.epsilon, plan.delta,
         dict(plan.loss_params), bounded=bounded,
@@ -86,20 +78,22 @@ def finish_plan(plan: PeerPlan) -> PeerPlan:
     cert = plan.recertify()
     if not (cert.certified and cert.epsilon <= plan.epsilon and cert.delta <= plan.delta):
         raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
-            f"internal error: the {plan.method} plan does not certify: "
+            f"internal error: the {plan.mechanism} plan does not certify: "
             f"{cert.reasons or (cert.epsilon, cert.delta)}"
         )
     return replace(plan, certificate=cert)
 
 
-@dataclass(frozen=True)
-class DPSGDPlan(PeerPlan):
+@dataclass(frozen=True, kw_only=True)
+class DPSGDPlan(Stepped):
     """A DP-SGD plan: ``sigma`` is the noise multiplier z (std of the noise on the sum of
     the clipped gradients, over C), ``clip`` the norm C, ``batch_size`` the expected batch
-    b (rate q = b / n), ``iterations`` T, ``eta`` the step, ``calibration`` the accountant
+    b (rate q = b / n), ``iterations`` T, ``eta`` the step, ``accountant`` the accountant
     (``pld``), ``discretization`` the privacy loss discretisation interval."""
 
-    batch_size: int = 1
+    mechanism = "dp_sgd"
+    clip: float
+    batch_size: int
     discretization: float = SUBSAMPLED_DISCRETIZATION
 
     @property
@@ -108,6 +102,9 @@ class DPSGDPlan(PeerPlan):
 
     def recertify(self) -> ReleaseCertificate:
         return certify_dp_sgd(self)
+
+
+PLAN_TYPES[DPSGDPlan.mechanism] = DPSGDPlan
 
 
 def certify_dp_sgd(plan: DPSGDPlan) -> ReleaseCertificate:
@@ -121,7 +118,7 @@ def certify_dp_sgd(plan: DPSGDPlan) -> ReleaseCertificate:
     check_nonnegative("mu", plan.mu)
     z = check_positive("sigma", plan.sigma)
     disc = check_discretization(plan.discretization)
-    check_choice("accountant", plan.calibration, ("pld",))
+    check_choice("accountant", plan.accountant, ("pld",))
     q = b / plan.n
     reasons = []
     epsilon = math.inf
@@ -213,7 +210,7 @@ def plan_dp_sgd(
     start = max(SUBSAMPLED_MIN_NOISE, replace_one_sensitivity(full))
     z = smallest_passing(ok, start, limit=1e12, rtol=1e-6)
     draft = inputs.draft(
-        "dp_sgd", mu=mu_val, sigma=z, calibration="pld", iterations=T, eta=eta_val,
-        clip=C,
+        DPSGDPlan, mu=mu_val, sigma=z, accountant="pld", iterations=T, eta=eta_val,
+        clip=C, batch_size=b, discretization=disc,
     )  # fmt: skip
-    return finish_plan(peer_plan_as(DPSGDPlan, draft, batch_size=b, discretization=disc))
+    return finish_plan(draft)

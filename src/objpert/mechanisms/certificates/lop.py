@@ -34,6 +34,8 @@ from objpert.mechanisms.certificates.kifer import lop_delta, lop_mean_form
 from objpert.mechanisms.certificates.names import lop_accountant
 from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
+    LOPClipPlan,
+    LOPPlan,
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -135,15 +137,15 @@ def objective_plan(
 ) -> PeerPlan:
     """The plan of Gaussian LOP with per-sample gradient bound ``grad_bound``: (mu, sigma)
     by :func:`objective_noise` under ``accountant`` (the one that certifies them is the
-    plan's ``calibration``), the solver tolerance by default 1e-9 ``grad_bound``."""
+    plan's ``accountant``), the solver tolerance by default 1e-9 ``grad_bound``."""
     mu_val, sigma, accountant = objective_noise(
         accountant, inputs.n, grad_bound, inputs.smoothness, inputs.epsilon, inputs.delta, mu
     )
     return inputs.plan(
-        method,
+        LOPClipPlan if method == "lop_clip" else LOPPlan,
         mu=mu_val,
         sigma=sigma,
-        calibration=accountant,
+        accountant=accountant,
         tolerance=solver_tolerance(tolerance, grad_bound),
         max_iterations=iteration_budget(max_iterations),
         **fields,
@@ -192,11 +194,11 @@ def certify_objective(
     at the plan's epsilon under its accountant (``calibration``; :func:`objective_delta`)."""
     smooth = float(loss.L2) * plan.zeta**2
     delta, reasons, details = objective_delta(
-        plan.calibration, plan, grad_bound, smooth, plan.epsilon, plan.delta
+        plan.accountant, plan, grad_bound, smooth, plan.epsilon, plan.delta
     )
     details = {
         **details,
-        "accountant": plan.calibration,
+        "accountant": plan.accountant,
         "tolerance": plan.tolerance,
         "clip": plan.clip,
         "guarantee": (
@@ -223,7 +225,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
         plan,
         loss,
         float(loss.L1) * plan.zeta,
-        SOURCES.get(plan.calibration, "?") + " (Gaussian LOP; Chaudhuri et al. 2011)",
+        SOURCES.get(plan.accountant, "?") + " (Gaussian LOP; Chaudhuri et al. 2011)",
     )
 
 

@@ -65,7 +65,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
         plan,
         loss,
         check_positive("clip", plan.clip),
-        "Redberg et al. 2023 (clipped LOP); " + SOURCES.get(plan.calibration, "?"),
+        "Redberg et al. 2023 (clipped LOP); " + SOURCES.get(plan.accountant, "?"),
     )
 
 

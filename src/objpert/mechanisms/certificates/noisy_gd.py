@@ -21,6 +21,7 @@ from objpert.mechanisms.certificates.discrete import (
 )
 from objpert.mechanisms.certificates.names import accountant as accountant_name
 from objpert.mechanisms.certificates.plan import (
+    NoisyGDPlan,
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -86,7 +87,7 @@ def plan_noisy_gd(
         sens, inputs.d, inputs.epsilon, inputs.delta, T, bits, report=report
     )
     return inputs.plan(
-        "noisy_gd", mu=mu_val, sigma=sigma, calibration=name, iterations=T, eta=eta_val,
+        NoisyGDPlan, mu=mu_val, sigma=sigma, accountant=name, iterations=T, eta=eta_val,
         grid_bits=bits,
     )  # fmt: skip
 
@@ -101,14 +102,14 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     sens = replace_one_sensitivity(g) / plan.n
     grid = grid_details(sens, plan.sigma, plan.d, plan.grid_bits)
     rho = zcdp_composition(grid["rho"], T)
-    if accountant_name(plan.calibration) == "zcdp":
+    if accountant_name(plan.accountant) == "zcdp":
         epsilon = plan.epsilon
         delta = cdp_delta(rho, epsilon)
     else:
         delta = plan.delta
         epsilon = cdp_epsilon(rho, delta)
     details = {
-        "accountant": plan.calibration,
+        "accountant": plan.accountant,
         "sensitivity": sens,
         "noise_multiplier": grid["noise_sigma"] / sens,
         **grid,

@@ -16,9 +16,10 @@ from objpert.certify.neighbours import replace_one_sensitivity, two_radii
 from objpert.exceptions import ParameterError
 from objpert.losses import Loss
 from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
-from objpert.mechanisms.certificates.names import gaussian_calibration
+from objpert.mechanisms.certificates.names import gaussian_calibration as check_gaussian_calibration
 from objpert.mechanisms.certificates.plan import (
     DEFAULT_MAX_ITERATIONS,
+    OutputPerturbationPlan,
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -97,7 +98,7 @@ def plan_output_perturbation(
     mu: float | None = None,
     radius: float = 1.0,
     tolerance: float | None = None,
-    calibration: str = "analytic",
+    gaussian_calibration: str = "analytic",
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     loss_params: dict | None = None,
     grid_bits: int = GRID_BITS,
@@ -110,7 +111,7 @@ def plan_output_perturbation(
     (:func:`output_sensitivity`: the tolerance term covers the solver's stopping error)
     plus gamma sqrt(d) for the rounding (:func:`~.discrete.grid_sensitivity`); delta from
     Canonne, Kamath & Steinke (2020), Theorem 14 and Corollary 13. sigma is the smallest
-    on-grid scale with delta <= target (``calibration="analytic"``) or the classical
+    on-grid scale with delta <= target (``gaussian_calibration="analytic"``) or the classical
     formula at the grid sensitivity (``"classical"``, epsilon < 1). ``mu`` defaults to
     :func:`default_output_mu` (comparator radius ``radius``).
     """
@@ -125,13 +126,13 @@ def plan_output_perturbation(
     tol = solver_tolerance(tolerance, g)
     bits = check_grid_bits(grid_bits)
     sens = output_sensitivity(inputs.n, g, mu_val, tol)
-    calibration = gaussian_calibration(calibration)
+    calibration = check_gaussian_calibration(gaussian_calibration)
     sigma = grid_gaussian_sigma(calibration, sens, inputs.d, inputs.epsilon, inputs.delta, bits)
     return inputs.plan(
-        "output_perturbation",
+        OutputPerturbationPlan,
         mu=mu_val,
         sigma=sigma,
-        calibration=calibration,
+        gaussian_calibration=calibration,
         tolerance=tol,
         max_iterations=iteration_budget(max_iterations),
         grid_bits=bits,

@@ -36,9 +36,16 @@ __all__ = [
     "DEFAULT_RELATIVE_TOLERANCE",
     "DISCRETE_NOISE",
     "MAX_NUDGES",
+    "PLAN_TYPES",
+    "AMPPlan",
+    "LOPClipPlan",
+    "LOPPlan",
+    "NoisyGDPlan",
+    "OutputPerturbationPlan",
     "PeerInputs",
     "PeerMethod",
     "PeerPlan",
+    "Stepped",
     "certify_peer",
     "conclude",
     "finish",
@@ -62,29 +69,15 @@ _NUDGE = 1.0 + 2.0**-40  # sigma is raised by this factor until rounding cannot 
 MAX_NUDGES = 200
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PeerPlan(Plan):
-    """Everything a peer release needs, chosen from public constants before touching data.
-
-    ``sigma`` is the mechanism's Gaussian std: of the objective perturbation z (``lop``,
-    ``lop_clip``, ``amp``), of the output noise (``output_perturbation``), of the per-step
-    gradient noise (``noisy_gd``). ``output_sigma`` is AMP's output noise. ``tolerance``
-    is the solver's gradient-norm tolerance ||grad F_priv(w)|| <= tolerance (AMP's gamma).
-    ``calibration`` is the Gaussian calibration of the published noise (``analytic`` or
-    ``classical``: :data:`~.names.GAUSSIAN_CALIBRATIONS`), the accountant of ``noisy_gd``
-    (``zcdp`` or ``rdp``: :data:`~.names.ACCOUNTANTS`) or the accountant of LOP
-    and LOP-Clip (``profile`` or ``kifer``: :data:`~.names.LOP_ACCOUNTANTS`).
-    ``grid_bits`` is the public k of the grid of the
-    published noise (:func:`~.discrete.grid_noise`): the output noise of
-    ``output_perturbation`` and ``amp`` and the gradient noise of ``noisy_gd`` are
-    gamma N_Z(0, s^2) on gamma Z with gamma s = :func:`~.discrete.grid_sigma` (sigma)
-    (= sigma for a planned sigma, which is on its grid). ``objective_accountant`` is the
-    accountant of AMP's objective noise (:data:`~.names.LOP_ACCOUNTANTS`; LOP and LOP-Clip
-    name theirs in ``calibration``); ``kifer``, the default, is how plans written before the
-    exact profile was available are read.
+    """What every peer release's plan holds, chosen from public constants before touching
+    data: the public constants, the target, the ridge ``mu``, the noise std ``sigma`` and
+    the certificate. Each mechanism's own fields are in its subclass (:class:`LOPPlan`,
+    :class:`LOPClipPlan`, :class:`AMPPlan`, :class:`OutputPerturbationPlan`,
+    :class:`NoisyGDPlan`, and DP-SGD's and DP Newton's plans).
     """
 
-    method: str
     loss: str
     n: int
     d: int
@@ -93,25 +86,8 @@ class PeerPlan(Plan):
     delta: float  # target
     mu: float
     sigma: float
-    certificate: ReleaseCertificate | None
+    certificate: ReleaseCertificate | None = None
     loss_params: tuple[tuple[str, float], ...] = ()
-    calibration: str = "analytic"
-    tolerance: float | None = None
-    max_iterations: int | None = None
-    clip: float | None = None
-    epsilon_objective: float | None = None
-    delta_objective: float | None = None
-    epsilon_output: float | None = None
-    delta_output: float | None = None
-    output_sigma: float | None = None
-    iterations: int | None = None
-    eta: float | None = None
-    grid_bits: int = GRID_BITS
-    objective_accountant: str = "kifer"
-
-    @property
-    def mechanism(self) -> str:
-        return self.method
 
     def loss_object(self) -> Loss:
         """The plan's loss, rebuilt from the registry with its public parameters."""
@@ -124,20 +100,100 @@ class PeerPlan(Plan):
     def to_dict(self) -> dict[str, Any]:
         """The plan's fields and its certificate as JSON-ready values."""
         out = {k: v for k, v in asdict(self).items() if k != "certificate"}
+        out["mechanism"] = self.mechanism
         out["loss_params"] = [list(p) for p in self.loss_params]
         out["certificate"] = None if self.certificate is None else self.certificate.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PeerPlan:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (the class named by its ``mechanism``)."""
         from objpert.accounting.certificate import certificate_from_dict
 
         fields = dict(data)
+        plan_type = PLAN_TYPES.get(fields.pop("mechanism", None), cls)
         fields["loss_params"] = tuple(tuple(p) for p in fields.get("loss_params", ()))
         cert = fields.get("certificate")
         fields["certificate"] = None if cert is None else certificate_from_dict(cert)
-        return cls(**fields)
+        return plan_type(**fields)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Solved(PeerPlan):
+    """A release that minimises the perturbed objective: the solver's gradient-norm
+    ``tolerance`` ||grad F_priv(w)|| <= tolerance (AMP's gamma) and its public iteration
+    cap ``max_iterations``."""
+
+    tolerance: float
+    max_iterations: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LOPPlan(_Solved):
+    """Gaussian objective perturbation: ``sigma`` is the std of the objective's noise z;
+    ``accountant`` how its privacy is computed (``profile`` or ``kifer``:
+    :data:`~.names.LOP_ACCOUNTANTS`)."""
+
+    mechanism = "lop"
+    accountant: str
+    clip: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LOPClipPlan(LOPPlan):
+    """LOP-Clip: :class:`LOPPlan` with per-sample gradients clipped to norm ``clip``."""
+
+    mechanism = "lop_clip"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AMPPlan(_Solved):
+    """Approximate minima perturbation: ``sigma`` the objective noise's std,
+    ``output_sigma`` the output noise's (discrete, on the grid of ``grid_bits``:
+    :func:`~.discrete.grid_noise`), the budget split into the objective part
+    (``epsilon_objective``, ``delta_objective``, by ``accountant``:
+    :data:`~.names.LOP_ACCOUNTANTS`) and the output part (``epsilon_output``,
+    ``delta_output``, by ``gaussian_calibration``: :data:`~.names.GAUSSIAN_CALIBRATIONS`)."""
+
+    mechanism = "amp"
+    gaussian_calibration: str
+    epsilon_objective: float
+    delta_objective: float
+    epsilon_output: float
+    delta_output: float
+    output_sigma: float
+    grid_bits: int = GRID_BITS
+    accountant: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputPerturbationPlan(_Solved):
+    """Gaussian output perturbation: ``sigma`` the std of the discrete noise on the exact
+    minimiser (on the grid of ``grid_bits``), calibrated by ``gaussian_calibration``."""
+
+    mechanism = "output_perturbation"
+    gaussian_calibration: str
+    grid_bits: int = GRID_BITS
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stepped(PeerPlan):
+    """A release of ``iterations`` noisy steps of size ``eta``, its privacy computed by
+    ``accountant``."""
+
+    accountant: str
+    iterations: int
+    eta: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyGDPlan(Stepped):
+    """Noisy full-batch gradient descent: ``sigma`` the std of each step's discrete
+    gradient noise (on the grid of ``grid_bits``); ``accountant``: ``zcdp`` or ``rdp``
+    (:data:`~.names.ACCOUNTANTS`)."""
+
+    mechanism = "noisy_gd"
+    grid_bits: int = GRID_BITS
 
 
 # ---------------------------------------------------------------- certificates
@@ -174,9 +230,9 @@ def register_method(method: PeerMethod) -> PeerMethod:
 
 def certify_peer(plan: PeerPlan) -> ReleaseCertificate:
     """The certificate of ``plan`` from its public fields (its stored one is ignored)."""
-    method = _REGISTERED.get(plan.method)
+    method = _REGISTERED.get(plan.mechanism)
     if method is None:
-        raise ParameterError(f"method must be one of {METHODS}; got {plan.method!r}")
+        raise ParameterError(f"method must be one of {METHODS}; got {plan.mechanism!r}")
     loss = plan.loss_object()
     check_int("n", plan.n, 2)
     check_int("d", plan.d, 1)
@@ -184,13 +240,14 @@ def certify_peer(plan: PeerPlan) -> ReleaseCertificate:
     check_positive("epsilon", plan.epsilon)
     check_open_unit("delta", plan.delta)
     check_positive("sigma", plan.sigma)
-    check_grid_bits(plan.grid_bits)
+    if hasattr(plan, "grid_bits"):
+        check_grid_bits(plan.grid_bits)
     if method.zero_ridge:
         check_nonnegative("mu", plan.mu)
     else:
         check_positive("mu", plan.mu)
     if method.bounded_gradient:
-        require_bounded_gradient(loss, f"the {plan.method} certificate")
+        require_bounded_gradient(loss, f"the {plan.mechanism} certificate")
     return method.certify(plan, loss)
 
 
@@ -220,7 +277,7 @@ def conclude(
         **constants,
     }
     return ReleaseCertificate.conclude(
-        plan.method,
+        plan.mechanism,
         float(epsilon),
         0.0,
         float(delta),
@@ -299,11 +356,10 @@ class PeerInputs:
         """L2 zeta^2: the bound on a per-sample Hessian l'' x x^T."""
         return float(self.loss.L2) * self.zeta**2
 
-    def draft(self, method: str, **fields: Any) -> PeerPlan:
-        """The plan of ``method`` with these public constants and ``fields``, without its
-        certificate."""
-        return PeerPlan(
-            method=method,
+    def draft(self, plan_type: type[PeerPlan], **fields: Any) -> PeerPlan:
+        """The plan of type ``plan_type`` with these public constants and ``fields``,
+        without its certificate."""
+        return plan_type(
             loss=self.loss.name,
             loss_params=tuple(sorted(self.loss.params().items())),
             n=self.n,
@@ -311,13 +367,12 @@ class PeerInputs:
             zeta=self.zeta,
             epsilon=self.epsilon,
             delta=self.delta,
-            certificate=None,
             **fields,
         )
 
-    def plan(self, method: str, **fields: Any) -> PeerPlan:
+    def plan(self, plan_type: type[PeerPlan], **fields: Any) -> PeerPlan:
         """:meth:`draft`, certified: :func:`finish`."""
-        return finish(self.draft(method, **fields))
+        return finish(self.draft(plan_type, **fields))
 
 
 def nudged(plan: PeerPlan, name: str) -> float:
@@ -325,7 +380,7 @@ def nudged(plan: PeerPlan, name: str) -> float:
     its grid (:func:`~.discrete.grid_sigma`), so a plan's sigma stays the noise scale
     exactly."""
     value = getattr(plan, name) * _NUDGE
-    if DISCRETE_NOISE.get(plan.method) == name:
+    if DISCRETE_NOISE.get(plan.mechanism) == name:
         return grid_sigma(value, plan.grid_bits)
     return value
 
@@ -342,7 +397,7 @@ def finish(plan: PeerPlan) -> PeerPlan:
             break
         plan = replace(plan, sigma=nudged(plan, "sigma"))
     raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
-        f"internal error: the {plan.method} plan does not certify (epsilon={plan.epsilon}, "
+        f"internal error: the {plan.mechanism} plan does not certify (epsilon={plan.epsilon}, "
         f"delta={plan.delta}): {cert.reasons or (cert.epsilon, cert.delta)}"
     )
 
@@ -363,3 +418,10 @@ def ridge(mu: float | None, mu_min: float) -> float:
 def iteration_budget(max_iterations: int) -> int:
     """The solver's public iteration cap, an integer >= 1."""
     return check_int("max_iterations", max_iterations, 1)
+
+
+#: mechanism -> the type of its plans (DP-SGD and DP Newton register theirs).
+PLAN_TYPES: dict[str, type[PeerPlan]] = {
+    cls.mechanism: cls
+    for cls in (LOPPlan, LOPClipPlan, AMPPlan, OutputPerturbationPlan, NoisyGDPlan)
+}

@@ -178,7 +178,7 @@ def noisy_gd_release(
 def peer_release_batch(
     X: Any, y: Any, plan: PeerPlan, draws: int, rng: Any = None, *, clip: bool = False
 ) -> BatchRelease:
-    """``draws`` independent releases of the plan's mechanism (``plan.method``) on the
+    """``draws`` independent releases of the plan's mechanism (``plan.mechanism``) on the
     same data, at once: what an audit needs (Jagielski et al. 2020; Nasr et al. 2021 run a
     mechanism many times on neighbouring datasets). Each row of ``.weights`` (draws, d) is
     distributed as one release of :func:`lop_release`, :func:`lop_clip_release`,
@@ -188,6 +188,6 @@ def peer_release_batch(
     :func:`solve_batch_to_tolerance` (each within the plan's tolerance, checked for every
     draw). A batch of one with a seed draws the same noise as one release with that seed.
     ``iterations`` is the largest solver iteration count of the batch."""
-    method = plan.method if isinstance(plan, PeerPlan) else "peer"
+    method = plan.mechanism if isinstance(plan, PeerPlan) else "peer"
     w, cert, used, seconds, n_clipped, seeded = _run(method, X, y, plan, rng, clip, draws)
     return BatchRelease(np.ascontiguousarray(w.T), plan, cert, used, seconds, n_clipped, seeded)

@@ -27,8 +27,8 @@ def check_peer_plan(plan: Any, method: str) -> ReleaseCertificate:
         raise PrivacyError(
             f"expected a PeerPlan for {method!r} (objpert.plan); got {type(plan).__name__}"
         )
-    if plan.method != method:
-        raise PrivacyError(f"this release needs a {method!r} plan; got a {plan.method!r} plan")
+    if plan.mechanism != method:
+        raise PrivacyError(f"this release needs a {method!r} plan; got a {plan.mechanism!r} plan")
     try:
         cert = plan.recertify()
     except (ValueError, TypeError) as exc:
