@@ -170,7 +170,9 @@ def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
         return curve.best(grid[k], near=(curve.best(grid[near])[1], grid[near]))[0]
 
     mu_max = curve.best(max_iterations)[1]
-    b_dbl = curve.best(grid[0], near=(mu_max, max_iterations))[0]
+    # a budget of 2 max_iterations steps may run max_iterations: B* never increases with
+    # the budget, though a search of mu at 2 max_iterations can miss by rounding
+    b_dbl = min(curve.best(grid[0], near=(mu_max, max_iterations))[0], b_max)
     chosen = max_iterations
     low = [k for k in range(top + 1, len(grid)) if grid[k] >= KNEE_FLOOR]
     if b_max - b_dbl <= tolerance and low:
