@@ -31,14 +31,14 @@ SETTINGS = {  # name: keyword arguments of tight()
     # the estimators' binary fit: empirical objective, W = 3, an intercept column
     "binary estimator, n 10k, d 20 + 1, eps 1, N <= 5000": dict(
         n=10_000, d=21, zeta=math.sqrt(2), epsilon=1.0, delta=1e-6, comparator_norm=3.0,
-        objective="empirical", max_iterations=5000,
+        objective="empirical", max_iter=5000,
     ),
     "tv16 demo, n 28,193, d 26, eps 1, N <= 5000": dict(
         n=28_193, d=26, zeta=6.0, epsilon=1.0, delta=1e-6, comparator_norm=3.0,
-        objective="empirical", max_iterations=5000,
+        objective="empirical", max_iter=5000,
     ),
     "population bound, n 10k, d 20, eps 1, N <= 5000": dict(
-        n=10_000, d=20, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=5000
+        n=10_000, d=20, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=5000
     ),
 }  # fmt: skip
 

@@ -75,7 +75,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--d", type=int, default=20)
-    p.add_argument("--steps", type=int, default=5000, help="max_iterations")
+    p.add_argument("--steps", type=int, default=5000, help="max_iter")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     iterations, rows = measure(args.n, args.d, args.steps, args.rounds)

@@ -1,4 +1,4 @@
-"""The iteration budget: test accuracy, noise and fit time at max_iterations from 2,500 to
+"""The iteration budget: test accuracy, noise and fit time at max_iter from 2,500 to
 40,000 on the datasets objpert ships (docs/pipeline.md has the figures measured).
 
 Usage: python benchmarks/iteration_budget.py [--rounds R] [--epsilon E] [--datasets ...]
@@ -8,7 +8,7 @@ Each dataset (:mod:`objpert.apps.datasets`: features scaled by public ranges, it
 row-norm bound as data_norm) is split 70/30 (stratified, fixed seed); for each budget a
 PrivateLogisticRegression (delta = 1e-6, declared classes, mu="auto") is fitted in R
 interleaved rounds in one process (budget after budget, round after round; testing seeds).
-Reported: the plan (sigma, mu, N, whether N = max_iterations), what doubling the budget
+Reported: the plan (sigma, mu, N, whether N = max_iter), what doubling the budget
 would take off the calibration's bound and whether ``fit`` warns
 (:func:`objpert.certify.budget.ceiling`), the test accuracy (median,
 min, max), the fit time (median, min, max of the rounds after the first, BLAS on one thread
@@ -77,7 +77,7 @@ def run(rounds: int, epsilon: float, datasets: tuple[str, ...], out=None) -> lis
             report = ceiling(plan, b)
             rows.append({
                 "dataset": name, "n_train": len(data[2]), "d": ds.X.shape[1],
-                "max_iterations": b, "iterations": plan.iterations,
+                "max_iter": b, "iterations": plan.iterations,
                 "at_ceiling": report.at_ceiling, "sigma": plan.sigma, "mu": plan.mu,
                 "bound_gain_of_double_budget": report.bound_now - report.bound_with_double_budget,
                 "warns": report.notable,
@@ -92,7 +92,7 @@ def run(rounds: int, epsilon: float, datasets: tuple[str, ...], out=None) -> lis
 
 def markdown(rows: list[dict]) -> str:
     out = [
-        "| dataset | max_iterations | N | sigma | mu | 2x budget lowers the bound by | "
+        "| dataset | max_iter | N | sigma | mu | 2x budget lowers the bound by | "
         "fit warns | test accuracy median [min, max] | fit s median [min, max] | "
         "s under load | non-private |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -101,7 +101,7 @@ def markdown(rows: list[dict]) -> str:
         a, s = r["accuracy"], r["fit_seconds"]
         load_s = "" if r["fit_seconds_under_load"] is None else f"{r['fit_seconds_under_load']:.2f}"
         out.append(
-            f"| {r['dataset']} | {r['max_iterations']} | {r['iterations']} | {r['sigma']:.3g} | "
+            f"| {r['dataset']} | {r['max_iter']} | {r['iterations']} | {r['sigma']:.3g} | "
             f"{r['mu']:.3g} | {r['bound_gain_of_double_budget']:.3f} | "
             f"{'yes' if r['warns'] else 'no'} | "
             f"{a[0]:.3f} [{a[1]:.3f}, {a[2]:.3f}] | {s[0]:.2f} [{s[1]:.2f}, {s[2]:.2f}] | "

@@ -29,7 +29,7 @@ import warnings
 
 from objpert.apps.bench.common import clear_calibration_caches
 from objpert.apps.bench.threads import competing_load
-from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.estimators.planning import calibration_for, plan_for
 
 SHAPES = {"digits": (1797, 65), "synthetic": (20_000, 51)}
@@ -39,7 +39,7 @@ K, EPSILON, DELTA = 10, 1.0, 1e-6
 def _args(n: int, d: int) -> tuple:
     return (
         "logistic", None, "tight", n, d, math.sqrt(2.0), EPSILON, DELTA,
-        DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS, None,
+        DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, None,
     )  # fmt: skip
 
 

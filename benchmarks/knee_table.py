@@ -22,7 +22,7 @@ import sys
 
 from objpert.certify.budget import NOTABLE_GAIN, ceiling
 from objpert.certify.calibration import KNEE_TOLERANCE, knee, tight
-from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 
 DELTA = 1e-6
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -42,15 +42,15 @@ def rows() -> list[dict]:
         public = dict(
             n=n, d=features + 1, zeta=math.hypot(norm, norm), delta=DELTA,
             comparator_norm=DEFAULT_COMPARATOR_NORM, objective="empirical",
-            max_iterations=DEFAULT_MAX_ITERATIONS,
+            max_iter=DEFAULT_MAX_ITER,
         )  # fmt: skip
         for eps in EPSILONS:
             plan = tight("logistic", epsilon=eps, **public)
             found = knee("logistic", epsilon=eps, **public)
-            report = ceiling(plan, DEFAULT_MAX_ITERATIONS)
+            report = ceiling(plan, DEFAULT_MAX_ITER)
             out.append(
                 {"dataset": name, "n_train": n, "d": features + 1, "epsilon": eps,
-                 "max_iterations": DEFAULT_MAX_ITERATIONS, "knee_budget": found.budget,
+                 "max_iter": DEFAULT_MAX_ITER, "knee_budget": found.budget,
                  "iterations": plan.iterations, "mu": plan.mu, "sigma": plan.sigma,
                  "bound_at_max": found.bound_at_max, "gain_of_doubling": found.gain_at_max,
                  "binds": found.binds, "warns": report.notable,

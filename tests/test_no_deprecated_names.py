@@ -19,7 +19,7 @@ from objpert.mechanisms.certificates.noisy_gd import plan_noisy_gd
 from objpert.persistence import FORMAT, VERSION, from_payload
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
-COMMON = dict(n=2000, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300)
+COMMON = dict(n=2000, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300)
 
 
 def test_no_module_warns_a_deprecation():
@@ -32,7 +32,7 @@ def test_no_module_warns_a_deprecation():
 def test_radius_is_not_a_name_of_comparator_norm():
     with pytest.raises(ParameterError, match="radius"):  # not a keyword: a loss parameter
         tight("logistic", radius=2.0, **COMMON)
-    assert tight("logistic", comparator_norm=2.0, **COMMON).comparator_radius == 2.0
+    assert tight("logistic", comparator_norm=2.0, **COMMON).comparator_norm == 2.0
 
 
 @pytest.mark.parametrize("old", ["wa", "lop-clip", "output", "noisy-gd"])

@@ -132,7 +132,7 @@ def test_mechanism_labels_use_a_fixed_map_or_warn():
 
 
 def test_one_class_release_at_the_mechanism_level():
-    plan = tight("logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300)
+    plan = tight("logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300)
     X, _ = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -153,7 +153,7 @@ class _LyingLogistic(LogisticLoss):
 
 
 def _plan():
-    return tight("logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300)
+    return tight("logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300)
 
 
 def test_a_loss_named_like_a_builtin_is_refused():
@@ -292,7 +292,7 @@ def test_register_loss_checks_constants_and_the_release_uses_it():
     assert "half_logistic" in registered_losses()
     assert get_loss("half_logistic") == _HalfLogistic()
     plan = tight(
-        "half_logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=300
+        "half_logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300
     )
     assert plan.constants.L2 == 0.125
     X, y = _data()

@@ -12,7 +12,7 @@ from objpert.apps.datasets import load
 from objpert.apps.demo import split
 from objpert.certify.calibration import tight
 from objpert.data import prepare
-from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.mechanisms import registry
 
 EPS, DELTA = 1.0, 1e-6
@@ -66,7 +66,7 @@ def test_a_mechanism_without_a_batched_release_runs_seed_by_seed(P):
 def test_every_cached_plan_is_its_planners_fresh_plan(P):
     fresh_wa = tight(
         "logistic", n=P.n, d=P.d, zeta=P.zeta, epsilon=EPS, delta=DELTA,
-        comparator_norm=DEFAULT_COMPARATOR_NORM, max_iterations=DEFAULT_MAX_ITERATIONS,
+        comparator_norm=DEFAULT_COMPARATOR_NORM, max_iter=DEFAULT_MAX_ITER,
         objective="empirical", mu=None,
     )  # fmt: skip
     for name in registry.names():

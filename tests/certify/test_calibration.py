@@ -138,7 +138,7 @@ def test_tight_plan_certifies_by_theorem_c13_recomputed(case):
     plan = tight_plan(*case)
     _check_plan_common(plan, case)
     pc = plan.constants
-    assert plan.method == "tight" and plan.truncation == "exact"
+    assert plan.calibration == "tight" and plan.truncation == "exact"
     assert plan.certificate.form == "c13"
     cert = theorem_c13.certify(
         pc,
@@ -174,7 +174,7 @@ def test_tight_plan_certifies_by_theorem_c13_recomputed(case):
 def test_corollary_413_plan_certifies_by_theorem_41_recomputed(case):
     plan = corollary_plan(*case)
     _check_plan_common(plan, case)
-    assert plan.method == "corollary413" and plan.truncation == "paper"
+    assert plan.calibration == "corollary413" and plan.truncation == "paper"
     assert plan.certificate.form == "theorem41"
     cert = theorem41.certify(
         plan.constants, plan.sigma, plan.u, plan.iterations, plan.epsilon, truncation="paper"
@@ -224,13 +224,13 @@ def test_calibrate_dispatches():
     case = GRID[0]
     loss, n, d, eps, delta, _ = case
     target = dict(epsilon=eps, delta=delta, comparator_norm=W, delta_sample=DELTA_S)
-    budget = dict(max_iterations=10, rtol=0.5, knee_tolerance=0.2)  # tight-only: dropped
+    budget = dict(max_iter=10, rtol=0.5, knee_tolerance=0.2)  # tight-only: dropped
     via = calibration.calibrate(
-        loss, method="corollary413", n=n, d=d, zeta=ZETA, **target, **budget
+        loss, calibration="corollary413", n=n, d=d, zeta=ZETA, **target, **budget
     )
     assert via == corollary_plan(*case)
-    with pytest.raises(ParameterError, match="method"):
-        calibration.calibrate(loss, method="magic", n=n, d=d, zeta=ZETA, epsilon=eps, delta=delta)
+    with pytest.raises(ParameterError, match="calibration"):
+        calibration.calibrate(loss, calibration="magic", n=n, d=d, zeta=ZETA, epsilon=eps, delta=delta)
 
 
 # ----------------------------------------------------------------------------- calibration targets
@@ -271,7 +271,7 @@ GOOD = dict(n=10**4, d=10, zeta=1.0, epsilon=0.5, delta=1e-6)
 def test_calibration_rejects_bad_targets(change, name, method):
     kwargs = dict(GOOD, **change)
     with pytest.raises(ObjpertError) as err:
-        calibration.calibrate("logistic", method=method, **kwargs)
+        calibration.calibrate("logistic", calibration=method, **kwargs)
     assert isinstance(err.value, ValueError)
     assert re.match(rf"{name} must", str(err.value)), str(err.value)
 
@@ -286,11 +286,11 @@ def test_corollary_413_needs_epsilon_at_most_one(epsilon):
 @pytest.mark.parametrize("method", ["tight", "corollary413"])
 def test_calibration_rejects_unbounded_gradient_losses(method):
     with pytest.raises(ParameterError, match="L1"):
-        calibration.calibrate("squared", method=method, **GOOD)
+        calibration.calibrate("squared", calibration=method, **GOOD)
 
 
 @pytest.mark.parametrize(
-    ("change", "name"), [(dict(max_iterations=0), "max_iterations"), (dict(rtol=0.0), "rtol")]
+    ("change", "name"), [(dict(max_iter=0), "max_iter"), (dict(rtol=0.0), "rtol")]
 )
 def test_tight_rejects_bad_budget(change, name):
     with pytest.raises(ParameterError, match=name):

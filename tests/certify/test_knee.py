@@ -37,7 +37,7 @@ def _brute_bound(mu: float, N: int, epsilon: float) -> float:
 def test_knee_equals_a_brute_force_scan_of_the_bound():
     """B*(N) by a dense log grid of mu (40 per decade, no golden section, no warm start)
     at every candidate budget; the knee is the first candidate, going down from
-    max_iterations, whose doubling (the candidate an octave up) lowers B* by more than the
+    max_iter, whose doubling (the candidate an octave up) lowers B* by more than the
     tolerance; the one above it is the budget."""
     budget, tol = 2000, 0.3
     grid = [N for N in knee_mod._grid(budget) if N >= knee_mod.KNEE_FLOOR]
@@ -51,12 +51,12 @@ def test_knee_equals_a_brute_force_scan_of_the_bound():
             break
         expected = grid[k]
     assert 1000 < expected < budget  # the case is inside the budget, above the floor
-    found = knee_mod.knee("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
+    found = knee_mod.knee("logistic", **TV16, epsilon=1.0, max_iter=budget, knee_tolerance=tol)
     assert found.budget == expected and not found.binds
     # the searched B* is at least as good as the brute force's, and close to it
     assert found.bound <= best[expected] * (1 + 1e-9)
     assert found.bound == pytest.approx(best[expected], rel=0.02)
-    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=budget, knee_tolerance=tol)
+    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iter=budget, knee_tolerance=tol)
     assert plan.iterations <= expected and plan.mu == found.mu
     cert = plan.recertify()  # recomputed from the loss, never the stored constants
     assert cert.certified and cert.epsilon <= 1.0 and cert.delta <= 1e-6
@@ -65,12 +65,12 @@ def test_knee_equals_a_brute_force_scan_of_the_bound():
 def test_warm_started_plan_is_at_least_as_good_as_a_full_search_at_its_budget():
     """The knee's budget is searched near the neighbouring budget's mu; a full search of mu
     at that budget (knee_tolerance=0: the budget itself) is the reference."""
-    fast = knee_mod.knee("logistic", **TV16, epsilon=0.1, max_iterations=5000)
+    fast = knee_mod.knee("logistic", **TV16, epsilon=0.1, max_iter=5000)
     assert fast.budget < 5000
-    ref = cal.tight("logistic", **TV16, epsilon=0.1, max_iterations=fast.budget,
+    ref = cal.tight("logistic", **TV16, epsilon=0.1, max_iter=fast.budget,
                     knee_tolerance=0.0)  # fmt: skip
     ref_bound = ref.theorem410_bound + 0.5 * ref.mu * W**2
-    plan = cal.tight("logistic", **TV16, epsilon=0.1, max_iterations=5000)
+    plan = cal.tight("logistic", **TV16, epsilon=0.1, max_iter=5000)
     bound = plan.theorem410_bound + 0.5 * plan.mu * W**2
     assert bound <= ref_bound * (1 + 1e-6)
     assert plan.recertify().certified
@@ -81,8 +81,8 @@ def test_demo_sized_settings_do_not_warn(epsilon):
     """The demo's tv16 settings at the estimators' budget of 5,000 steps: the knee may lie
     at or beyond the budget, but a doubled budget lowers the bound by less than
     NOTABLE_GAIN, so fit does not warn."""
-    plan = cal.tight("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
-    found = knee_mod.knee("logistic", **TV16, epsilon=epsilon, max_iterations=5000)
+    plan = cal.tight("logistic", **TV16, epsilon=epsilon, max_iter=5000)
+    found = knee_mod.knee("logistic", **TV16, epsilon=epsilon, max_iter=5000)
     assert knee_mod.KNEE_FLOOR <= found.budget <= 5000 and plan.iterations <= found.budget
     assert found.binds == (found.gain_at_max > knee_mod.KNEE_TOLERANCE)
     assert found.gain_at_max <= NOTABLE_GAIN
@@ -96,10 +96,10 @@ def test_the_warning_fires_exactly_when_the_knee_lies_beyond_the_budget():
     """At 1,000 steps the doubling lowers B* by more than the tolerance (independently:
     the full-search plans at 1,000 and 2,000 steps, no knee), so the budget binds; at
     5,000 it does not."""
-    small = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=1000)
+    small = cal.tight("logistic", **TV16, epsilon=1.0, max_iter=1000)
     report = ceiling(small, 1000)
     at = {
-        N: cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=N, knee_tolerance=0.0)
+        N: cal.tight("logistic", **TV16, epsilon=1.0, max_iter=N, knee_tolerance=0.0)
         for N in (1000, 2000)
     }
     bounds = {N: p.theorem410_bound + 0.5 * p.mu * W**2 for N, p in at.items()}
@@ -109,13 +109,13 @@ def test_the_warning_fires_exactly_when_the_knee_lies_beyond_the_budget():
     assert report.bound_with_double_budget == pytest.approx(bounds[2000], rel=0.02)
     assert report.iterations_with_double_budget > 1000 and "max_iter=2000" in report.advice()
     assert ceiling(small, 1000) == report  # pure and cached
-    big = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=5000)
+    big = cal.tight("logistic", **TV16, epsilon=1.0, max_iter=5000)
     assert not ceiling(big, 5000).notable
 
 
 def test_a_fixed_mu_is_judged_at_that_mu():
     """A given mu: the doubled budget keeps mu, whose bound gains little."""
-    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iterations=1000, mu=0.2)
+    plan = cal.tight("logistic", **TV16, epsilon=1.0, max_iter=1000, mu=0.2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         report = ceiling(plan, 1000, mu_fixed=True)
@@ -200,11 +200,11 @@ def test_smallest_sigma_equals_the_plain_search_bit_for_bit():
     tol=st.sampled_from([0.0, 0.01, 0.05, 1.0]),
 )
 def test_knee_properties(n, d, epsilon, budget, tol):
-    """The knee is a candidate budget within max_iterations (max_iterations when the
-    budget binds, at least the floor otherwise unless max_iterations is below it), binds
+    """The knee is a candidate budget within max_iter (max_iter when the
+    budget binds, at least the floor otherwise unless max_iter is below it), binds
     exactly when a doubling gains more than the tolerance, and the plan runs at most it."""
     public = dict(n=n, d=d, zeta=1.0, epsilon=epsilon, delta=1e-6, comparator_norm=W,
-                  objective="empirical", max_iterations=budget, knee_tolerance=tol)  # fmt: skip
+                  objective="empirical", max_iter=budget, knee_tolerance=tol)  # fmt: skip
     try:
         found = knee_mod.knee("logistic", **public)
     except UnreachableTargetError:

@@ -124,9 +124,9 @@ def test_calibrate_json(capsys, method):
             method,
         ],
     )
-    for key in ("sigma", "mu", "eta", "iterations", "u", "utility_bound", "method"):
+    for key in ("sigma", "mu", "eta", "iterations", "u", "utility_bound", "calibration"):
         assert key in out
-    assert out["method"] == method
+    assert out["calibration"] == method
     assert out["certificate"]["certified"] is True
     assert out["certificate"]["delta"] <= 1e-6
 

@@ -181,7 +181,7 @@ def test_calibrate_gives_the_plan_train_uses(fitted, capsys):
     code, out, _ = run(capsys, argv)
     assert code == 0
     plan = json.loads(out)
-    for key in ("sigma", "mu", "eta", "iterations", "u", "objective", "comparator_radius"):
+    for key in ("sigma", "mu", "eta", "iterations", "u", "objective", "comparator_norm"):
         assert plan[key] == getattr(model.plan_, key), key
     code, _, err = run(capsys, [*argv, "--radius", "3"])  # only --comparator-norm
     assert code == 2 and "unrecognized arguments: --radius" in err

@@ -63,7 +63,7 @@ def data():
 def plans():
     common = dict(n=N, d=D, zeta=1.0, epsilon=2.0, delta=1e-5, comparator_norm=3.0, mu=1.0)
     return {
-        loss: tight(loss, max_iterations=20, objective="empirical", **common)
+        loss: tight(loss, max_iter=20, objective="empirical", **common)
         for loss in ("logistic", "robust")
     }
 

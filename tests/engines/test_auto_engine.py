@@ -155,7 +155,7 @@ def test_one_vs_rest_release_with_an_engine_equals_the_sequential_releases():
     from objpert.certify import calibration
 
     plan = calibration.tight("logistic", n=len(X), d=X.shape[1], zeta=1.0, epsilon=2.0,
-                             delta=1e-5, mu=0.1, max_iterations=600,
+                             delta=1e-5, mu=0.1, max_iter=600,
                              objective="empirical")  # fmt: skip
     Y = np.column_stack([np.where(y3 == k, 1.0, -1.0) for k in range(3)])
     got = release_one_vs_rest(X, Y, plan, [11, 12, 13], engine="shaped")

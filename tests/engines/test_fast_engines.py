@@ -264,7 +264,7 @@ def test_make_engine_picks_the_engine():
 @functools.cache
 def small_plan():
     return calibration.tight(
-        "logistic", n=120, d=3, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.05, max_iterations=2000
+        "logistic", n=120, d=3, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.05, max_iter=2000
     )
 
 
@@ -335,7 +335,7 @@ def test_release_batch_refuses_like_the_single_release():
 @functools.cache
 def wide_plan():
     return calibration.tight(
-        "logistic", n=40, d=120, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.3, max_iterations=2000
+        "logistic", n=40, d=120, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.3, max_iter=2000
     )
 
 

@@ -204,7 +204,7 @@ def plan():
     X, _, _ = tabular(4000, 13, pool=500)
     zeta = float(np.max(np.linalg.norm(X, axis=1)))
     return calibration.tight("logistic", n=4000, d=X.shape[1], zeta=max(zeta, 1.0),
-                             epsilon=2.0, delta=1e-5, mu=0.1, max_iterations=400,
+                             epsilon=2.0, delta=1e-5, mu=0.1, max_iter=400,
                              objective="empirical")  # fmt: skip
 
 

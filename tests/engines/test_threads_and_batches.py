@@ -41,7 +41,7 @@ def problem(n: int, d: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def plan_for(n: int, d: int, iterations: int = 100):
     return calibration.tight(
         "logistic", n=n, d=d, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.2,
-        max_iterations=iterations, objective="empirical",
+        max_iter=iterations, objective="empirical",
     )  # fmt: skip
 
 
@@ -136,7 +136,7 @@ def test_release_plans_runs_one_descent_per_shared_step_size_and_n(monkeypatch):
     grid = [plan_for(400, 6)] * 2 + [
         calibration.tight(
             "logistic", n=400, d=6, zeta=1.0, epsilon=e, delta=1e-5, mu=0.2,
-            max_iterations=100, objective="empirical",
+            max_iter=100, objective="empirical",
         )
         for e in (2.0, 8.0)
     ]  # fmt: skip

@@ -148,7 +148,7 @@ def test_refusals():
 @functools.cache
 def plan():
     return calibration.tight("logistic", n=300, d=4, zeta=1.0, epsilon=2.0, delta=1e-5,
-                             mu=0.1, max_iterations=300, objective="empirical")  # fmt: skip
+                             mu=0.1, max_iter=300, objective="empirical")  # fmt: skip
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -248,7 +248,7 @@ def test_bad_robust_scale():
 def test_corollary413_calibration():
     model = small_model(calibration="corollary413", mu="auto", epsilon=1.0)
     model.fit(SMALL_X, SMALL_Y)
-    assert model.plan_.method == "corollary413"
+    assert model.plan_.calibration == "corollary413"
     assert model.certificate_.form == "theorem41" and model.certificate_.delta <= 1e-6
     with pytest.raises(ParameterError, match=r"\(0, 1\]"):
         small_model(calibration="corollary413", mu="auto", epsilon=2.0).fit(SMALL_X, SMALL_Y)

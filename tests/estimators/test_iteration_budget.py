@@ -23,11 +23,11 @@ TV16 = dict(n=37591, d=26, zeta=6.0, epsilon=1.0, delta=1e-6, comparator_norm=3.
 def test_tv16_like_plan_below_its_knee_is_at_its_ceiling():
     """At 1,000 steps the knee of the bound lies beyond the budget: doubling it (mu
     re-chosen) lowers the bound by more than the knee tolerance."""
-    plan = tight("logistic", **TV16, max_iterations=1000, objective="empirical")
+    plan = tight("logistic", **TV16, max_iter=1000, objective="empirical")
     report = ceiling(plan, 1000)
     assert plan.iterations <= 1000 and report.at_ceiling and report.notable
     # the doubled budget, recalibrated independently
-    doubled = tight("logistic", **TV16, max_iterations=2000, objective="empirical")
+    doubled = tight("logistic", **TV16, max_iter=2000, objective="empirical")
     assert report.sigma_with_double_budget == doubled.sigma
     assert report.iterations_with_double_budget == doubled.iterations > 1000
     assert report.bound_now - report.bound_with_double_budget > NOTABLE_GAIN > KNEE_TOLERANCE
@@ -35,14 +35,14 @@ def test_tv16_like_plan_below_its_knee_is_at_its_ceiling():
     assert "max_iter=2000" in report.advice()
     assert ceiling(plan, 1000) == report  # cached, pure
     # at the default budget a doubling gains less than NOTABLE_GAIN: no warning
-    assert not ceiling(tight("logistic", **TV16, objective="empirical", max_iterations=5000),
+    assert not ceiling(tight("logistic", **TV16, objective="empirical", max_iter=5000),
                        5000).notable  # fmt: skip
 
 
 def test_a_plan_below_its_budget_or_of_corollary_413_is_not_at_a_ceiling():
     plan = tight(
         "logistic", n=400, d=4, zeta=math.sqrt(2), epsilon=2.0, delta=1e-6,
-        comparator_norm=3.0, max_iterations=300, objective="empirical", mu=0.2,
+        comparator_norm=3.0, max_iter=300, objective="empirical", mu=0.2,
     )  # fmt: skip
     assert plan.iterations < 300
     report = ceiling(plan, 300, mu_fixed=True)

@@ -162,7 +162,7 @@ def test_a_multinomial_fit_uses_the_plan_objpert_plan_returns(n, n_features, k, 
     s = _settings(model)
     expected = objpert.plan(
         "multinomial", loss="softmax", epsilon=2.0, delta=DELTA, **_public(model, X),
-        n_classes=k, mu=s["mu"], class_norm=s["comparator_norm"],
+        n_classes=k, mu=s["mu"], comparator_norm=s["comparator_norm"],
     )  # fmt: skip
     assert model.plan_ == expected
 
@@ -183,7 +183,7 @@ def test_objpert_plan_defaults_are_the_estimators_defaults():
     multinomial = inspect.signature(
         objpert.mechanisms.certificates.multinomial.plan_multinomial
     ).parameters
-    assert multinomial["class_norm"].default == PrivateLogisticRegression().comparator_norm
+    assert multinomial["comparator_norm"].default == PrivateLogisticRegression().comparator_norm
     assert multinomial["mu"].default is None
 
 

@@ -106,7 +106,7 @@ def test_private_feature_bounds(data):
 def _plan():
     return tight(
         "logistic", n=500, d=3, zeta=math.sqrt(2), epsilon=1.0, delta=1e-6,
-        comparator_norm=3.0, max_iterations=200, objective="empirical", mu=0.2,
+        comparator_norm=3.0, max_iter=200, objective="empirical", mu=0.2,
     )  # fmt: skip
 
 

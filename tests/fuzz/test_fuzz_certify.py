@@ -243,23 +243,23 @@ def test_calibrate(data):
     """The tight calibration (about a second each: few examples, few distinct constants)."""
     kw = draw_args(
         data,
-        method=choice(("tight", "tight", "corollary413")),
+        calibration=choice(("tight", "tight", "corollary413")),
         n=count(50, 50) if data.draw(st.booleans()) else count(2, 10**7),
         d=count(1, 5),
         zeta=real(1.0, 1.0),
         epsilon=real(0.5, 2.0, extra=(0.5, 2.0)),
         delta=real(1e-6, 1e-6),
-        max_iterations=count(300, 300),
+        max_iter=count(300, 300),
         mu=optional(real(1e-4, 10.0)),
         comparator_norm=fixed(1.0),
     )
-    if kw["method"] != "tight":
-        kw.pop("mu"), kw.pop("max_iterations")
+    if kw["calibration"] != "tight":
+        kw.pop("mu"), kw.pop("max_iter")
     ok, plan = outcome(calibration.calibrate, "logistic", **kw)
     if ok:
         check_plan(plan, kw["epsilon"], kw["delta"])
-        if kw["method"] == "tight":
-            assert plan.iterations <= int(kw["max_iterations"])
+        if kw["calibration"] == "tight":
+            assert plan.iterations <= int(kw["max_iter"])
 
 
 @fuzz(100)

@@ -49,7 +49,7 @@ def test_estimator_engine_choice(data, seed):
 
 
 PLAN = calibration.tight("logistic", n=80, d=4, zeta=1.0, epsilon=2.0, delta=1e-5, mu=0.2,
-                         max_iterations=40, objective="empirical")  # fmt: skip
+                         max_iter=40, objective="empirical")  # fmt: skip
 
 
 @fuzz(12)

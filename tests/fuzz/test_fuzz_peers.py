@@ -38,7 +38,7 @@ COMMON = dict(
 
 OPTIONS = {
     "lop": dict(mu=optional(real(1e-6, 10.0)), tolerance=optional(real(1e-12, 1e-3)),
-                max_iterations=count(1, 10**4)),
+                max_iter=count(1, 10**4)),
     "lop_clip": dict(clip=real(1e-3, 1e3), mu=optional(real(1e-6, 10.0))),
     "amp": dict(mu=optional(real(1e-6, 10.0)), gamma=optional(real(1e-12, 1e-3)),
                 output_share=real(1e-3, 0.5), gaussian_calibration=choice(("analytic", "classical")),

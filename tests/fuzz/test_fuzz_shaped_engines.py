@@ -20,7 +20,7 @@ from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 PLAN = calibration.tight(
-    "logistic", n=60, d=4, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.2, max_iterations=100,
+    "logistic", n=60, d=4, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.2, max_iter=100,
     objective="empirical",
 )  # fmt: skip
 

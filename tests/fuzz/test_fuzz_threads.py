@@ -42,13 +42,13 @@ def test_choose_threads(data):
 def test_iteration_budget(data):
     kw = draw_args(
         data, seconds=real(1e-6, 1e4), seconds_per_step=real(1e-7, 10.0),
-        max_iterations=count(1, 10**7),
+        max_iter=count(1, 10**7),
     )  # fmt: skip
     ok, got = outcome(timing.iteration_budget, **kw)
     if ok:
-        assert 1 <= got <= kw["max_iterations"]
+        assert 1 <= got <= kw["max_iter"]
         steps = kw["seconds"] / kw["seconds_per_step"]  # may overflow to +inf
-        cap = kw["max_iterations"]
+        cap = kw["max_iter"]
         assert got == (cap if steps >= cap else max(1, math.floor(steps)))
 
 
@@ -65,7 +65,7 @@ def test_seconds_per_step(data):
 
 
 PLAN = calibration.tight(
-    "logistic", n=60, d=4, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.2, max_iterations=100,
+    "logistic", n=60, d=4, zeta=1.0, epsilon=4.0, delta=1e-5, mu=0.2, max_iter=100,
     objective="empirical",
 )  # fmt: skip
 

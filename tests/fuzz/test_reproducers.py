@@ -172,7 +172,7 @@ HUGE = 10**400
         lambda: theorem_c13.certify(PC, 1.0, 100, HUGE, u=6.0),
         lambda: calibrate("logistic", n=HUGE, d=3, zeta=1, epsilon=1, delta=1e-6),
         lambda: calibrate("logistic", n=1000, d=3, zeta=1, epsilon=1, delta=1e-6,
-                          max_iterations=HUGE),
+                          max_iter=HUGE),
         lambda: lop_delta(HUGE, 1.0, 1.0, 1.0),
         lambda: rdp_epsilon(1e-6, HUGE, 1.0),
         lambda: e_opt(PC, HUGE, 10),
@@ -226,7 +226,7 @@ def test_extreme_calibration_targets_are_a_library_error():
         with pytest.raises(ObjpertError, match=r"\S"):
             calibrate("logistic", **args)
         with pytest.raises(ObjpertError, match=r"\S"):
-            calibrate("logistic", method="corollary413", **args)
+            calibrate("logistic", calibration="corollary413", **args)
 
 
 @pytest.mark.parametrize(
@@ -302,8 +302,8 @@ def test_strings_and_bools_are_not_numbers(kw):
 
 
 def test_max_iterations_true_is_not_one():
-    with pytest.raises(ParameterError, match="max_iterations"):
-        calibrate("logistic", n=1000, d=5, zeta=1, epsilon=1, delta=1e-6, max_iterations=True)
+    with pytest.raises(ParameterError, match="max_iter"):
+        calibrate("logistic", n=1000, d=5, zeta=1, epsilon=1, delta=1e-6, max_iter=True)
     with pytest.raises(ParameterError, match="max_iter"):
         PrivateLogisticRegression(max_iter=True, random_state=0).fit(X, Y)
 

@@ -51,7 +51,7 @@ def test_the_release_is_the_noisy_minimiser_on_the_grid(data):
 def test_a_missed_tolerance_releases_nothing(data):
     X, y, plan = data
     tight = plan_multinomial(
-        n=plan.n, d=plan.d, n_classes=3, zeta=1.0, epsilon=2.0, delta=1e-6, max_iterations=1
+        n=plan.n, d=plan.d, n_classes=3, zeta=1.0, epsilon=2.0, delta=1e-6, max_iter=1
     )
     with pytest.raises(ToleranceError, match="nothing was released"):
         _release(X, y, tight, rng=1)

@@ -555,7 +555,7 @@ def test_output_perturbation_release_is_the_minimiser_plus_noise():
 
 def test_amp_refuses_when_the_tolerance_is_not_met():
     X, y = problem()
-    for opts in ({"gamma": 1e-30}, {"gamma": 1e-9, "max_iterations": 1}):
+    for opts in ({"gamma": 1e-30}, {"gamma": 1e-9, "max_iter": 1}):
         plan = calibrate_peer("amp", N, D, 1.0, "logistic", EPS, DELTA, **opts)
         with pytest.raises(ToleranceError, match="tolerance"):
             seeded("amp", X, y, plan, 0)

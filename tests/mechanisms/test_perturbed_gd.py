@@ -46,7 +46,7 @@ def logistic_plan() -> WatkinsAroraPlan:
         epsilon=4.0,
         delta=1e-5,
         mu=0.05,
-        max_iterations=2000,
+        max_iter=2000,
         objective="empirical",
     )
 
@@ -62,7 +62,7 @@ def robust_plan() -> WatkinsAroraPlan:
         epsilon=4.0,
         delta=1e-5,
         mu=0.3,
-        max_iterations=2000,
+        max_iter=2000,
         objective="empirical",
     )
 

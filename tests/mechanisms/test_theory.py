@@ -163,7 +163,7 @@ def small_plan():
         epsilon=8.0,
         delta=1e-5,
         mu=0.3,
-        max_iterations=2000,
+        max_iter=2000,
         objective="empirical",
     )
 

@@ -59,7 +59,7 @@ def test_round_trip(model, path):
     assert got.plan_ == est.plan_
     np.testing.assert_array_equal(got.predict(X), est.predict(X))
     np.testing.assert_allclose(got.predict_proba(X), est.predict_proba(X), rtol=1e-12)
-    np.testing.assert_array_equal(got.n_iter_, [est.plan_.max_iterations])
+    np.testing.assert_array_equal(got.n_iter_, [est.plan_.max_iter])
 
 
 @pytest.mark.parametrize(

@@ -408,7 +408,7 @@ def test_plans_of_one_fit_must_agree(multiclass, tmp_path):
         plan["utility_bound"] = float(
             utility.theorem_47(
                 edited.rebuilt_constants(), edited.sigma, edited.iterations,
-                edited.comparator_radius, 0.02,
+                edited.comparator_norm, 0.02,
             )
         )  # fmt: skip
         _resign(p)
@@ -541,7 +541,7 @@ def test_a_recomputed_certificate_over_the_models_target_is_refused():
     from objpert.persistence.fileformat import _check_model_certificate, _normal
 
     cert = tight(
-        "logistic", n=2000, d=4, zeta=1.0, epsilon=1.0, delta=1e-6, max_iterations=500
+        "logistic", n=2000, d=4, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=500
     ).certificate
     stored = _normal(cert.to_dict())
     _check_model_certificate(cert, stored, 1.0, 1e-6, "the plans")  # within: no error

@@ -104,14 +104,14 @@ def _recalibrate(plan: WatkinsAroraPlan, n: int) -> WatkinsAroraPlan:
         "zeta": plan.zeta,
         "epsilon": plan.epsilon,
         "delta": plan.delta,
-        "comparator_norm": plan.comparator_radius,
+        "comparator_norm": plan.comparator_norm,
         "delta_sample": plan.delta_sample,
     }
-    if plan.method == "tight":
+    if plan.calibration == "tight":
         return calibration.tight(loss, objective=plan.objective, mu=plan.mu, **common)
-    if plan.method == "corollary413":
+    if plan.calibration == "corollary413":
         return calibration.corollary_413(loss, **common)
-    raise ParameterError(f"cannot recalibrate a plan of method {plan.method!r}")
+    raise ParameterError(f"cannot recalibrate a plan of calibration {plan.calibration!r}")
 
 
 def doubled_plan(plan: WatkinsAroraPlan) -> WatkinsAroraPlan:
@@ -142,7 +142,9 @@ def sample_clean(X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: Any = 
         )
 
 
-def _sample_redrawn(X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: np.random.Generator) -> np.ndarray:
+def _sample_redrawn(
+    X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: np.random.Generator
+) -> np.ndarray:
     """Bug 2: w_{k+1} = w_k - eta (grad F(w_k) + z_k), z_k ~ N(0, sigma^2 I) fresh each step."""
     release = GradientDescentMap.from_plan(plan)
     f = release.objective(X, y)
@@ -165,13 +167,17 @@ class PlantedBug:
     name: str
     description: str
     make_map: Callable[[WatkinsAroraPlan], ReleaseMap] | None = None
-    sampler: Callable[[Any, Any, WatkinsAroraPlan, int, np.random.Generator], np.ndarray] | None = None
+    sampler: Callable[[Any, Any, WatkinsAroraPlan, int, np.random.Generator], np.ndarray] | None = (
+        None
+    )
 
     def release_map(self, plan: WatkinsAroraPlan) -> ReleaseMap | None:
         """The buggy z -> w map for ``plan``, or None when the bug is not such a map."""
         return None if self.make_map is None else self.make_map(plan)
 
-    def sample(self, X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: Any = None) -> np.ndarray:
+    def sample(
+        self, X: Any, y: Any, plan: WatkinsAroraPlan, draws: int, rng: Any = None
+    ) -> np.ndarray:
         """``draws`` releases of the buggy mechanism on (X, y): an array (draws, d)."""
         generator = np.random.default_rng(rng)
         with threadpool_limits(limits=1, user_api="blas"):

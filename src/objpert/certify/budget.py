@@ -2,7 +2,7 @@
 
 The tight calibration (:func:`objpert.certify.calibration.tight`) calibrates at the knee
 of its bound B*(N) (the smallest budget at which a doubling of the steps lowers the bound
-by at most ``knee_tolerance``, 0.05 in the loss's units by default) or at ``max_iterations``
+by at most ``knee_tolerance``, 0.05 in the loss's units by default) or at ``max_iter``
 when the knee lies beyond it. Under Theorem C.13 of Watkins & Arora (2026) the smallest
 certifying sigma falls as N grows and, with mu chosen by the calibration, a smaller mu
 becomes certifiable, so a budget below the knee costs accuracy. :func:`ceiling` says
@@ -35,16 +35,16 @@ NOTABLE_GAIN = 0.1
 class CeilingReport:
     """What doubling the iteration budget would change (public constants only).
 
-    ``at_ceiling``: the knee of the calibration's bound lies beyond ``max_iterations``:
+    ``at_ceiling``: the knee of the calibration's bound lies beyond ``max_iter``:
     twice the budget lowers the bound B* by ``bound_now - bound_with_double_budget`` >
     ``tolerance`` (loss units, the knee tolerance). ``sigma_with_double_budget`` and
-    ``iterations_with_double_budget``: the tight plan with ``2 max_iterations`` when
+    ``iterations_with_double_budget``: the tight plan with ``2 max_iter`` when
     :attr:`notable` (else the plan's own); ``relative_gain`` = 1 - sigma_double /
     sigma_now (0 when not notable).
     """
 
     at_ceiling: bool
-    max_iterations: int
+    max_iter: int
     iterations: int
     sigma_now: float
     sigma_with_double_budget: float
@@ -65,8 +65,8 @@ class CeilingReport:
         if not self.notable:
             return ""
         return (
-            f"the plan uses {self.iterations} of its budget of {self.max_iterations} gradient "
-            f"steps and the budget binds: max_iter={2 * self.max_iterations} (the estimators' "
+            f"the plan uses {self.iterations} of its budget of {self.max_iter} gradient "
+            f"steps and the budget binds: max_iter={2 * self.max_iter} (the estimators' "
             f"budget) would lower the calibration's excess-loss bound from {self.bound_now:.3g} "
             f"to {self.bound_with_double_budget:.3g} (by more than {NOTABLE_GAIN:g}; plan: "
             f"{self.iterations_with_double_budget} steps, sigma "
@@ -76,9 +76,9 @@ class CeilingReport:
 
 
 def ceiling(
-    plan: WatkinsAroraPlan, max_iterations: int | None = None, *, mu_fixed: bool = False
+    plan: WatkinsAroraPlan, max_iter: int | None = None, *, mu_fixed: bool = False
 ) -> CeilingReport:
-    """Does the budget ``max_iterations`` (default: the plan's own N) bind ``plan``?
+    """Does the budget ``max_iter`` (default: the plan's own N) bind ``plan``?
 
     By the knee rule of :func:`objpert.certify.calibration.tight` at the plan's loss, n, d,
     zeta, target, comparator norm, delta_sample and objective: the budget binds when
@@ -90,22 +90,22 @@ def ceiling(
     """
     if not isinstance(plan, WatkinsAroraPlan):
         raise ParameterError(f"plan must be an objpert WatkinsAroraPlan; got {type(plan).__name__}")
-    budget = plan.iterations if max_iterations is None else max_iterations
-    budget = check_int("max_iterations", budget, 1)
-    if plan.method != "tight":
+    budget = plan.iterations if max_iter is None else max_iter
+    budget = check_int("max_iter", budget, 1)
+    if plan.calibration != "tight":
         return CeilingReport(
             False, budget, plan.iterations, plan.sigma, plan.sigma, plan.iterations, 0.0
         )
     if budget < plan.iterations:  # no tight plan at this budget runs N > budget steps
         raise ParameterError(
-            f"max_iterations={budget} is below the plan's {plan.iterations} gradient steps: "
+            f"max_iter={budget} is below the plan's {plan.iterations} gradient steps: "
             "give the budget the plan was calibrated with"
         )
     params = tuple(tuple(p) for p in plan.certificate.constants.get("loss_params", ()))
     public = tuple((k, getattr(plan, k)) for k in _PUBLIC)
     mu = plan.mu if mu_fixed else None
     return _report(
-        plan.loss, params, public, plan.comparator_radius, mu, budget, plan.iterations,
+        plan.loss, params, public, plan.comparator_norm, mu, budget, plan.iterations,
         plan.sigma,
     )  # fmt: skip
 
@@ -126,14 +126,14 @@ def _report(
     sigma: float,
 ) -> CeilingReport:
     kw: dict[str, Any] = dict(public, comparator_norm=comparator_norm, mu=mu, **dict(params))
-    found = knee(loss, max_iterations=budget, **kw)
+    found = knee(loss, max_iter=budget, **kw)
     gain = found.gain_at_max
     if not (found.binds and gain > NOTABLE_GAIN):
         return CeilingReport(
             found.binds, budget, iterations, sigma, sigma, iterations, 0.0,
             found.bound_at_max, found.bound_at_double, found.tolerance,
         )  # fmt: skip
-    doubled = tight(loss, max_iterations=2 * budget, **kw)
+    doubled = tight(loss, max_iter=2 * budget, **kw)
     cut = max(1.0 - doubled.sigma / sigma, 0.0)
     return CeilingReport(
         True, budget, iterations, sigma, doubled.sigma, doubled.iterations, cut,

@@ -22,7 +22,7 @@ from objpert.certify import theorem_c13
 from objpert.certify.corollary413 import corollary_413, corollary_413_bound
 from objpert.certify.knee import KNEE_TOLERANCE, _inputs, _knee_cached
 from objpert.certify.plan import (
-    METHODS,
+    CALIBRATIONS,
     OBJECTIVES,
     WatkinsAroraPlan,
     _finish,
@@ -30,7 +30,7 @@ from objpert.certify.plan import (
     rederive_plan,
 )
 from objpert.certify.sigma_search import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     _best_sigma,
 )
 from objpert.exceptions import ParameterError
@@ -51,7 +51,7 @@ def tight(
     delta: float,
     comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     rtol: float = 0.01,
     objective: str = "population",
     mu: float | None = None,
@@ -71,10 +71,10 @@ def tight(
     smallest certifying sigma shrinks and, with mu free, a smaller mu becomes certifiable
     (about N L / mu steps are needed), so the regularisation term mu W^2/2 halves with
     each doubling. The step budget is the knee of B*: the smallest candidate
-    N_k = round(max_iterations 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) such
+    N_k = round(max_iter 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) such
     that for it and every larger candidate a doubling of the steps lowers B* by at most
     ``knee_tolerance`` (in the loss's units; 0.05 nats by default for the logistic loss,
-    whose zero model has loss log 2 = 0.69); N_k = max_iterations when even that
+    whose zero model has loss log 2 = 0.69); N_k = max_iter when even that
     doubling lowers B* by more (the budget binds: :func:`objpert.certify.budget.ceiling`).
     The plan is calibrated at N_k: mu = the minimiser of B(mu, N_k), and N the smallest
     count whose Theorem 4.10 bound (d sigma^2/(2 mu) + E_opt, at the optimised sigma) is
@@ -83,7 +83,7 @@ def tight(
     (:func:`knee` gives N_k and the bounds).
     """
     args = _inputs(
-        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
         objective, mu, knee_tolerance, loss_params,
     )  # fmt: skip
     rtol = check_positive("rtol", rtol)
@@ -111,14 +111,14 @@ def _tight_iterations(
     delta,
     comparator_norm,
     delta_sample,
-    max_iterations,
+    max_iter,
     rtol,
     objective,
 ) -> WatkinsAroraPlan:
     """Step 3 of :func:`tight`: the smallest N whose Theorem 4.10 bound (at its optimised
     sigma) is within rtol of the full-budget one, and the plan at that N."""
-    goal = perturbation(mu, max_iterations) * (1.0 + rtol)
-    lo, hi = 0, max_iterations  # perturbation(hi) <= goal; find the smallest such N
+    goal = perturbation(mu, max_iter) * (1.0 + rtol)
+    lo, hi = 0, max_iter  # perturbation(hi) <= goal; find the smallest such N
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if perturbation(mu, mid) <= goal:
@@ -134,28 +134,28 @@ def _tight_iterations(
     return replace(plan, objective=objective)
 
 
-def calibrate(loss: str, *, method: str = "tight", **kwargs: Any) -> WatkinsAroraPlan:
+def calibrate(loss: str, *, calibration: str = "tight", **kwargs: Any) -> WatkinsAroraPlan:
     """Dispatch to :func:`tight` or :func:`corollary_413` (an unknown keyword is a
     ParameterError)."""
     try:
-        return _calibrate(loss, method, **kwargs)
+        return _calibrate(loss, calibration, **kwargs)
     except TypeError as exc:
         raise ParameterError(f"calibrate: {exc}") from None
 
 
-def _calibrate(loss: str, method: str, **kwargs: Any) -> WatkinsAroraPlan:
-    if method == "tight":
+def _calibrate(loss: str, calibration: str, **kwargs: Any) -> WatkinsAroraPlan:
+    if calibration == "tight":
         return tight(loss, **kwargs)
-    if method == "corollary413":
-        kwargs.pop("max_iterations", None)
+    if calibration == "corollary413":
+        kwargs.pop("max_iter", None)
         kwargs.pop("rtol", None)
         kwargs.pop("knee_tolerance", None)
         return corollary_413(loss, **kwargs)
-    raise ParameterError(f"method must be one of {METHODS}; got {method!r}")
+    raise ParameterError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
 
 
 __all__ = [
-    "METHODS",
+    "CALIBRATIONS",
     "OBJECTIVES",
     "WatkinsAroraPlan",
     "calibrate",

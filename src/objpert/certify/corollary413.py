@@ -99,7 +99,7 @@ def corollary_413(
 def corollary_413_bound(plan: WatkinsAroraPlan) -> float:
     """The utility bound stated in Corollary 4.13: W sqrt(2A) + mu_priv W^2/2 + 2 E_opt(N)."""
     pc = plan.constants
-    W = plan.comparator_radius
+    W = plan.comparator_norm
     A = (
         pc.d * square(plan.sigma)
         + 16.0 * pc.L_ell**2 * (32 + log_over(1.0, plan.delta_sample)) / pc.n

@@ -16,7 +16,7 @@ from objpert.certify.plan import (
     _check_targets,
 )
 from objpert.certify.sigma_search import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     _best_sigma,
     _bound,
     _golden,
@@ -34,8 +34,8 @@ KNEE_TOLERANCE = 0.05
 #: The smallest budget the knee goes down to: below it the steps saved are not worth a
 #: worse bound (a plan may still run fewer steps: the rtol rule of :func:`tight`).
 KNEE_FLOOR = 1000
-_KNEE_GRID = 4  # candidate budgets per octave: max_iterations 2^(-j/4), j = 0, 1, ...
-_PROBE_STEPS = 12  # golden-section steps of log mu at a budget below or above max_iterations
+_KNEE_GRID = 4  # candidate budgets per octave: max_iter 2^(-j/4), j = 0, 1, ...
+_PROBE_STEPS = 12  # golden-section steps of log mu at a budget below or above max_iter
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,16 @@ class Knee:
     calibration minimises (a pure function of public constants; see :func:`tight`).
 
     ``budget``: the step budget N_k the plan is calibrated at (the smallest candidate
-    max_iterations 2^(-j/4) >= :data:`KNEE_FLOOR` whose doubling, and that of every larger
-    candidate, lowers the bound by at most ``tolerance``; max_iterations when the budget
+    max_iter 2^(-j/4) >= :data:`KNEE_FLOOR` whose doubling, and that of every larger
+    candidate, lowers the bound by at most ``tolerance``; max_iter when the budget
     binds).
     ``bound``: the bound at N_k, with ``mu`` chosen there (the given mu when fixed).
-    ``bound_at_max`` and ``bound_at_double``: the bound with max_iterations and with
+    ``bound_at_max`` and ``bound_at_double``: the bound with max_iter and with
     twice as many steps (mu re-chosen at each unless fixed).
     """
 
     budget: int
-    max_iterations: int
+    max_iter: int
     tolerance: float
     mu: float
     bound: float
@@ -62,12 +62,12 @@ class Knee:
 
     @property
     def gain_at_max(self) -> float:
-        """How much doubling max_iterations would lower the bound (loss units)."""
+        """How much doubling max_iter would lower the bound (loss units)."""
         return self.bound_at_max - self.bound_at_double
 
     @property
     def binds(self) -> bool:
-        """The knee lies beyond max_iterations: doubling it lowers the bound by more than
+        """The knee lies beyond max_iter: doubling it lowers the bound by more than
         ``tolerance``."""
         return not self.gain_at_max <= self.tolerance
 
@@ -134,55 +134,55 @@ class _Curve:
         return (self.bound_at(mu, N), mu) if mu is not None else (math.inf, math.nan)
 
 
-def _grid(max_iterations: int) -> list[int]:
-    """The candidate budgets round(max_iterations 2^(-j/4)) for j = -4, -3, ... until 1
-    (entry 0 is 2 max_iterations, entry 4 max_iterations; entry k - 4 is an octave above
+def _grid(max_iter: int) -> list[int]:
+    """The candidate budgets round(max_iter 2^(-j/4)) for j = -4, -3, ... until 1
+    (entry 0 is 2 max_iter, entry 4 max_iter; entry k - 4 is an octave above
     entry k)."""
     out: list[int] = []
     j = -_KNEE_GRID
     while not out or out[-1] > 1:
-        out.append(max(1, round(max_iterations * 2.0 ** (-j / _KNEE_GRID))))
+        out.append(max(1, round(max_iter * 2.0 ** (-j / _KNEE_GRID))))
         j += 1
     return out
 
 
-def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
+def _find_knee(curve: _Curve, max_iter: int, tolerance: float) -> Knee:
     """The knee of :func:`tight` on ``curve``; raises UnreachableTargetError when no plan
-    with at most max_iterations steps certifies."""
-    b_max = curve.best(max_iterations)[0]
+    with at most max_iter steps certifies."""
+    b_max = curve.best(max_iter)[0]
     if not math.isfinite(b_max):
         epsilon, delta = curve.args[4:6]
         if curve.mu is not None:
             raise UnreachableTargetError(
                 f"mu = {curve.mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) "
-                f"within {max_iterations} iterations; allow more iterations, a larger mu or "
+                f"within {max_iter} iterations; allow more iterations, a larger mu or "
                 "epsilon"
             )
         raise UnreachableTargetError(
-            f"no plan with at most {max_iterations} iterations certifies (epsilon={epsilon:g}, "
+            f"no plan with at most {max_iter} iterations certifies (epsilon={epsilon:g}, "
             f"delta={delta:g}); allow more iterations or a larger epsilon"
         )
-    grid = _grid(max_iterations)
-    top = _KNEE_GRID  # grid[top] == max_iterations
+    grid = _grid(max_iter)
+    top = _KNEE_GRID  # grid[top] == max_iter
 
     def at(k: int) -> float:  # B* at grid[k], searched near the budget one step closer to top
         near = k + 1 if k < top else k - 1
         return curve.best(grid[k], near=(curve.best(grid[near])[1], grid[near]))[0]
 
-    mu_max = curve.best(max_iterations)[1]
-    # a budget of 2 max_iterations steps may run max_iterations: B* never increases with
-    # the budget, though a search of mu at 2 max_iterations can miss by rounding
-    b_dbl = min(curve.best(grid[0], near=(mu_max, max_iterations))[0], b_max)
-    chosen = max_iterations
+    mu_max = curve.best(max_iter)[1]
+    # a budget of 2 max_iter steps may run max_iter: B* never increases with
+    # the budget, though a search of mu at 2 max_iter can miss by rounding
+    b_dbl = min(curve.best(grid[0], near=(mu_max, max_iter))[0], b_max)
+    chosen = max_iter
     low = [k for k in range(top + 1, len(grid)) if grid[k] >= KNEE_FLOOR]
     if b_max - b_dbl <= tolerance and low:
         # B* does not increase with N, so every doubling between the floor and 2
-        # max_iterations lowers B* by at most B*(floor) - B*(2 max_iterations)
-        b_floor = curve.best(grid[low[-1]], near=(mu_max, max_iterations))[0]
+        # max_iter lowers B* by at most B*(floor) - B*(2 max_iter)
+        b_floor = curve.best(grid[low[-1]], near=(mu_max, max_iter))[0]
         if b_floor - b_dbl <= tolerance:
             chosen = grid[low[-1]]
         else:
-            for k in range(top - 1, 0, -1):  # the budgets above max_iterations, downwards
+            for k in range(top - 1, 0, -1):  # the budgets above max_iter, downwards
                 at(k)
             for k in low:  # downwards while a doubling is immaterial
                 if grid[k] == grid[k - 1]:
@@ -191,31 +191,31 @@ def _find_knee(curve: _Curve, max_iterations: int, tolerance: float) -> Knee:
                     break
                 chosen = grid[k]
     b, mu = curve.best(chosen)
-    if chosen != max_iterations and curve.mu is None:  # the plan's mu: refine the probe's
+    if chosen != max_iter and curve.mu is None:  # the plan's mu: refine the probe's
         x0 = math.log(mu)  # +-0.02: wider than a probe's last golden-section step
         x, f = _golden(lambda x: curve.bound_at(math.exp(x), chosen), x0 - 0.02, x0 + 0.02, 14)
         if f < b:
             b, mu = f, math.exp(x)
-    return Knee(chosen, max_iterations, tolerance, mu, b, b_max, b_dbl)
+    return Knee(chosen, max_iter, tolerance, mu, b, b_max, b_dbl)
 
 
 @functools.lru_cache(maxsize=256)
 def _knee_cached(
-    loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, max_iterations, objective, mu, tol
+    loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, max_iter, objective, mu, tol
 ) -> tuple[Knee, _Curve]:
     curve = _Curve(loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, objective, mu)
-    return _find_knee(curve, max_iterations, tol), curve
+    return _find_knee(curve, max_iter, tol), curve
 
 
 def _inputs(
-    loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+    loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
     objective, mu, knee_tolerance, loss_params,
 ) -> tuple:  # fmt: skip
     """The validated inputs of :func:`tight` and :func:`knee`, in :func:`_knee_cached`'s order."""
     epsilon, delta, comparator_norm, delta_sample = _check_targets(
         epsilon, delta, comparator_norm, delta_sample
     )
-    max_iterations = check_int("max_iterations", max_iterations, 1)
+    max_iter = check_int("max_iter", max_iter, 1)
     knee_tolerance = check_nonnegative("knee_tolerance", knee_tolerance)
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
@@ -226,7 +226,7 @@ def _inputs(
     check_scale(loss_obj, n, zeta)
     mu = None if mu is None else check_positive("mu", mu)
     return (
-        loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
         objective, mu, knee_tolerance,
     )  # fmt: skip
 
@@ -242,7 +242,7 @@ def knee(
     delta: float,
     comparator_norm: float = 1.0,
     delta_sample: float = 0.01,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     objective: str = "population",
     mu: float | None = None,
     knee_tolerance: float = KNEE_TOLERANCE,
@@ -251,7 +251,7 @@ def knee(
     """The step budget :func:`tight` calibrates at (same arguments): a pure, cached function
     of public constants."""
     args = _inputs(
-        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iterations,
+        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
         objective, mu, knee_tolerance, loss_params,
     )  # fmt: skip
     return _knee_cached(*args)[0]

@@ -27,7 +27,10 @@ from objpert.validation import (
     check_unit,
 )
 
-METHODS = ("tight", "corollary413")
+#: How a Watkins & Arora plan is calibrated (``calibration=``).
+CALIBRATIONS = ("tight", "corollary413")
+#: W, the norm of the comparators the automatic ridge mu is tuned against (public).
+DEFAULT_COMPARATOR_NORM = 3.0
 OBJECTIVES = ("population", "empirical")  # what the tight calibration may minimise
 
 
@@ -38,7 +41,7 @@ class WatkinsAroraPlan(BasePlan):
 
     mechanism = "watkins_arora"
 
-    method: str
+    calibration: str
     loss: str
     n: int
     d: int
@@ -55,7 +58,7 @@ class WatkinsAroraPlan(BasePlan):
     truncation: str
     delta_truncation: float
     delta_divergence: float
-    comparator_radius: float
+    comparator_norm: float
     delta_sample: float
     utility_bound: float  # Theorem 4.7 at the plan's values, comparators of norm <= W
     theorem410_bound: float  # d sigma^2/(2 mu) + E_opt(N)
@@ -150,7 +153,11 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
             raise _mismatch(f"constant {name}", getattr(stored, name), getattr(derived, name))
     cert0 = plan.certificate
     for name, value, want in (
-        ("method", plan.method, plan.method if plan.method in METHODS else METHODS),
+        (
+            "calibration",
+            plan.calibration,
+            plan.calibration if plan.calibration in CALIBRATIONS else CALIBRATIONS,
+        ),
         ("sigma", plan.sigma, cert0.sigma),
         ("iterations", plan.iterations, cert0.iterations),
         ("truncation", plan.truncation, cert0.truncation),
@@ -192,7 +199,7 @@ _FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
     ("radius_outer", check_positive),
     ("delta_truncation", check_unit),
     ("delta_divergence", check_unit),
-    ("comparator_radius", check_positive),
+    ("comparator_norm", check_positive),
     ("delta_sample", check_open_unit),
     ("utility_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
     ("theorem410_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
@@ -219,7 +226,7 @@ def _check_derived(plan: WatkinsAroraPlan, cert: ReleaseCertificate) -> None:
         "delta_divergence": cert.divergence_term,
         "utility_bound": float(
             utility.theorem_47(
-                pc, plan.sigma, plan.iterations, plan.comparator_radius, plan.delta_sample
+                pc, plan.sigma, plan.iterations, plan.comparator_norm, plan.delta_sample
             )
         ),
         "theorem410_bound": float(utility.theorem_410(pc, plan.sigma, plan.iterations)),
@@ -259,16 +266,16 @@ def _check_targets(epsilon, delta, comparator_norm, delta_sample):
 
 
 def _finish(
-    method, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample
+    calibration, pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample
 ) -> WatkinsAroraPlan:
     if not (cert.certified and cert.delta <= delta):
         raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
-            f"internal error: the {method} plan does not certify (epsilon={epsilon}, "
+            f"internal error: the {calibration} plan does not certify (epsilon={epsilon}, "
             f"delta={delta}): {cert.reasons or cert.delta}"
         )
     d = cert.details
     return WatkinsAroraPlan(
-        method=method,
+        calibration=calibration,
         loss=pc.loss,
         n=pc.n,
         d=pc.d,
@@ -285,7 +292,7 @@ def _finish(
         truncation=cert.truncation,
         delta_truncation=cert.truncation_mass,
         delta_divergence=cert.divergence_term,
-        comparator_radius=comparator_norm,
+        comparator_norm=comparator_norm,
         delta_sample=delta_sample,
         utility_bound=float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
         theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
@@ -293,4 +300,11 @@ def _finish(
     )
 
 
-__all__ = ["METHODS", "OBJECTIVES", "WatkinsAroraPlan", "certify_plan", "rederive_plan"]
+__all__ = [
+    "CALIBRATIONS",
+    "DEFAULT_COMPARATOR_NORM",
+    "OBJECTIVES",
+    "WatkinsAroraPlan",
+    "certify_plan",
+    "rederive_plan",
+]

@@ -17,9 +17,9 @@ from objpert.certify.corollary413 import corollary_413
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.special import chi_radius, q1
 
-__all__ = ["DEFAULT_MAX_ITERATIONS"]
+__all__ = ["DEFAULT_MAX_ITER"]
 
-DEFAULT_MAX_ITERATIONS = 100_000
+DEFAULT_MAX_ITER = 100_000
 _SAFETY = 1.0 - 1e-9  # tight plans aim at delta (1 - 1e-9): room for floating-point rounding
 _GOLDEN_STEPS = 24  # golden-section steps of log mu between grid neighbours (a decade apart)
 
@@ -200,10 +200,10 @@ def _search_mu(
     delta,
     comparator_norm,
     delta_sample,
-    max_iterations,
+    max_iter,
     strict=True,
 ) -> float | None:
-    """The mu minimising ``bound_at(mu, max_iterations)``: a log grid, then golden-section
+    """The mu minimising ``bound_at(mu, max_iter)``: a log grid, then golden-section
     search between the best grid point's neighbours (None where nothing certifies and not
     ``strict``)."""
     # 1. mu on a log grid at the full budget, plus Corollary 4.13's mu when it applies
@@ -224,17 +224,17 @@ def _search_mu(
                 ).mu
             )
     mus.sort()
-    values = [bound_at(m, max_iterations) for m in mus]
+    values = [bound_at(m, max_iter) for m in mus]
     k = int(np.argmin(values))
     if not math.isfinite(values[k]):
         if not strict:
             return None
         raise UnreachableTargetError(
-            f"no plan with at most {max_iterations} iterations certifies (epsilon={epsilon:g}, "
+            f"no plan with at most {max_iter} iterations certifies (epsilon={epsilon:g}, "
             f"delta={delta:g}); allow more iterations or a larger epsilon"
         )
     # 2. golden-section refinement of log mu between the grid neighbours
     a = math.log(mus[max(k - 1, 0)])
     b = math.log(mus[min(k + 1, len(mus) - 1)])
-    x, f = _golden(lambda x: bound_at(math.exp(x), max_iterations), a, b, _GOLDEN_STEPS)
+    x, f = _golden(lambda x: bound_at(math.exp(x), max_iter), a, b, _GOLDEN_STEPS)
     return math.exp(x) if f < values[k] else mus[k]

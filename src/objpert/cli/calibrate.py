@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from objpert.certify.calibration import METHODS, OBJECTIVES, calibrate
+from objpert.certify.calibration import CALIBRATIONS, OBJECTIVES, calibrate
 from objpert.certify.multiclass import COMPOSITIONS
 from objpert.cli.common import (
     MAX_PLAN_ITERATIONS,
@@ -68,21 +68,23 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             **loss_params(args),
         )
         if args.calibration == "tight":
-            kwargs.update(max_iterations=args.max_iter, objective=args.objective, mu=mu)
+            kwargs.update(max_iter=args.max_iter, objective=args.objective, mu=mu)
         elif mu is not None:
             raise CliError("--calibration corollary413 chooses mu itself: leave --mu auto")
-        plan, method = calibrate(args.loss, method=args.calibration, **kwargs), "single"
+        plan, method = calibrate(args.loss, calibration=args.calibration, **kwargs), "single"
     payload = plan_payload(plan)
     if releases > 1:
         payload["releases"] = releases
         payload["composition"] = method
-    emit(args, payload, [kv_table(f"Plan ({plan.method}, {plan.objective} objective)", payload)])
+    emit(
+        args, payload, [kv_table(f"Plan ({plan.calibration}, {plan.objective} objective)", payload)]
+    )
     return 0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``calibrate`` on the ``objpert`` subcommand parsers."""
-    from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+    from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 
     p = subparsers.add_parser(
         "calibrate",
@@ -121,7 +123,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--calibration",
-        choices=METHODS,
+        choices=CALIBRATIONS,
         default="tight",
         help="tight (Theorem C.13, numerical) or corollary413 (Corollary 4.13 as stated) "
         "(default: 'tight')",
@@ -129,8 +131,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--max-iter",
         type=count("--max-iter", MAX_PLAN_ITERATIONS, PLAN_ITERATIONS_COST),
-        default=DEFAULT_MAX_ITERATIONS,
-        help=f"the most gradient steps the plan may take (default: {DEFAULT_MAX_ITERATIONS})",
+        default=DEFAULT_MAX_ITER,
+        help=f"the most gradient steps the plan may take (default: {DEFAULT_MAX_ITER})",
     )
     p.add_argument(
         "--releases",

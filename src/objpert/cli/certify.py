@@ -70,7 +70,8 @@ def certify_model(args: argparse.Namespace) -> int:
     model = load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     certs = [  # a multinomial plan's certificate is recomputed from its public fields
-        plan.recertify() if plan.method == "multinomial" else rederive_plan(plan) for plan in plans
+        plan.recertify() if plan.mechanism == "multinomial" else rederive_plan(plan)
+        for plan in plans
     ]
     stored = model.certificate_
     if isinstance(stored, ComposedCertificate):  # recomposed as stored, from re-derived ones

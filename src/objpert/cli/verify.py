@@ -34,11 +34,11 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
     forms = sorted({p.certificate.form for p in plans})
     mechanism = (
         "objective perturbation: gradient descent on the perturbed objective "
-        f"(Watkins & Arora 2026), {plans[0].method} calibration, certified by "
+        f"(Watkins & Arora 2026), {getattr(plans[0], 'calibration', '')} calibration, certified by "
         f"{', '.join(_FORM_NAMES.get(f, f) for f in forms)}; "
         f"{_COMPOSITION_NAMES.get(composition, composition)}"
     )
-    if plans[0].method == "multinomial":
+    if plans[0].mechanism == "multinomial":
         mechanism = (
             "one multinomial release: the softmax objective minimised with objective and "
             "output noise (docs/multiclass.md), certified by its exact-minimiser profile"
@@ -47,7 +47,8 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
     releases = [
         {
             "release": i,
-            "method": p.method,
+            "mechanism": p.mechanism,
+            "calibration": getattr(p, "calibration", None),
             "loss": p.loss,
             "form": p.certificate.form,
             "n": p.n,

@@ -113,11 +113,11 @@ def seconds_per_step(
     return best * n / rows
 
 
-def iteration_budget(seconds: float, seconds_per_step: float, max_iterations: int) -> int:
+def iteration_budget(seconds: float, seconds_per_step: float, max_iter: int) -> int:
     """The most gradient steps ``seconds`` buys at ``seconds_per_step`` each (at least
-    1), and at most ``max_iterations``."""
+    1), and at most ``max_iter``."""
     seconds = check_positive("max_seconds", seconds)
     per_step = check_positive("seconds_per_step", seconds_per_step)
-    max_iterations = check_int("max_iterations", max_iterations, 1)
+    max_iter = check_int("max_iter", max_iter, 1)
     steps = seconds / per_step  # +inf when the quotient overflows
-    return max_iterations if steps >= max_iterations else max(1, math.floor(steps))
+    return max_iter if steps >= max_iter else max(1, math.floor(steps))

@@ -17,7 +17,7 @@ from objpert.estimators.logistic import PrivateLogisticRegression
 from objpert.estimators.planning import (
     CALIBRATIONS,
     DEFAULT_COMPARATOR_NORM,
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     plan_for,
 )
 from objpert.estimators.robust import PrivateRobustRegression
@@ -25,7 +25,7 @@ from objpert.estimators.robust import PrivateRobustRegression
 __all__ = [
     "CALIBRATIONS",
     "DEFAULT_COMPARATOR_NORM",
-    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_ITER",
     "LABEL_SET",
     "FitStatistics",
     "PrivateLogisticRegression",

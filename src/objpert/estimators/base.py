@@ -165,7 +165,7 @@ class FitSettings:
     fit_intercept: bool
     clip: bool
     comparator_norm: float
-    max_iterations: int
+    max_iter: int
     intercept_scaling: float | None
     calibration: str
     mu: float | None  # None: mu="auto"
@@ -173,7 +173,7 @@ class FitSettings:
     classes: np.ndarray | None = field(default=None, compare=False)  # the declared label set
     feature_bounds: np.ndarray | None = field(default=None, compare=False)  # (d, 2), public
     n_jobs: int | None = None  # the engine's threads: None automatic, -1 every core
-    max_seconds: float | None = None  # a time budget, turned into max_iterations at fit
+    max_seconds: float | None = None  # a time budget, turned into max_iter at fit
     composition: str = "split"  # how the releases of one fit compose (COMPOSITIONS)
     engine: str = "auto"  # where the steps run (engines.factory.ENGINES): rounding only
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
@@ -255,7 +255,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
             comparator_norm=check_positive("comparator_norm", self.comparator_norm),
-            max_iterations=check_int("max_iter", self.max_iter, 1),
+            max_iter=check_int("max_iter", self.max_iter, 1),
             intercept_scaling=(
                 None if scaling is None else check_positive("intercept_scaling", scaling)
             ),
@@ -389,7 +389,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             engine=p.engine, dtype=p.dtype, prior=None if prior is None else prior[1],
         )  # fmt: skip
         seconds = time.perf_counter() - start
-        self.max_iter_used_ = p.max_iterations
+        self.max_iter_used_ = p.max_iter
         W = np.vstack([r.weights for r in releases])  # (releases, d)
         c = prepared.intercept_scaling
         if p.fit_intercept:
@@ -451,7 +451,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         """The plan of each of the fit's k releases and how they compose (cached)."""
         return calibration_for(
             k, p.composition, self._loss, p.scale, p.calibration, n, d, zeta, p.epsilon,
-            p.delta, p.comparator_norm, p.max_iterations, p.mu,
+            p.delta, p.comparator_norm, p.max_iter, p.mu,
         )  # fmt: skip
 
     def _spend(self, cal: Calibration, not_public: tuple[str, ...] = ()) -> None:

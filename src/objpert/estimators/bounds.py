@@ -194,7 +194,7 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
     clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)
     if not isinstance(plans[0], WatkinsAroraPlan):  # a solver's plan (multinomial)
         return  # no gradient-step budget
-    report = ceiling(plans[0], p.max_iterations, mu_fixed=p.mu is not None)
+    report = ceiling(plans[0], p.max_iter, mu_fixed=p.mu is not None)
     if report.notable:
         warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)
 

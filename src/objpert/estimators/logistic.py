@@ -28,7 +28,7 @@ from objpert.estimators.multinomial import (
     fit_multinomial,
     use_multinomial,
 )
-from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateLogisticRegression"]
@@ -126,7 +126,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ``calibration``, ``composition`` and ``max_iter`` do not apply (its solver has its
         own public budget of 2000 iterations), and a ``prior``, ``max_seconds``, an
         ``engine`` or a ``dtype`` are refused. Its plan is ``objpert.plan("multinomial",
-        loss="softmax", ..., n_classes=K, mu=, class_norm=comparator_norm)``.
+        loss="softmax", ..., n_classes=K, mu=, comparator_norm=comparator_norm)``.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
         multinomial for K >= 4 classes on in-memory data without a ``prior``, and
         without a composition, ``max_seconds``, engine or dtype declared (settings of
@@ -220,7 +220,7 @@ default=None
         calibration="tight",
         mu="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
-        max_iter=DEFAULT_MAX_ITERATIONS,
+        max_iter=DEFAULT_MAX_ITER,
         classes=None,
         composition="auto",
         multi_class="auto",

@@ -105,14 +105,14 @@ def multinomial_plan(
     epsilon: float,
     delta: float,
     mu: float | None,
-    class_norm: float,
+    comparator_norm: float,
 ) -> MultinomialPlan:
     """The fit's plan: ``objpert.plan("multinomial", loss="softmax", ..., n_classes=,
-    mu=, class_norm=)`` (the release's default solver budget and tolerance; ``class_norm``
+    mu=, comparator_norm=)`` (the release's default solver budget and tolerance; ``comparator_norm``
     is the estimator's ``comparator_norm``), a pure, cached function of public constants."""
     return registry.plan(
         "multinomial", loss="softmax", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
-        n_classes=n_classes, mu=mu, class_norm=class_norm,
+        n_classes=n_classes, mu=mu, comparator_norm=comparator_norm,
     )  # fmt: skip
 
 

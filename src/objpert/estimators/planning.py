@@ -6,7 +6,7 @@ So ``objpert.plan("watkins_arora", loss=, n=, d=, zeta=, epsilon=, delta=, calib
 mu=, comparator_norm=, max_iter=)`` (and ``scale=`` for the pseudo-Huber loss) is the plan
 of a one-release fit, and the plan of each of K one-vs-rest releases at that release's
 (epsilon_i, delta_i); ``objpert.plan("multinomial", loss="softmax", ..., n_classes=K, mu=,
-class_norm=comparator_norm)`` that of a multinomial fit. n is the number of rows, d the
+comparator_norm=comparator_norm)`` that of a multinomial fit. n is the number of rows, d the
 number of features (plus one with the intercept column) and zeta the public row bound
 (with the intercept column). The registry's defaults are the estimators' defaults.
 
@@ -25,13 +25,13 @@ from objpert.mechanisms import registry
 from objpert.mechanisms.builtin import (
     CALIBRATIONS,
     DEFAULT_COMPARATOR_NORM,
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
 )
 
 __all__ = [
     "CALIBRATIONS",
     "DEFAULT_COMPARATOR_NORM",
-    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_ITER",
     "calibration_for",
     "plan_for",
 ]
@@ -48,7 +48,7 @@ def plan_for(
     epsilon: float,
     delta: float,
     comparator_norm: float,
-    max_iterations: int,
+    max_iter: int,
     mu: float | None,
 ) -> WatkinsAroraPlan:
     """The plan of one release: ``objpert.plan("watkins_arora", ...)`` with these
@@ -58,7 +58,7 @@ def plan_for(
     return registry.plan(
         "watkins_arora", loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
         calibration=calibration, mu=mu, comparator_norm=comparator_norm,
-        max_iter=max_iterations, **options,
+        max_iter=max_iter, **options,
     )  # fmt: skip
 
 

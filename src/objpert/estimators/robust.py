@@ -18,7 +18,7 @@ from objpert.estimators.base import (
     data_errors,
 )
 from objpert.estimators.docstrings import COMMON_DOC
-from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS
+from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateRobustRegression"]
@@ -83,7 +83,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         calibration="tight",
         mu="auto",
         comparator_norm=DEFAULT_COMPARATOR_NORM,
-        max_iter=DEFAULT_MAX_ITERATIONS,
+        max_iter=DEFAULT_MAX_ITER,
         scale=1.0,
         random_state=None,
         accountant=None,

@@ -4,7 +4,7 @@ The budget is the most steps the seconds buy at the speed of one gradient step o
 machine, timed for the public shape (n, d) and the number of releases on synthetic data
 (:func:`~objpert.engines.timing.seconds_per_step`, on the fit's engine and dtype; for
 ``engine="auto"`` and ``"shaped"`` on the default engine), never on the private rows; the plan
-is then calibrated with ``max_iterations`` cut to it, and the estimator records the cut
+is then calibrated with ``max_iter`` cut to it, and the estimator records the cut
 in ``max_iter_used_``. Calibration and the data checks are not counted.
 """
 
@@ -28,7 +28,7 @@ def check_max_seconds(value: Any) -> float | None:
 
 
 def time_budget(p: Any, prepared: Any, releases: int, loss: str) -> Any:
-    """The fit settings ``p`` with max_iterations cut to the steps ``p.max_seconds`` buys
+    """The fit settings ``p`` with max_iter cut to the steps ``p.max_seconds`` buys
     for ``releases`` releases run together on data of ``prepared``'s public shape; ``p``
     itself without a budget. Refused for Dask data (a cluster step is not timed here)."""
     if p.max_seconds is None:
@@ -44,13 +44,13 @@ def time_budget(p: Any, prepared: Any, releases: int, loss: str) -> Any:
         engine=p.engine,
         dtype=p.dtype,
     )  # the engine the fit runs ("auto", "shaped": the default one, see timing)
-    return replace(p, max_iterations=iteration_budget(p.max_seconds, per_step, p.max_iterations))
+    return replace(p, max_iter=iteration_budget(p.max_seconds, per_step, p.max_iter))
 
 
 def check_time_budget(p: Any, plan: Any) -> None:
     """Refuse a plan of more steps than the time budget buys (Corollary 4.13 fixes N)."""
-    if p.max_seconds is not None and plan.iterations > p.max_iterations:
+    if p.max_seconds is not None and plan.iterations > p.max_iter:
         raise ParameterError(
-            f"max_seconds={p.max_seconds:g} buys {p.max_iterations} steps on this machine, "
+            f"max_seconds={p.max_seconds:g} buys {p.max_iter} steps on this machine, "
             f"but the plan needs {plan.iterations} (calibration={p.calibration!r} fixes N)"
         )

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from objpert.certify.calibration import WatkinsAroraPlan, corollary_413, tight
+from objpert.certify.plan import CALIBRATIONS, DEFAULT_COMPARATOR_NORM
 from objpert.exceptions import ParameterError
 from objpert.losses import get_loss
 from objpert.mechanisms import dp_newton, dp_sgd, peers, perturbed_gd, qop
@@ -27,14 +28,10 @@ from objpert.mechanisms.registry import Mechanism, register
 
 # the mechanisms are reached through objpert.mechanisms.registry; the estimators share
 # the Watkins & Arora plan's defaults
-__all__ = ["CALIBRATIONS", "DEFAULT_COMPARATOR_NORM", "DEFAULT_MAX_ITERATIONS"]
+__all__ = ["CALIBRATIONS", "DEFAULT_COMPARATOR_NORM", "DEFAULT_MAX_ITER"]
 
-#: How a Watkins & Arora plan is calibrated (``calibration=``).
-CALIBRATIONS = ("tight", "corollary413")
-#: W, the norm of the comparators the automatic ridge mu is tuned against (public).
-DEFAULT_COMPARATOR_NORM = 3.0
 #: The most gradient steps a tight plan may take (a public compute budget).
-DEFAULT_MAX_ITERATIONS = 5000
+DEFAULT_MAX_ITER = 5000
 
 
 def _wa_plan(
@@ -48,7 +45,7 @@ def _wa_plan(
     calibration: str = "tight",
     mu: float | None = None,
     comparator_norm: float = DEFAULT_COMPARATOR_NORM,
-    max_iter: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     objective: str = "empirical",
     **kw: Any,
 ) -> WatkinsAroraPlan:
@@ -68,7 +65,7 @@ def _wa_plan(
     try:
         if calibration == "tight":
             return tight(
-                loss, **common, comparator_norm=comparator_norm, max_iterations=max_iter,
+                loss, **common, comparator_norm=comparator_norm, max_iter=max_iter,
                 objective=objective, mu=mu, **kw,
             )  # fmt: skip
         if calibration == "corollary413":

@@ -187,14 +187,14 @@ def _recertify(
         expected = {
             "loss": model._loss,
             "d": d,
-            "method": p.calibration,
+            "calibration": p.calibration,
             "objective": "empirical" if p.calibration == "tight" else "population",
             "loss_params": [] if p.scale is None else [["scale", p.scale]],
         }
         found = {
             "loss": pc.loss,
             "d": pc.d,
-            "method": plan.method,
+            "calibration": plan.calibration,
             "objective": plan.objective,
             "loss_params": _normal(pc.loss_params),
         }
@@ -220,7 +220,7 @@ def _recertify(
                 plan.delta,
                 release_delta(p.delta, releases) if pld else split.delta_i,
             ),
-            ("comparator_norm", plan.comparator_radius, p.comparator_norm),
+            ("comparator_norm", plan.comparator_norm, p.comparator_norm),
         ]
         if p.mu is not None:
             checks.append(("mu", pc.mu, p.mu))
@@ -229,10 +229,10 @@ def _recertify(
                 raise ModelFileError(
                     f"plan {i} does not match the model: {key} = {got!r}, expected {want!r}"
                 )
-        if plan.method == "tight" and plan.iterations > p.max_iterations:
+        if plan.calibration == "tight" and plan.iterations > p.max_iter:
             raise ModelFileError(
                 f"plan {i} does not match the model: {plan.iterations} iterations, more than "
-                f"max_iter = {p.max_iterations}"
+                f"max_iter = {p.max_iter}"
             )
         plans.append(plan)
         certs.append(cert)
@@ -291,7 +291,10 @@ def _certificate(
 
 
 def _pld_certificate(
-    data: dict[str, Any], parts: list[ReleaseCertificate], p: FitSettings, not_public: tuple[str, ...]
+    data: dict[str, Any],
+    parts: list[ReleaseCertificate],
+    p: FitSettings,
+    not_public: tuple[str, ...],
 ) -> Any:
     """The PLD composition of the re-derived releases at the model's epsilon."""
     if p.composition == "split":

@@ -135,7 +135,7 @@ def _newton_polish(
 
 
 def solve_to_tolerance(
-    objective: GLMObjective, z: np.ndarray, tolerance: float, max_iterations: int
+    objective: GLMObjective, z: np.ndarray, tolerance: float, max_iter: int
 ) -> tuple[np.ndarray, float, int]:
     """Minimise F(w) + <z, w> from w = 0 until ||grad|| <= tolerance (Euclidean norm).
 
@@ -160,7 +160,7 @@ def solve_to_tolerance(
             jac=True,
             method="L-BFGS-B",
             options={
-                "maxiter": max_iterations,
+                "maxiter": max_iter,
                 "gtol": tolerance / (10.0 * np.sqrt(d)),
                 "ftol": 0.0,
                 "maxcor": 20,
@@ -168,14 +168,14 @@ def solve_to_tolerance(
         )
         w, used = np.asarray(res.x, dtype=float), int(res.nit)
         norm = float(np.linalg.norm(fun(w)[1]))
-        if norm > tolerance and used < max_iterations:
-            w, norm, steps = _newton_polish(objective, z, w, norm, tolerance, max_iterations - used)
+        if norm > tolerance and used < max_iter:
+            w, norm, steps = _newton_polish(objective, z, w, norm, tolerance, max_iter - used)
             used += steps
     return w, norm, used
 
 
 def solve_batch_to_tolerance(
-    objective: GLMObjective, Z: np.ndarray, tolerance: float, max_iterations: int
+    objective: GLMObjective, Z: np.ndarray, tolerance: float, max_iter: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Minimise F(w) + <z_b, w> for every column z_b of Z (d, B), each until its gradient
     norm is <= tolerance: the B problems of a batch of releases at once.
@@ -189,7 +189,7 @@ def solve_batch_to_tolerance(
     """
     d, B = Z.shape
     if d > DENSE_NEWTON_MAX_D:
-        runs = [solve_to_tolerance(objective, Z[:, b], tolerance, max_iterations) for b in range(B)]
+        runs = [solve_to_tolerance(objective, Z[:, b], tolerance, max_iter) for b in range(B)]
         W = np.column_stack([r[0] for r in runs])
         return W, np.array([r[1] for r in runs]), max(r[2] for r in runs)
     W = np.zeros((d, B))
@@ -197,4 +197,4 @@ def solve_batch_to_tolerance(
     G += Z
     norms = np.linalg.norm(G, axis=0)
     direction = _dense_directions(objective)
-    return _damped_newton(objective, Z, W, norms, tolerance, max_iterations, direction)
+    return _damped_newton(objective, Z, W, norms, tolerance, max_iter, direction)

@@ -191,7 +191,7 @@ def bench_batched(
         epsilon=4.0,
         delta=1e-5,
         mu=0.05,
-        max_iterations=5000,
+        max_iter=5000,
         objective="empirical",
     )
 

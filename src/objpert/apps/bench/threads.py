@@ -101,7 +101,7 @@ def _problem(n: int, d: int, seed: int, classes: int = 2) -> tuple[np.ndarray, n
     return X, np.argmax(scores, axis=1) if classes > 2 else (scores[:, 0] > 0).astype(int)
 
 
-def _plan(n: int, d: int, max_iterations: int, epsilon: float = 4.0) -> Any:
+def _plan(n: int, d: int, max_iter: int, epsilon: float = 4.0) -> Any:
     from objpert.certify import calibration
 
     return calibration.tight(
@@ -112,7 +112,7 @@ def _plan(n: int, d: int, max_iterations: int, epsilon: float = 4.0) -> Any:
         epsilon=epsilon,
         delta=1e-5,
         mu=0.05,
-        max_iterations=max_iterations,
+        max_iter=max_iter,
         objective="empirical",
     )
 

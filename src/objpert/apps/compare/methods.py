@@ -91,11 +91,11 @@ def reference_of(method: str) -> str:
 
 def _wa_plan(n: int, d: int, zeta: float, eps: float, delta: float) -> Any:
     """The estimators' default plan (tight calibration, default W and iteration budget)."""
-    from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS, plan_for
+    from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, plan_for
 
     return plan_for(
         "logistic", None, "tight", n, d, zeta, eps, delta,
-        DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITERATIONS, None,
+        DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, None,
     )  # fmt: skip
 
 

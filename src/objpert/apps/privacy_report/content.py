@@ -139,7 +139,7 @@ def _multinomial_release(plan: MultinomialPlan) -> ReleaseConstants:
         loss="softmax", loss_params=(), n=plan.n, d=plan.d, zeta=plan.zeta,
         L1=float(cert.constants["L1"]), L2=nan, L3=nan, G=float(cert.details["sensitivity"]),
         L=nan, mu=plan.mu, sigma=plan.sigma, eta=nan, iterations=plan.iterations,
-        calibration=plan.method, form=cert.form, truncation="none", radius=nan,
+        calibration=plan.mechanism, form=cert.form, truncation="none", radius=nan,
         radius_outer=nan, epsilon=cert.epsilon, delta=cert.delta, certified=cert.certified,
     )  # fmt: skip
 
@@ -164,7 +164,7 @@ def _release(plan: WatkinsAroraPlan) -> ReleaseConstants:
         sigma=plan.sigma,
         eta=plan.eta,
         iterations=plan.iterations,
-        calibration=plan.method,
+        calibration=plan.calibration,
         form=cert.form,
         truncation=plan.truncation,
         radius=plan.radius,

@@ -93,7 +93,7 @@ from objpert.mechanisms.certificates.output import (
     plan_output_perturbation,
 )
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     DEFAULT_RELATIVE_TOLERANCE,
     DISCRETE_NOISE,
     PLAN_TYPES,
@@ -116,7 +116,7 @@ from objpert.mechanisms.certificates.redberg import (
 
 __all__ = [
     "ACCOUNTANTS",
-    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_ITER",
     "DEFAULT_NOISY_GD_ITERATIONS",
     "DEFAULT_OUTPUT_SHARE",
     "DEFAULT_RELATIVE_TOLERANCE",

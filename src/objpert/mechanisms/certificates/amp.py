@@ -21,7 +21,7 @@ from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits,
 from objpert.mechanisms.certificates.lop import SOURCES, objective_delta, objective_noise
 from objpert.mechanisms.certificates.names import gaussian_calibration as check_gaussian_calibration
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     MAX_NUDGES,
     AMPPlan,
     PeerInputs,
@@ -68,7 +68,7 @@ def plan_amp(
     output_share: float = DEFAULT_OUTPUT_SHARE,
     output_delta_share: float | None = None,
     gaussian_calibration: str = "analytic",
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     loss_params: dict | None = None,
     grid_bits: int = GRID_BITS,
     accountant: str = "tightest",
@@ -117,7 +117,7 @@ def plan_amp(
         sigma=sigma1,
         gaussian_calibration=calibration,
         tolerance=gamma_val,
-        max_iterations=iteration_budget(max_iterations),
+        max_iter=iteration_budget(max_iter),
         epsilon_objective=eps1,
         delta_objective=delta1,
         epsilon_output=eps2,

@@ -33,7 +33,7 @@ from objpert.losses import Loss
 from objpert.mechanisms.certificates.kifer import lop_delta, lop_mean_form
 from objpert.mechanisms.certificates.names import lop_accountant
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     LOPClipPlan,
     LOPPlan,
     PeerInputs,
@@ -131,7 +131,7 @@ def objective_plan(
     grad_bound: float,
     mu: float | None,
     tolerance: float | None,
-    max_iterations: int,
+    max_iter: int,
     accountant: str = "tightest",
     **fields: float,
 ) -> PeerPlan:
@@ -147,7 +147,7 @@ def objective_plan(
         sigma=sigma,
         accountant=accountant,
         tolerance=solver_tolerance(tolerance, grad_bound),
-        max_iterations=iteration_budget(max_iterations),
+        max_iter=iteration_budget(max_iter),
         **fields,
     )
 
@@ -163,7 +163,7 @@ def plan_lop(
     delta: float,
     mu: float | None = None,
     tolerance: float | None = None,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     loss_params: dict | None = None,
     accountant: str = "tightest",
 ) -> PeerPlan:
@@ -182,9 +182,7 @@ def plan_lop(
     approximation, the gap AMP (Iyengar et al. 2019) and Watkins & Arora (2026) close.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
-    return objective_plan(
-        "lop", inputs, inputs.gradient_bound, mu, tolerance, max_iterations, accountant
-    )
+    return objective_plan("lop", inputs, inputs.gradient_bound, mu, tolerance, max_iter, accountant)
 
 
 def certify_objective(

@@ -14,7 +14,7 @@ from objpert.accounting.certificate import ReleaseCertificate
 from objpert.losses import Loss
 from objpert.mechanisms.certificates.lop import SOURCES, certify_objective, objective_plan
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     PeerInputs,
     PeerMethod,
     PeerPlan,
@@ -37,7 +37,7 @@ def plan_lop_clip(
     clip: float,
     mu: float | None = None,
     tolerance: float | None = None,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     loss_params: dict | None = None,
     accountant: str = "tightest",
 ) -> PeerPlan:
@@ -57,7 +57,7 @@ def plan_lop_clip(
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=False)
     c = check_positive("clip", clip)
-    return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iterations, accountant, clip=c)
+    return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iter, accountant, clip=c)
 
 
 def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:

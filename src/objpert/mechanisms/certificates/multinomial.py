@@ -73,11 +73,12 @@ from objpert.accounting.composition import basic, basic_profile
 from objpert.accounting.conversions import cdp_delta
 from objpert.accounting.plan import Plan
 from objpert.certify.neighbours import REPLACE_ONE, replace_one_sensitivity, two_radii
+from objpert.certify.plan import DEFAULT_COMPARATOR_NORM
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms.certificates.amp import DEFAULT_OUTPUT_SHARE, _split
 from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     DEFAULT_RELATIVE_TOLERANCE,
     MAX_NUDGES,
     grid_details,
@@ -106,8 +107,6 @@ __all__ = [
 
 #: The method name of the multinomial release (certificate ``form``, registry name).
 MULTINOMIAL = "multinomial"
-#: The default comparator norm W of each class's weight vector in the "auto" ridge rule.
-DEFAULT_CLASS_NORM = 3.0
 _NUDGE = 1.0 + 2.0**-40
 
 
@@ -225,15 +224,21 @@ def multinomial_sigma(
 
 @functools.lru_cache(maxsize=256)
 def _auto_mu(
-    n: int, d: int, n_classes: int, zeta: float, epsilon: float, delta: float, class_norm: float
+    n: int,
+    d: int,
+    n_classes: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    comparator_norm: float,
 ) -> float:
     """The "auto" ridge: the mu minimising the excess-risk bound p sigma(mu)^2 / (2 mu) +
     mu W^2 / 2 of the perturbed strongly convex objective (p = d K coordinates; the same
     criterion as the estimators' ``mu="auto"``, Watkins & Arora 2026), against a
-    comparator whose K columns each have norm <= ``class_norm`` (W^2 = K class_norm^2).
+    comparator whose K columns each have norm <= ``comparator_norm`` (W^2 = K comparator_norm^2).
     A pure function of public constants; golden-section search on log mu."""
     p = d * n_classes
-    w2 = n_classes * class_norm**2
+    w2 = n_classes * comparator_norm**2
     floor = zeta * zeta / (n * max(epsilon, 1e-300))  # c0 <~ (K-1)/K eps below this
 
     def risk(log_mu: float) -> float:
@@ -278,11 +283,10 @@ class MultinomialPlan(Plan):
     delta_output: float
     tolerance: float
     output_sigma: float
-    max_iterations: int
+    max_iter: int
     grid_bits: int = GRID_BITS
     certificate: ReleaseCertificate | None = None
 
-    method = MULTINOMIAL
     loss = "softmax"
 
     mechanism = "multinomial"
@@ -291,7 +295,7 @@ class MultinomialPlan(Plan):
     def iterations(self) -> int:
         """The solver's public iteration budget: what a fitted model records as its
         iteration count (the count the solver used depends on the private rows)."""
-        return self.max_iterations
+        return self.max_iter
 
     @property
     def dimension(self) -> int:
@@ -393,20 +397,20 @@ def plan_multinomial(
     epsilon: float,
     delta: float,
     mu: float | None = None,
-    class_norm: float = DEFAULT_CLASS_NORM,
+    comparator_norm: float = DEFAULT_COMPARATOR_NORM,
     gamma: float | None = None,
     output_share: float = DEFAULT_OUTPUT_SHARE,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     grid_bits: int = GRID_BITS,
 ) -> MultinomialPlan:
     """The plan of one multinomial release at (epsilon, delta) (module docstring).
 
     epsilon and delta are split as AMP splits them (``output_share`` to the output noise).
     ``mu`` None: the "auto" ridge (the excess-risk criterion against comparators whose
-    class columns have norm <= ``class_norm``). sigma is the smallest whose profile (*)
+    class columns have norm <= ``comparator_norm``). sigma is the smallest whose profile (*)
     certifies (epsilon1, delta1); ``gamma`` (default 1e-9 sqrt(2) zeta) the solver's
     gradient-norm tolerance; the output noise the smallest on-grid std certifying
-    (epsilon2, delta2) at sensitivity 2 gamma / mu. ``max_iterations`` caps the solver
+    (epsilon2, delta2) at sensitivity 2 gamma / mu. ``max_iter`` caps the solver
     (a public budget; a solve that misses gamma releases nothing).
     """
     n = check_int("n", n, 2)
@@ -418,7 +422,9 @@ def plan_multinomial(
     eps1, eps2 = _split(epsilon, output_share, "output_share")
     delta1, delta2 = _split(delta, output_share, "output_share")
     if mu is None:
-        mu_val = _auto_mu(n, d, k, zeta, eps1, delta1, check_positive("class_norm", class_norm))
+        mu_val = _auto_mu(
+            n, d, k, zeta, eps1, delta1, check_positive("comparator_norm", comparator_norm)
+        )
     else:
         mu_val = check_positive("mu", mu)
     sigma = multinomial_sigma(n, d, k, zeta, mu_val, eps1, delta1)
@@ -434,7 +440,7 @@ def plan_multinomial(
         n=n, d=d, n_classes=k, zeta=zeta, epsilon=epsilon, delta=delta, mu=mu_val,
         sigma=sigma, epsilon_objective=eps1, delta_objective=delta1, epsilon_output=eps2,
         delta_output=delta2, tolerance=gamma_val, output_sigma=out_sigma,
-        max_iterations=iteration_budget(max_iterations), grid_bits=bits,
+        max_iter=iteration_budget(max_iter), grid_bits=bits,
     )  # fmt: skip
     for _ in range(MAX_NUDGES):  # rounding may leave a part a hair above its share
         cert = certify_multinomial(plan)

@@ -18,7 +18,7 @@ from objpert.losses import Loss
 from objpert.mechanisms.certificates.discrete import GRID_BITS, check_grid_bits, grid_gaussian_sigma
 from objpert.mechanisms.certificates.names import gaussian_calibration as check_gaussian_calibration
 from objpert.mechanisms.certificates.plan import (
-    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MAX_ITER,
     OutputPerturbationPlan,
     PeerInputs,
     PeerMethod,
@@ -99,7 +99,7 @@ def plan_output_perturbation(
     radius: float = 1.0,
     tolerance: float | None = None,
     gaussian_calibration: str = "analytic",
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    max_iter: int = DEFAULT_MAX_ITER,
     loss_params: dict | None = None,
     grid_bits: int = GRID_BITS,
 ) -> PeerPlan:
@@ -134,7 +134,7 @@ def plan_output_perturbation(
         sigma=sigma,
         gaussian_calibration=calibration,
         tolerance=tol,
-        max_iterations=iteration_budget(max_iterations),
+        max_iter=iteration_budget(max_iter),
         grid_bits=bits,
     )
 

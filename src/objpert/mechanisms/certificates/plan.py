@@ -32,7 +32,7 @@ from objpert.mechanisms.certificates.names import METHODS
 from objpert.validation import check_int, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
-    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_ITER",
     "DEFAULT_RELATIVE_TOLERANCE",
     "DISCRETE_NOISE",
     "MAX_NUDGES",
@@ -60,7 +60,7 @@ __all__ = [
 #: Default solver tolerance (gradient norm), relative to the per-sample gradient bound.
 DEFAULT_RELATIVE_TOLERANCE = 1e-9
 #: Default cap on solver iterations (a public compute budget; the tolerance is checked).
-DEFAULT_MAX_ITERATIONS = 2000
+DEFAULT_MAX_ITER = 2000
 #: The methods whose published value carries discrete noise on a grid, and its fields.
 DISCRETE_NOISE = {"amp": "output_sigma", "output_perturbation": "sigma", "noisy_gd": "sigma"}
 
@@ -122,10 +122,10 @@ class PeerPlan(Plan):
 class _Solved(PeerPlan):
     """A release that minimises the perturbed objective: the solver's gradient-norm
     ``tolerance`` ||grad F_priv(w)|| <= tolerance (AMP's gamma) and its public iteration
-    cap ``max_iterations``."""
+    cap ``max_iter``."""
 
     tolerance: float
-    max_iterations: int
+    max_iter: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -415,9 +415,9 @@ def ridge(mu: float | None, mu_min: float) -> float:
     return mu_min if mu is None else max(check_positive("mu", mu), mu_min)
 
 
-def iteration_budget(max_iterations: int) -> int:
+def iteration_budget(max_iter: int) -> int:
     """The solver's public iteration cap, an integer >= 1."""
-    return check_int("max_iterations", max_iterations, 1)
+    return check_int("max_iter", max_iter, 1)
 
 
 #: mechanism -> the type of its plans (DP-SGD and DP Newton register theirs).

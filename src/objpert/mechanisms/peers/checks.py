@@ -67,15 +67,15 @@ def solve_checked(objective, z, plan: PeerPlan) -> tuple[np.ndarray, int]:
     """The minimiser of F + <z, w> for z of shape (d,) (one release) or (d, B) (a batch),
     refused unless every gradient norm meets the plan's tolerance."""
     if z.ndim == 1:
-        w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+        w, norm, used = solve_to_tolerance(objective, z, plan.tolerance, plan.max_iter)
     else:
-        w, norms, used = solve_batch_to_tolerance(objective, z, plan.tolerance, plan.max_iterations)
+        w, norms, used = solve_batch_to_tolerance(objective, z, plan.tolerance, plan.max_iter)
         norm = float(norms.max())
     if not norm <= plan.tolerance:
         raise ToleranceError(
             f"the solver stopped at gradient norm {norm:.3g} > the plan's tolerance "
             f"{plan.tolerance:.3g} after {used} iterations; nothing was released. This "
             "refusal depends on the data: plan a looser public tolerance or a larger "
-            "max_iterations instead of retrying on the same data"
+            "max_iter instead of retrying on the same data"
         )
     return w, used
