@@ -59,8 +59,8 @@ def _models(folder: Path) -> dict[str, str]:
 
 def _report(path: str, bounds: list[tuple[float, ...]]) -> Any:
     def go() -> None:
-        from objpert.accounting import pld
-        from objpert.apps.privacy_report import build_report, render
+        from objpert.accounting import _pld as pld
+        from objpert.apps._privacy_report import build_report, render
         from objpert.persistence import read
 
         cache = getattr(pld, "_single_pld", None)
@@ -76,7 +76,7 @@ def _report(path: str, bounds: list[tuple[float, ...]]) -> Any:
 def _measure(paths: dict[str, str], rounds: int) -> dict[str, dict[str, float]]:
     from threadpoolctl import threadpool_limits
 
-    from objpert.apps.bench.common import round_times
+    from objpert.apps._bench.common import round_times
 
     bounds: dict[str, list[tuple[float, ...]]] = {name: [] for name in paths}
     fns = [_report(p, bounds[name]) for name, p in paths.items()]

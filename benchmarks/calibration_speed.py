@@ -23,9 +23,11 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from objpert.apps.bench.threads import competing_load, spread
-from objpert.certify import calibration, knee, sigma_search
-from objpert.certify.calibration import tight
+from objpert.apps._bench.threads import competing_load, spread
+from objpert.certify import _calibration as calibration
+from objpert.certify import _knee as knee
+from objpert.certify import _sigma_search as sigma_search
+from objpert.certify._calibration import tight
 
 SETTINGS = {  # name: keyword arguments of tight()
     # the estimators' binary fit: empirical objective, W = 3, an intercept column

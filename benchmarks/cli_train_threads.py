@@ -17,9 +17,9 @@ import warnings
 
 import numpy as np
 
-from objpert.apps.bench.common import round_times
-from objpert.apps.bench.threads import competing_load, spread
-from objpert.cli.common import thread_limit
+from objpert.apps._bench.common import round_times
+from objpert.apps._bench.threads import competing_load, spread
+from objpert.cli._common import thread_limit
 from objpert.estimators import PrivateLogisticRegression
 
 SETTINGS = (1, 2, None)  # --n-jobs K; None: the library's choice

@@ -1,5 +1,5 @@
 """The comparison's two speed-ups, measured: the seeds of a Watkins & Arora cell one after
-the other against one batched descent (``objpert.apps.compare.fit_seeds``), and a small
+the other against one batched descent (``objpert.apps._compare.fit_seeds``), and a small
 comparison on 1 against 2 worker processes (``compare.run(workers=...)``), on the machine
 as it is and under competing CPU-bound processes this benchmark starts itself.
 
@@ -21,13 +21,13 @@ import os
 
 import numpy as np
 
-from objpert.apps import compare
-from objpert.apps.bench.common import round_times
-from objpert.apps.bench.threads import competing_load, spread
+from objpert._data import prepare
+from objpert.apps import _compare as compare
+from objpert.apps._bench.common import round_times
+from objpert.apps._bench.threads import competing_load, spread
+from objpert.apps._demo import split
 from objpert.apps.datasets import load
-from objpert.apps.demo import split
-from objpert.data import prepare
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 DELTA = 1e-6
 #: The small comparison timed on 1 and 2 workers: every registered mechanism and the

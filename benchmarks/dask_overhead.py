@@ -54,7 +54,7 @@ def _busy(stop: Any) -> None:
 
 def _engines(client: Any, rows: int, cols: int) -> tuple[list[Any], np.ndarray, np.ndarray]:
     """The engines of the three paths (same data, same partitions), X and y."""
-    from objpert.data.distributed import for_plan_dask
+    from objpert._data.distributed import for_plan_dask
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, cols)) / np.sqrt(4 * cols)  # rows of norm < 1: unclipped
@@ -71,9 +71,9 @@ def _rounds(
 ) -> list[list[float]]:
     from threadpoolctl import threadpool_limits
 
-    from objpert.apps.bench.common import round_times
-    from objpert.engines.distributed_direct import gradient_block
-    from objpert.losses import get_loss
+    from objpert._engines.distributed_direct import gradient_block
+    from objpert._losses import get_loss
+    from objpert.apps._bench.common import round_times
 
     loss = get_loss("logistic")
     blocks = np.split(np.arange(len(y)), np.cumsum(engines[0].lengths)[:-1])
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     from distributed import Client, LocalCluster
 
-    from objpert.losses import get_loss
+    from objpert._losses import get_loss
 
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"

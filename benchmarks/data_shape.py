@@ -11,7 +11,7 @@ eq. (4) (objective.gradient, what each of the N steps costs) for each engine:
 - ``merged``, ``merged_csr``, ``merged_split``: duplicate (row, label) pairs merged
   exactly, dense / CSR / split;
 - ``keyed`` / ``merged_keyed``: each row's indicator columns as one key into the table
-  of their patterns beside its dense columns (:mod:`objpert.engines.keyed`), rows as
+  of their patterns beside its dense columns (:mod:`objpert._engines.keyed`), rows as
   they are / merged;
 - ``auto``: what ``shape_engine`` picks by its cost model (``engine="shaped"``);
 - ``xp64`` / ``xp32``: the array-API engine on numpy in float64 / float32.
@@ -31,13 +31,13 @@ import time
 
 import numpy as np
 
-from objpert.apps.bench.common import round_times
-from objpert.apps.bench.threads import competing_load, spread
-from objpert.engines import GLMObjective
-from objpert.engines.blocked import single_threaded_blas
-from objpert.engines.shaped import shape_engine
-from objpert.engines.xp import XPEngine
-from objpert.mechanisms.perturbed_gd import run_gradient_descent
+from objpert._engines import GLMObjective
+from objpert._engines.blocked import single_threaded_blas
+from objpert._engines.shaped import shape_engine
+from objpert._engines.xp import XPEngine
+from objpert.apps._bench.common import round_times
+from objpert.apps._bench.threads import competing_load, spread
+from objpert.mechanisms._perturbed_gd import run_gradient_descent
 
 MU, ETA, STEPS_PER_CALL = 0.05, 1.0, 5
 

@@ -25,13 +25,13 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from objpert.apps.compare.methods import mechanism_plan
+from objpert._data import prepare
+from objpert.apps._compare.methods import mechanism_plan
+from objpert.apps._demo import split
 from objpert.apps.datasets import load
-from objpert.apps.demo import split
-from objpert.certify.neighbours import replace_one_sensitivity
-from objpert.data import prepare
+from objpert.certify._neighbours import replace_one_sensitivity
 from objpert.exceptions import TestingSeedWarning
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 DELTA = 1e-6
 EPSILONS = (1.0, 0.1)

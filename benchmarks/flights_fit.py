@@ -6,14 +6,14 @@ Usage: python benchmarks/flights_fit.py [--quick] [--rounds R] [--warmup W] [--w
 Times ``PrivateLogisticRegression(epsilon=1, delta=1e-6).fit`` (its default
 ``engine="auto"``) and ``sklearn.linear_model.LogisticRegression(solver="lbfgs").fit`` on
 the same 300,000 training rows of :func:`objpert.apps.datasets.load_flights` (the public
-seeded split of :func:`objpert.apps.bench.fit.flights_split`), BLAS pinned to one thread
+seeded split of :func:`objpert.apps._bench.fit.flights_split`), BLAS pinned to one thread
 for both by threadpoolctl around the timed work. Each private fit starts with the
 estimators' calibration caches cleared, so its time includes the calibration (and the
 shaping of the engine). ``--with-default`` also times ``engine="default"``.
 
 Rounds are interleaved in one process (every round times every fit once, after an untimed
 warm-up round): medians with min and max, quiet and under one competing CPU-bound process
-started here (:func:`objpert.apps.bench.threads.competing_load`); ``--warmup 0`` times the
+started here (:func:`objpert.apps._bench.threads.competing_load`); ``--warmup 0`` times the
 first round too (numba then loads its cached kernels inside it). ``ratio`` is objpert's
 median over scikit-learn's; its range is over the rounds' own ratios. Wall times and this
 process's CPU times (``time.process_time``: on a machine shared with other work, the CPU
@@ -32,9 +32,9 @@ import warnings
 
 from threadpoolctl import threadpool_limits
 
-from objpert.apps.bench.common import SETTLE_SECONDS, clear_calibration_caches
-from objpert.apps.bench.fit import DELTA, FIT_ROWS, flights_split
-from objpert.apps.bench.threads import competing_load, spread
+from objpert.apps._bench.common import SETTLE_SECONDS, clear_calibration_caches
+from objpert.apps._bench.fit import DELTA, FIT_ROWS, flights_split
+from objpert.apps._bench.threads import competing_load, spread
 from objpert.estimators import PrivateLogisticRegression
 
 QUICK_ROWS = 30_000

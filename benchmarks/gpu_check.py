@@ -22,11 +22,11 @@ import time
 
 import numpy as np
 
-from objpert.engines import GLMObjective
-from objpert.engines.blocked import single_threaded_blas
-from objpert.engines.xp import XPEngine, gpu_namespace
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import run_gradient_descent
+from objpert._engines import GLMObjective
+from objpert._engines.blocked import single_threaded_blas
+from objpert._engines.xp import XPEngine, gpu_namespace
+from objpert._losses import get_loss
+from objpert.mechanisms._perturbed_gd import run_gradient_descent
 
 MU, ETA = 0.05, 1.0
 

@@ -10,7 +10,7 @@ PrivateLogisticRegression (delta = 1e-6, declared classes, mu="auto") is fitted 
 interleaved rounds in one process (budget after budget, round after round; testing seeds).
 Reported: the plan (sigma, mu, N, whether N = max_iter), what doubling the budget
 would take off the calibration's bound and whether ``fit`` warns
-(:func:`objpert.certify.budget.ceiling`), the test accuracy (median,
+(:func:`objpert.certify._budget.ceiling`), the test accuracy (median,
 min, max), the fit time (median, min, max of the rounds after the first, BLAS on one thread
 with threadpoolctl around the timed work) and, for the smallest and largest budget, one
 fit under a competing CPU-bound process started here.
@@ -26,10 +26,10 @@ import sys
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from objpert.apps.bench.common import timed_fit
-from objpert.apps.bench.threads import competing_load
+from objpert.apps._bench.common import timed_fit
+from objpert.apps._bench.threads import competing_load
 from objpert.apps.datasets import load
-from objpert.certify.budget import ceiling
+from objpert.certify._budget import ceiling
 from objpert.estimators import PrivateLogisticRegression
 
 DELTA = 1e-6

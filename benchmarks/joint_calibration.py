@@ -2,14 +2,14 @@
 
 Usage: python benchmarks/joint_calibration.py [--rounds R] [--json FILE]
 
-Times ``objpert.estimators.planning.calibration_for(10, "pld", ...)`` (what
+Times ``objpert.estimators._planning.calibration_for(10, "pld", ...)`` (what
 ``PrivateLogisticRegression(multi_class="ovr").fit`` calls for 10 classes:
-:func:`objpert.certify.multiclass.joint_plan` over the tight calibration) and, for
+:func:`objpert.certify._multiclass.joint_plan` over the tight calibration) and, for
 scale, the binary plan ``plan_for(...)`` at the same target, every calibration cache
-cleared before each call (:func:`objpert.apps.bench.common.clear_calibration_caches`), in
+cleared before each call (:func:`objpert.apps._bench.common.clear_calibration_caches`), in
 interleaved rounds after one untimed round (dp-accounting imported, numba warm), as the
 machine is and under one competing CPU-bound process
-(:func:`objpert.apps.bench.threads.competing_load`). Shapes: digits (1797 x 64 plus an
+(:func:`objpert.apps._bench.threads.competing_load`). Shapes: digits (1797 x 64 plus an
 intercept column) and 20,000 x 50 plus an intercept, epsilon = 1, delta = 1e-6, rows of
 norm <= 1 and an intercept scaling of 1 (zeta = sqrt(2)), the estimators' defaults
 otherwise. ``calls`` is the number of plans the joint search calibrated. Wall and this
@@ -27,10 +27,10 @@ import statistics
 import time
 import warnings
 
-from objpert.apps.bench.common import clear_calibration_caches
-from objpert.apps.bench.threads import competing_load
+from objpert.apps._bench.common import clear_calibration_caches
+from objpert.apps._bench.threads import competing_load
 from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
-from objpert.estimators.planning import calibration_for, plan_for
+from objpert.estimators._planning import calibration_for, plan_for
 
 SHAPES = {"digits": (1797, 65), "synthetic": (20_000, 51)}
 K, EPSILON, DELTA = 10, 1.0, 1e-6

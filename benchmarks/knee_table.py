@@ -6,8 +6,8 @@ Usage: python benchmarks/knee_table.py [--json out.json]
 For each dataset (its public row-norm bound as data_norm, an intercept column, a 75/25
 split's training rows, as ``objpert demo`` fits) and epsilon: the plan of
 ``PrivateLogisticRegression(epsilon, delta=1e-6, mu="auto")`` with max_iter = 5,000
-(:func:`objpert.certify.calibration.tight`, empirical objective, W = 3), its knee
-(:func:`objpert.certify.knee.knee`): the budget N_k it calibrates at, the bound
+(:func:`objpert.certify._calibration.tight`, empirical objective, W = 3), its knee
+(:func:`objpert.certify._knee.knee`): the budget N_k it calibrates at, the bound
 B*(max_iter) and what doubling max_iter would take off it, whether the budget binds
 (the gain exceeds the knee tolerance) and whether ``fit`` would warn (the gain exceeds
 ``NOTABLE_GAIN``). Public constants only: no data are read but the row counts.
@@ -20,9 +20,9 @@ import json
 import math
 import sys
 
-from objpert.certify.budget import NOTABLE_GAIN, ceiling
-from objpert.certify.calibration import KNEE_TOLERANCE, knee, tight
-from objpert.estimators.planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.certify._budget import NOTABLE_GAIN, ceiling
+from objpert.certify._calibration import KNEE_TOLERANCE, knee, tight
+from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 
 DELTA = 1e-6
 EPSILONS = (0.1, 0.3, 1.0, 3.0)

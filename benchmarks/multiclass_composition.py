@@ -24,8 +24,8 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from objpert.apps.bench.common import timed_fit
-from objpert.apps.bench.threads import competing_load
+from objpert.apps._bench.common import timed_fit
+from objpert.apps._bench.threads import competing_load
 from objpert.estimators import PrivateLogisticRegression
 
 DELTA = 1e-6

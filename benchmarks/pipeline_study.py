@@ -44,7 +44,7 @@ from sklearn.pipeline import make_pipeline
 from threadpoolctl import threadpool_limits
 
 from objpert.accounting import pipeline_certificate
-from objpert.apps.bench.threads import competing_load
+from objpert.apps._bench.threads import competing_load
 from objpert.apps.pipeline_datasets import coarse_ranges, load_pipeline_dataset, public_preprocessor
 from objpert.estimators import PrivateLogisticRegression
 from objpert.model_selection import PrivateGridSearch

@@ -22,7 +22,7 @@ reports the test accuracy, mean and standard error over R releases (seeds 0..R-1
   the norm of the comparator's distance from the prior (one row per ``--prior-norms`` W).
 
 The R releases of one setting are one batched descent
-(:func:`objpert.mechanisms.perturbed_gd.release_batch`, the estimator's plan and its
+(:func:`objpert.mechanisms._perturbed_gd.release_batch`, the estimator's plan and its
 prior in the mechanism's coordinates); release 0 is checked against
 ``PrivateLogisticRegression(random_state=0).fit`` to 1e-9. With ``--json`` naming an
 existing file, the datasets run replace that file's rows of the same datasets and the
@@ -44,12 +44,12 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
+from objpert._data import prepare
 from objpert.apps.datasets import load
-from objpert.data import prepare
 from objpert.estimators import PrivateLogisticRegression
-from objpert.estimators.prior import check_public_prior, prior_weights
+from objpert.estimators._prior import check_public_prior, prior_weights
 from objpert.exceptions import TestingSeedWarning
-from objpert.mechanisms.perturbed_gd import release_batch
+from objpert.mechanisms._perturbed_gd import release_batch
 
 DELTA = 1e-6
 DATASETS = ("breast_cancer", "health_insurance", "tv16", "flights")

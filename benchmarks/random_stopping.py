@@ -41,7 +41,7 @@ from objpert.apps.datasets import load
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import UnreachableTargetError
 from objpert.model_selection import PrivateGridSearch
-from objpert.model_selection.random_stopping import LAWS
+from objpert.model_selection._random_stopping import LAWS
 
 DELTA = 1e-6
 GRIDS = {

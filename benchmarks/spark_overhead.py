@@ -8,9 +8,9 @@ as long as they serve, the job-per-step path gets the other two); the same probl
 three ways, timed in interleaved rounds in one process (each round: ``--steps`` steps of
 each path; a round's time is its mean step), on the machine as it is and then under a
 competing CPU load (one busy process per core but one:
-:func:`objpert.apps.bench.threads.competing_load`):
+:func:`objpert.apps._bench.threads.competing_load`):
 
-* ``in-process``: the default engine on the driver (:class:`objpert.engines.glm.
+* ``in-process``: the default engine on the driver (:class:`objpert._engines.glm.
   GLMObjective`), the reference;
 * ``serving tasks``: :class:`objpert.spark.SparkEngine` (what the estimators use): the
   iterate sent to the tasks that hold the checked blocks, d floats back per block;
@@ -71,10 +71,10 @@ def _spread(times: list[float]) -> dict[str, float]:
 
 
 def per_step(spark: Any, rows: int, cols: int, rounds: int, steps: int, load: bool) -> dict:
-    from objpert.apps.bench.threads import competing_load
-    from objpert.engines.distributed_direct import gradient_block
-    from objpert.engines.glm import GLMObjective
-    from objpert.losses import get_loss
+    from objpert._engines.distributed_direct import gradient_block
+    from objpert._engines.glm import GLMObjective
+    from objpert._losses import get_loss
+    from objpert.apps._bench.threads import competing_load
     from objpert.spark import LabelTarget, prepare_spark
 
     loss = get_loss("logistic")
@@ -153,8 +153,8 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
     from pyspark.sql import functions as sf
 
     from objpert.spark import PrivateLogisticRegressionSpark
-    from objpert.spark import driver as spark_driver
-    from objpert.spark import engine as spark_engine
+    from objpert.spark import _driver as spark_driver
+    from objpert.spark import _engine as spark_engine
 
     names = [f"c{j}" for j in range(cols)]
     half = 1.0 / np.sqrt(cols)  # features in [-1/sqrt(d), 1/sqrt(d)]: rows of norm <= 1
@@ -213,7 +213,7 @@ def big_fit(spark: Any, rows: int, cols: int, max_iter: int) -> dict:
 def _in_process_step(rows: int, cols: int) -> dict[str, float]:
     """One in-process gradient step on a (rows x cols+1) float64 matrix (the default
     engine on this process), median of 5: the arithmetic a step needs at least."""
-    from objpert.engines.glm import GLMObjective
+    from objpert._engines.glm import GLMObjective
 
     rng = np.random.default_rng(2)
     X = np.empty((rows, cols + 1))

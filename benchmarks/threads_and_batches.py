@@ -21,7 +21,7 @@ from objpert.cli import main
 
 
 def one_vs_rest(rounds: int = 7) -> int:
-    from objpert.apps.bench.threads import _one_vs_rest, competing_load
+    from objpert.apps._bench.threads import _one_vs_rest, competing_load
 
     warnings.simplefilter("ignore")  # the testing-seed warning of every release
     rows = [(False, digits) for digits in (False, True)]
@@ -34,13 +34,13 @@ def one_vs_rest(rounds: int = 7) -> int:
 
 
 def one_vs_rest_fit(rounds: int = 5, json_file: str | None = None) -> int:
-    from objpert.apps.bench.threads import _one_vs_rest_fit, _one_vs_rest_fit_digits
+    from objpert.apps._bench.threads import _one_vs_rest_fit, _one_vs_rest_fit_digits
 
     return _figures((_one_vs_rest_fit, _one_vs_rest_fit_digits), rounds, json_file)
 
 
 def batched(rounds: int = 7, json_file: str | None = None) -> int:
-    from objpert.apps.bench.threads import _batched
+    from objpert.apps._bench.threads import _batched
 
     return _figures((_batched,), rounds, json_file)
 
@@ -48,7 +48,7 @@ def batched(rounds: int = 7, json_file: str | None = None) -> int:
 def _figures(figures, rounds: int, json_file: str | None) -> int:
     """Each figure as the machine is, then each under the competing load; printed and
     written to ``json_file``."""
-    from objpert.apps.bench.threads import competing_load
+    from objpert.apps._bench.threads import competing_load
 
     warnings.simplefilter("ignore")  # the testing-seed warning of every release
     load_before = os.getloadavg()

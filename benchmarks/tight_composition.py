@@ -12,7 +12,7 @@ classes declared, ``multi_class="ovr"`` (ten releases calibrated jointly by PLD)
 - ``sigma``: at a fixed ridge ``mu``, the per-class sigma and the epsilon_i handed to
   the calibration, with the PLDs built as now (the profile's tight dominating pair,
   negative privacy losses kept) and as before (connect-the-dots on epsilon >= 0 only, all
-  negative losses at 0; reproduced here by replacing ``objpert.accounting.pld._profile_pld``
+  negative losses at 0; reproduced here by replacing ``objpert.accounting._pld._profile_pld``
   for the run), at each epsilon: the fitted model's plan (the joint search stops within
   3% in epsilon_i, or at 60% of the target delta) and the boundary plan (the largest
   epsilon_i that composes to the target, bisected to 0.2%), the composition's own effect;
@@ -50,11 +50,12 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from objpert.accounting import pld as pldlib
-from objpert.accounting import profiles
-from objpert.apps.bench.common import timed_fit
-from objpert.certify import multiclass
-from objpert.estimators import PrivateLogisticRegression, planning
+from objpert.accounting import _pld as pldlib
+from objpert.accounting import _profiles as profiles
+from objpert.apps._bench.common import timed_fit
+from objpert.certify import _multiclass as multiclass
+from objpert.estimators import PrivateLogisticRegression
+from objpert.estimators import _planning as planning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from multinomial import load_tables  # the multiclass tables: one loader

@@ -20,8 +20,8 @@ def _compile_shared(locks: Path) -> None:
         return
     if worker is None:  # one process: warm() compiles them
         return
-    from objpert.engines import compiled
-    from objpert.engines.compiled import build
+    from objpert._engines import compiled
+    from objpert._engines.compiled import build
 
     kernels = build.kernel_set(compiled.BACKEND) if compiled.ENABLED else None
     if kernels is None or kernels.backend != "numba":
@@ -43,7 +43,7 @@ def compiled_kernels(tmp_path_factory):
     before the first test, so that no single test pays the compile; ``None`` without
     numba. The two parallel kernels, which the engines do not call, compile in the few
     tests that use them."""
-    from objpert.engines import compiled
+    from objpert._engines import compiled
 
     _compile_shared(tmp_path_factory.getbasetemp().parent)
     return compiled.warm(parallel=False)

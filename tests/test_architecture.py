@@ -21,13 +21,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 #: checked too. The package root (objpert/__init__.py, the public facade) may import any
 #: library part, and no part may import it.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "errors": ("exceptions", "jsonable", "validation"),
-    "foundations": ("special", "losses", "randomness", "forksafe"),
+    "errors": ("exceptions", "_jsonable", "_validation"),
+    "foundations": ("_special", "_losses", "_randomness", "_forksafe"),
     "privacy arithmetic": ("accounting",),
     "certificates": ("certify",),
-    "engines": ("engines",),
-    "data": ("data",),
-    "solvers": ("solvers",),
+    "engines": ("_engines",),
+    "data": ("_data",),
+    "solvers": ("_solvers",),
     "mechanisms": ("mechanisms",),
     "interfaces": (
         "preprocessing",
@@ -40,7 +40,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "applications": ("apps", "cli", "__main__"),
 }
 ORDER = [part for parts in LAYERS.values() for part in parts]
-PEER_PACKAGES = ("objpert.mechanisms.certificates", "objpert.mechanisms.certificates.qop")
 APPLICATIONS = set(LAYERS["applications"])
 LIBRARY = set(ORDER) - APPLICATIONS
 
@@ -166,7 +165,7 @@ def test_the_root_imports_the_library_only():
 
 
 def test_the_layer_check_finds_an_upward_import(monkeypatch):
-    graph = {**_graph(), "objpert.certify.fake": frozenset({"objpert.estimators.base"})}
+    graph = {**_graph(), "objpert.certify.fake": frozenset({"objpert.estimators._base"})}
     monkeypatch.setattr(__import__(__name__), "_graph", lambda: graph)
     with pytest.raises(AssertionError):
         test_each_part_imports_only_the_parts_below("certify")
@@ -264,14 +263,14 @@ def _privacy_arithmetic(tree: ast.AST) -> list[str]:
 #: Lines outside accounting that the check reads as composition but that compose nothing:
 #: (module, source) -> why.
 _NOT_COMPOSITION = {
-    ("objpert.model_selection.search", "max((s.epsilon for s in settings))"): (
+    ("objpert.model_selection._search", "max((s.epsilon for s in settings))"): (
         "the default selection epsilon is the largest candidate's target, a public rule"
     ),
-    ("objpert.audit.tables", "max(eps_c, a.epsilon_lower)"): "a plot's axis limit",
-    ("objpert.apps.compare.harness", "max((f.epsilon for f in fits))"): (
+    ("objpert.audit._tables", "max(eps_c, a.epsilon_lower)"): "a plot's axis limit",
+    ("objpert.apps._compare.harness", "max((f.epsilon for f in fits))"): (
         "a table cell states the largest certified epsilon of its seeds' separate fits"
     ),
-    ("objpert.apps.compare.harness", "max((f.delta for f in fits))"): (
+    ("objpert.apps._compare.harness", "max((f.delta for f in fits))"): (
         "a table cell states the largest certified delta of its seeds' separate fits"
     ),
 }

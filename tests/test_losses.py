@@ -1,4 +1,4 @@
-"""Tests of objpert.losses: the constants of Assumptions 2 and 3 checked numerically."""
+"""Tests of objpert._losses: the constants of Assumptions 2 and 3 checked numerically."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from objpert.exceptions import ParameterError
-from objpert.losses import (
+from objpert._losses import (
     LOSSES,
     LogisticLoss,
     Loss,
@@ -21,6 +20,7 @@ from objpert.losses import (
     get_loss,
     require_bounded_gradient,
 )
+from objpert.exceptions import ParameterError
 
 ROUND = 1e-12  # relative slack for rounding when comparing sups with constants
 CLOSE = 1e-3  # the grid sup must come within this relative distance of the constant

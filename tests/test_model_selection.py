@@ -13,10 +13,10 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
 from objpert import PrivateLogisticRegression, PrivateRobustRegression
+from objpert._randomness import make_rng
 from objpert.exceptions import DataError, ObjpertError, ParameterError, TestingSeedWarning
-from objpert.mechanisms.exponential import exponential_mechanism, selection_probabilities
+from objpert.mechanisms._exponential import exponential_mechanism, selection_probabilities
 from objpert.model_selection import PrivateGridSearch, split_sizes
-from objpert.randomness import make_rng
 
 
 @pytest.fixture(autouse=True)

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from objpert import losses
-from objpert.certify.calibration import tight
+from objpert import _losses as losses
+from objpert._losses import get_loss
+from objpert.certify._calibration import tight
 from objpert.cli import build_parser
 from objpert.exceptions import CliError, ModelFileError, ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms import registry
-from objpert.mechanisms.certificates import names
-from objpert.mechanisms.certificates.noisy_gd import plan_noisy_gd
+from objpert.mechanisms import _registry as registry
+from objpert.mechanisms._certificates import names
+from objpert.mechanisms._certificates.noisy_gd import plan_noisy_gd
 from objpert.persistence import FORMAT, VERSION, from_payload
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 warnings.simplefilter("ignore")
 from objpert import PrivateLogisticRegression, PrivateRobustRegression, load, save
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 rng = np.random.default_rng(0)
 X = rng.normal(size=(400, 3)) / 3
 y = (X[:, 0] > 0).astype(int)

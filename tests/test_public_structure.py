@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from objpert import PrivacyLeakWarning, PrivateLogisticRegression
-from objpert.certify import sequences
-from objpert.certify.calibration import rederive_plan, tight
-from objpert.certify.constants import ProblemConstants
-from objpert.data import encode_binary
+from objpert._data import encode_binary
+from objpert._losses import LogisticLoss, Loss, get_loss, register_loss, registered_losses
+from objpert.certify import _sequences as sequences
+from objpert.certify._calibration import rederive_plan, tight
+from objpert.certify._constants import ProblemConstants
 from objpert.exceptions import DataError, LossError, ParameterError, PrivacyError
-from objpert.losses import LogisticLoss, Loss, get_loss, register_loss, registered_losses
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, release_batch
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, release_batch
 
 N_ROWS, DIM = 300, 3
 
@@ -291,9 +291,7 @@ def test_register_loss_checks_constants_and_the_release_uses_it():
     register_loss(_HalfLogistic)
     assert "half_logistic" in registered_losses()
     assert get_loss("half_logistic") == _HalfLogistic()
-    plan = tight(
-        "half_logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300
-    )
+    plan = tight("half_logistic", n=N_ROWS, d=DIM, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=300)
     assert plan.constants.L2 == 0.125
     X, y = _data()
     with warnings.catch_warnings():
@@ -317,7 +315,7 @@ def test_register_loss_refuses_violated_constants(cls):
 def test_robust_regression_on_extreme_finite_targets_releases_finite_weights():
     """Targets near +-1.7e308: t - y overflows, the pseudo-Huber derivative stays +-c."""
     from objpert import PrivateRobustRegression
-    from objpert.losses import PseudoHuberLoss
+    from objpert._losses import PseudoHuberLoss
 
     loss = PseudoHuberLoss(0.5)
     t = np.array([0.0, 1e308, -1e308])
@@ -334,7 +332,7 @@ def test_robust_regression_on_extreme_finite_targets_releases_finite_weights():
 
 
 def test_non_finite_weights_are_never_released(monkeypatch):
-    from objpert.mechanisms import perturbed_gd
+    from objpert.mechanisms import _perturbed_gd as perturbed_gd
 
     plan = _plan()
     X, y = _data()
@@ -347,8 +345,8 @@ def test_non_finite_weights_are_never_released(monkeypatch):
 
 @pytest.mark.parametrize("backend", ["numba", "python"])
 def test_compiled_robust_kernels_are_finite_on_extreme_targets(backend):
-    from objpert.engines import compiled
-    from objpert.losses import PseudoHuberLoss
+    from objpert._engines import compiled
+    from objpert._losses import PseudoHuberLoss
 
     if backend == "numba" and not compiled.available():
         pytest.skip("numba is not installed")

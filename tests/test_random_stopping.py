@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from objpert import PrivateLogisticRegression, PrivateRobustRegression
+from objpert._randomness import make_rng
 from objpert.accounting import PrivacyAccountant
 from objpert.exceptions import (
     DataError,
@@ -32,14 +33,13 @@ from objpert.model_selection import (
     random_stopping_budget,
     random_stopping_certificate,
 )
-from objpert.model_selection.random_stopping import (
+from objpert.model_selection._random_stopping import (
     bad_run_probability,
     candidate_budget,
     runs_mean_of,
     runs_pmf,
     stop_denominator,
 )
-from objpert.randomness import make_rng
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Tests of objpert.special against independent references (mpmath at 50 digits, scipy).
+"""Tests of objpert._special against independent references (mpmath at 50 digits, scipy).
 
 Q, log Q, the integrated Gaussian tail Q1 of eq. (44) and its logarithm and inverse, and
 the chi tail used as the exact truncation mass (Section C.4 / Corollary E.4).
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 from scipy import special as sps
 
-from objpert import special
+from objpert import _special as special
 
 mpmath.mp.dps = 50
 

@@ -7,13 +7,13 @@ following Watkins & Arora (2026), "Gradient descent on perturbed objectives".
 (:mod:`objpert.exceptions`) is exported here.
 """
 
+from objpert import _forksafe  # noqa: F401 (installs the fork handlers)
 from objpert import exceptions as _exceptions
-from objpert import forksafe as _forksafe  # noqa: F401 (installs the fork handlers)
-from objpert.accounting.certificate import Certificate
-from objpert.accounting.plan import Plan, PublicConstants, Target
+from objpert._losses import get_loss, register_loss
+from objpert.accounting._certificate import Certificate
+from objpert.accounting._plan import Plan, PublicConstants, Target
 from objpert.certify import problem
 from objpert.exceptions import *  # noqa: F403 (every error and warning class)
-from objpert.losses import get_loss, register_loss
 
 __version__ = "0.1.0"
 
@@ -25,7 +25,7 @@ _LAZY = {
     "perturbed_gradient_descent": "objpert.mechanisms",
     "Release": "objpert.mechanisms",
     "PrivacyAccountant": "objpert.accounting",
-    "plan": "objpert.mechanisms.registry",
+    "plan": "objpert.mechanisms._registry",
 }
 
 

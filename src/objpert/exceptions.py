@@ -119,4 +119,4 @@ class ClippingNotice(UserWarning):
 class IterationBudgetWarning(UserWarning):
     """The knee of the calibration's bound lies beyond the iteration budget and doubling it
     would lower that bound materially (computed from public constants:
-    :func:`objpert.certify.budget.ceiling`)."""
+    :func:`objpert.certify._budget.ceiling`)."""

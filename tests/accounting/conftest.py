@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from objpert.certify.calibration import tight
+from objpert.certify._calibration import tight
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import dp_accounting
 from dp_accounting.pld import pld_privacy_accountant
 
 from objpert import BudgetExceededError, PrivacyError
+from objpert._special import chi_radius
 from objpert.accounting import (
     PrivacyAccountant,
     compose,
@@ -28,15 +29,14 @@ from objpert.accounting import (
     laplace,
     pipeline_certificate,
     point,
-    profiles,
     zcdp,
 )
-from objpert.accounting.conversions import cdp_delta
-from objpert.accounting.gaussian_mechanism import gaussian_delta
-from objpert.accounting.pld import distribution as pld_distribution
-from objpert.certify import profile as wa_profile
-from objpert.certify import theorem_c13
-from objpert.special import chi_radius
+from objpert.accounting import _profiles as profiles
+from objpert.accounting._conversions import cdp_delta
+from objpert.accounting._gaussian_mechanism import gaussian_delta
+from objpert.accounting._pld import distribution as pld_distribution
+from objpert.certify import _profile as wa_profile
+from objpert.certify import _theorem_c13 as theorem_c13
 
 STEP = 1e-3
 
@@ -269,7 +269,7 @@ def test_feature_bounds_and_model_share_one_budget(three_class):
 def test_an_edited_pld_certificate_is_refused(three_class, tmp_path):
     from objpert import load, save
     from objpert.exceptions import ModelFileError
-    from objpert.persistence.fileformat import digest
+    from objpert.persistence._fileformat import digest
 
     pld = three_class[0]
     path = save(pld, tmp_path / "m.json")
@@ -324,8 +324,8 @@ def test_accountant_with_labels_read_from_the_data():
 
 
 def test_auto_composition_falls_back_to_the_split(monkeypatch):
-    from objpert.accounting import pld
-    from objpert.certify import multiclass
+    from objpert.accounting import _pld as pld
+    from objpert.certify import _multiclass as multiclass
 
     monkeypatch.setattr(pld, "available", lambda: False)
     assert multiclass.resolve_composition("auto", 3) == "split"

@@ -1,4 +1,4 @@
-"""The joint calibration's search (:func:`objpert.certify.multiclass.joint_plan`): the
+"""The joint calibration's search (:func:`objpert.certify._multiclass.joint_plan`): the
 model-guided steps against the plain bracketing search it replaced (kept here as the
 reference), the composition recomputed for every returned plan, and the number of
 calibrations it costs."""
@@ -16,11 +16,11 @@ from scipy.special import ndtri
 
 pytest.importorskip("dp_accounting")
 
-from objpert.accounting.gaussian_mechanism import calibrate_gaussian, gaussian_delta
-from objpert.certify import multiclass
-from objpert.certify.multiclass import composed_delta, gaussian_share, joint_plan
+from objpert.accounting._gaussian_mechanism import calibrate_gaussian, gaussian_delta
+from objpert.certify import _multiclass as multiclass
+from objpert.certify._multiclass import composed_delta, gaussian_share, joint_plan
 from objpert.estimators import DEFAULT_COMPARATOR_NORM
-from objpert.estimators.planning import plan_for
+from objpert.estimators._planning import plan_for
 from objpert.exceptions import UnreachableTargetError
 
 STEP = 1e-3

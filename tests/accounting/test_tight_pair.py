@@ -24,11 +24,12 @@ pytest.importorskip("dp_accounting")
 
 from dp_accounting.pld import privacy_loss_distribution as dpl
 
-from objpert.accounting import delta_for_epsilon, from_plan, profiles, zcdp
-from objpert.accounting import pld as pldlib
-from objpert.accounting.conversions import cdp_delta
-from objpert.accounting.pld import distribution as pld_distribution
-from objpert.certify import profile as wa_profile
+from objpert.accounting import _pld as pldlib
+from objpert.accounting import _profiles as profiles
+from objpert.accounting import delta_for_epsilon, from_plan, zcdp
+from objpert.accounting._conversions import cdp_delta
+from objpert.accounting._pld import distribution as pld_distribution
+from objpert.certify import _profile as wa_profile
 from objpert.exceptions import ParameterError
 
 STEP = 1e-3
@@ -305,7 +306,7 @@ def test_the_accountant_and_the_joint_calibration_compose_the_tight_pair(plan, m
     """The accountant's ledger and the one-vs-rest calibration's composed delta are the
     tight pair's composition, below the construction on epsilon >= 0 alone."""
     from objpert.accounting import PrivacyAccountant, compose, epsilon_for_delta
-    from objpert.certify import multiclass
+    from objpert.certify import _multiclass as multiclass
 
     loss = from_plan(plan)
     acc = PrivacyAccountant(epsilon=5.0, delta=1e-6, discretization=STEP)
@@ -313,7 +314,9 @@ def test_the_accountant_and_the_joint_calibration_compose_the_tight_pair(plan, m
     tight_eps = epsilon_for_delta(compose([loss.times(10)], STEP), 1e-6)
     assert acc.spent == pytest.approx(tight_eps, rel=1e-12)
     joint = multiclass.composed_delta(plan, 10, 1.0, STEP)
-    assert joint == pytest.approx(delta_for_epsilon(pld_distribution(loss.times(10), STEP), 1.0), rel=1e-12)
+    assert joint == pytest.approx(
+        delta_for_epsilon(pld_distribution(loss.times(10), STEP), 1.0), rel=1e-12
+    )
 
     monkeypatch.setattr(pldlib, "_profile_pld", _nonnegative_profile_pld)
     pldlib._single_pld.cache_clear()

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from objpert.apps import datasets
-from objpert.apps.bench import runner
-from objpert.apps.bench.common import BenchResult
+from objpert.apps._bench import runner
+from objpert.apps._bench.common import BenchResult
 from objpert.cli import main
 from objpert.exceptions import ParameterError
 
@@ -95,7 +95,7 @@ def fake_bench(monkeypatch):
     module.bench_fake = bench_fake
     monkeypatch.setitem(sys.modules, "fake_bench_module", module)
     monkeypatch.setitem(runner.BENCHMARKS, "fake", ("fake_bench_module", "bench_fake"))
-    monkeypatch.setitem(runner.BENCHMARKS, "gone", ("objpert.apps.bench.no_such_module", "f"))
+    monkeypatch.setitem(runner.BENCHMARKS, "gone", ("objpert.apps._bench.no_such_module", "f"))
     module.bench_broken = lambda: 1 / 0
     monkeypatch.setitem(runner.BENCHMARKS, "broken", ("fake_bench_module", "bench_broken"))
     return seen
@@ -106,12 +106,12 @@ def test_runner_passes_options_pins_threads_and_skips_missing(fake_bench):
     assert fake_bench["quick"] is True and fake_bench["threads"] == 1
     assert fake_bench["limits"] <= {1}  # every BLAS/OpenMP pool pinned to one thread
     assert [r.name for r in results] == ["gone", "fake fast", "fake slow"]
-    assert results[0].note == "skipped: objpert.apps.bench.no_such_module is missing"
+    assert results[0].note == "skipped: objpert.apps._bench.no_such_module is missing"
     assert [r.passed for r in results] == [None, True, False]
 
 
 def test_threads_default_to_the_available_cores(fake_bench):
-    from objpert.engines.blocked import available_cores
+    from objpert._engines.blocked import available_cores
 
     runner.run_benchmarks(["fake"])
     assert fake_bench["threads"] == available_cores()
@@ -150,8 +150,8 @@ def test_fit_quick_from_the_cli(cached_flights, capsys):
 
 
 def test_fit_reports_diffprivlib_as_skipped_when_unavailable(cached_flights, monkeypatch):
-    from objpert.apps.bench.fit import QUICK_ROWS, bench_fit
-    from objpert.apps.external import diffprivlib_env
+    from objpert.apps._bench.fit import QUICK_ROWS, bench_fit
+    from objpert.apps._external import diffprivlib_env
 
     def offline(*args, **kwargs):
         raise diffprivlib_env.ExternalPeerError("could not build the diffprivlib environment")
@@ -165,7 +165,7 @@ def test_fit_reports_diffprivlib_as_skipped_when_unavailable(cached_flights, mon
 
 
 def test_blas_env_is_set_inside_and_restored(monkeypatch):
-    from objpert.apps.bench.fit import BLAS_ENV, blas_env
+    from objpert.apps._bench.fit import BLAS_ENV, blas_env
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
@@ -184,14 +184,14 @@ def test_a_raising_benchmark_is_a_row_and_exit_one(fake_bench, capsys):
 
 def test_the_mechanism_benchmark_is_in_the_runners_list():
     assert runner.BENCHMARKS["mechanisms"] == (
-        "objpert.apps.bench.mechanisms",
+        "objpert.apps._bench.mechanisms",
         "bench_mechanisms",
     )
 
 
 def test_mechanism_benchmark_times_every_registered_mechanism():
-    from objpert.apps.bench.mechanisms import REFERENCE, bench_mechanisms
-    from objpert.mechanisms import registry
+    from objpert.apps._bench.mechanisms import REFERENCE, bench_mechanisms
+    from objpert.mechanisms import _registry as registry
 
     results = bench_mechanisms(n=200, d=3, rounds=3, warmup=1, settle=0.0)
     assert [r.name for r in results] == [f"release {name}" for name in registry.names()]
@@ -216,8 +216,8 @@ def test_mechanism_benchmark_times_every_registered_mechanism():
 def test_mechanism_benchmark_reports_a_broken_mechanism_and_times_the_others(monkeypatch):
     import dataclasses
 
-    from objpert.apps.bench import mechanisms as bench
-    from objpert.mechanisms import registry
+    from objpert.apps._bench import mechanisms as bench
+    from objpert.mechanisms import _registry as registry
 
     def broken(*args, **kwargs):
         raise RuntimeError("no release today")

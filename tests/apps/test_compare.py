@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from objpert.apps import compare
+from objpert.apps import _compare as compare
 from objpert.cli import main
 from objpert.exceptions import CliError
 
@@ -75,8 +75,8 @@ def test_compare_cli_errors(argv, capsys):
 
 
 def test_methods_are_the_registry_names_and_the_baselines():
-    from objpert.cli.compare import parse_methods
-    from objpert.mechanisms import registry
+    from objpert.cli._compare import parse_methods
+    from objpert.mechanisms import _registry as registry
 
     assert parse_methods(None) == compare.DEFAULT_METHODS
     assert (*registry.names(), "nonprivate", "diffprivlib", "theta_ref") == compare.DEFAULT_METHODS
@@ -84,7 +84,7 @@ def test_methods_are_the_registry_names_and_the_baselines():
 
 
 def test_only_registry_names_and_baselines_are_methods():
-    from objpert.cli.compare import parse_methods
+    from objpert.cli._compare import parse_methods
 
     with pytest.raises(CliError, match="unknown methods"):
         parse_methods("output,diffprivlib")
@@ -94,7 +94,7 @@ def test_only_registry_names_and_baselines_are_methods():
     ("text", "fragment"), [("magic", "unknown methods ['magic']"), (",", "no method")]
 )
 def test_unknown_or_no_methods_are_refused(text, fragment):
-    from objpert.cli.compare import parse_methods
+    from objpert.cli._compare import parse_methods
     from objpert.exceptions import ObjpertError
 
     with pytest.raises(ObjpertError, match=re.escape(fragment)):

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from objpert.apps import compare
+from objpert._data import prepare
+from objpert.apps import _compare as compare
+from objpert.apps._demo import split
 from objpert.apps.datasets import load
-from objpert.apps.demo import split
-from objpert.certify.calibration import tight
-from objpert.data import prepare
+from objpert.certify._calibration import tight
 from objpert.estimators import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 EPS, DELTA = 1.0, 1e-6
 SEEDS = [compare.seed_of(s) for s in range(3)]

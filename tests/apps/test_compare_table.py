@@ -9,12 +9,12 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.apps import compare
+from objpert._data import prepare
+from objpert.apps import _compare as compare
+from objpert.apps._demo import split
 from objpert.apps.datasets import load
-from objpert.apps.demo import split
 from objpert.cli import main
-from objpert.data import prepare
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 EPS, DELTA, SEEDS = 3.0, 1e-6, 3
 METHODS = (*registry.names(), "nonprivate", "theta_ref")

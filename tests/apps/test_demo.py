@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from objpert.apps import demo
+from objpert.apps import _demo as demo
 from objpert.apps.datasets import load
 from objpert.cli import main
 
@@ -73,7 +73,7 @@ def test_demo_cli_json_and_plot(tmp_path, capsys):
 def test_demo_cli_prints_each_notice_once_as_one_line(monkeypatch, capsys):
     import warnings
 
-    from objpert.apps import demo as demo_app
+    from objpert.apps import _demo as demo_app
     from objpert.cli import main
     from objpert.exceptions import IterationBudgetWarning
 

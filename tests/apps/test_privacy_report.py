@@ -1,4 +1,4 @@
-"""``objpert report``: the privacy report of a model file (objpert.apps.privacy_report).
+"""``objpert report``: the privacy report of a model file (objpert.apps._privacy_report).
 
 The key numbers are checked against independent computations: the certificate recomputed
 by Theorem C.13 from the plan's public inputs, and the attacker's bound from a plain loop
@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 
 import objpert
-from objpert.apps.privacy_report import build_report, render
-from objpert.apps.privacy_report.content import fmt_upper
-from objpert.certify import problem, theorem_c13
+from objpert._special import chi_radius
+from objpert.apps._privacy_report import build_report, render
+from objpert.apps._privacy_report.content import fmt_upper
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import problem
 from objpert.cli import main
 from objpert.exceptions import ParameterError
 from objpert.persistence import read
-from objpert.special import chi_radius
 
 KEY = b"report-test-key"
 FPRS = (0.001, 0.01, 0.1)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from objpert.apps import reproduce
-from objpert.apps.reproduce import agrees
+from objpert.apps import _reproduce as reproduce
+from objpert.apps._reproduce import agrees
 
 ENTRIES = reproduce.all_entries()
 SLIPS = {"Theorem 4.9 bound at N = 519"}

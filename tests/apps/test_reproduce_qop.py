@@ -1,4 +1,4 @@
-"""Tests of objpert.apps.reproduce_qop: Figures 1 and 2 of Cortild & Cartis (2026), reduced.
+"""Tests of objpert.apps._reproduce_qop: Figures 1 and 2 of Cortild & Cartis (2026), reduced.
 
 Figure 2 is checked for what the paper shows: QOP's empirical risk is far less sensitive to
 the box radius kappa than LOP's, with LOP-Clip in between (the authors' average standard
@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from objpert.apps import reproduce_qop as rq
+from objpert.apps import _reproduce_qop as rq
 from objpert.exceptions import ParameterError
-from objpert.mechanisms.certificates import qop
+from objpert.mechanisms._certificates import qop
 
 FAST = {"n": 60, "d": 20, "iterations": 300}
 KAPPAS = [1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3]

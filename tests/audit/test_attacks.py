@@ -1,4 +1,4 @@
-"""Attack-based lower bounds (objpert.audit.attacks) and the batched releases they use.
+"""Attack-based lower bounds (objpert.audit._attacks) and the batched releases they use.
 
 Clopper-Pearson bounds against scipy's exact binomial interval; the epsilon bound against
 its formula (Jagielski et al. 2020); the attack against Gaussian shifts of known epsilon
@@ -20,17 +20,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from objpert.accounting.gaussian_mechanism import gaussian_epsilon
-from objpert.audit import attacks
-from objpert.audit.planted import PLANTED_BUGS, sample_clean
-from objpert.engines.glm import GLMObjective
+from objpert._engines.glm import GLMObjective
+from objpert._solvers import newton
+from objpert.accounting._gaussian_mechanism import gaussian_epsilon
+from objpert.audit import _attacks as attacks
+from objpert.audit._planted import PLANTED_BUGS, sample_clean
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
-from objpert.mechanisms import peers as mpeers
-from objpert.mechanisms.certificates import grid_noise
-from objpert.mechanisms.discrete_noise import discrete_gaussian_array
-from objpert.mechanisms.qop import qop_release, qop_release_batch
-from objpert.solvers import newton
+from objpert.mechanisms import _peers as mpeers
+from objpert.mechanisms._certificates import grid_noise
+from objpert.mechanisms._discrete_noise import discrete_gaussian_array
+from objpert.mechanisms._qop import qop_release, qop_release_batch
 
 EPS, DELTA = attacks.DEFAULT_EPSILON, attacks.DEFAULT_DELTA
 PEERS = ("lop", "lop_clip", "amp", "output_perturbation", "noisy_gd")
@@ -183,7 +183,7 @@ def test_parse_pair_refuses(spec):
 
 
 def test_worst_pair_takes_the_searched_rows(monkeypatch):
-    import objpert.audit.worst_pair as wp
+    import objpert.audit._worst_pair as wp
 
     seen = {}
 

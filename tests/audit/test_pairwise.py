@@ -11,29 +11,29 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from objpert.accounting.gaussian_mechanism import gaussian_profile
-from objpert.audit.jacobian import check_jacobian
-from objpert.audit.maps import (
+from objpert._engines import GLMObjective
+from objpert.accounting._gaussian_mechanism import gaussian_profile
+from objpert.audit._jacobian import check_jacobian
+from objpert.audit._maps import (
     GradientDescentMap,
     LinearLoss,
     gradient_descent_jacobian,
     linear_plan,
 )
-from objpert.audit.pair_check import check_pairs
-from objpert.audit.pairwise import (
+from objpert.audit._pair_check import check_pairs
+from objpert.audit._pairwise import (
     PairwiseProfile,
     certified_delta,
     pairwise_profile,
     preimage,
     privacy_loss,
 )
-from objpert.audit.planted import ExtraStepMap, NoiseScaledMap
-from objpert.audit.worst_pair import sphere_angles, sphere_point, worst_pair
-from objpert.certify import theorem_c13
-from objpert.certify.calibration import calibrate
-from objpert.engines import GLMObjective
+from objpert.audit._planted import ExtraStepMap, NoiseScaledMap
+from objpert.audit._worst_pair import sphere_angles, sphere_point, worst_pair
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify._calibration import calibrate
 from objpert.exceptions import ParameterError
-from objpert.mechanisms.perturbed_gd import run_gradient_descent
+from objpert.mechanisms._perturbed_gd import run_gradient_descent
 
 EPS = np.array([0.0, 0.1, 0.3, 0.6, 1.0])
 

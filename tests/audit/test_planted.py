@@ -10,12 +10,12 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.audit.maps import linear_plan
-from objpert.audit.pairwise import pairwise_profile
-from objpert.audit.planted import PLANTED_BUGS, doubled_plan, sample_clean
-from objpert.certify.calibration import calibrate
-from objpert.engines import GLMObjective
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, run_gradient_descent
+from objpert._engines import GLMObjective
+from objpert.audit._maps import linear_plan
+from objpert.audit._pairwise import pairwise_profile
+from objpert.audit._planted import PLANTED_BUGS, doubled_plan, sample_clean
+from objpert.certify._calibration import calibrate
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, run_gradient_descent
 
 EPS = [0.1, 0.3, 0.5, 0.75, 1.0]
 

@@ -12,7 +12,7 @@ import numpy as np
 from objpert.certify import (
     problem,
 )
-from objpert.certify.constants import ProblemConstants
+from objpert.certify._constants import ProblemConstants
 
 mpmath.mp.dps = 40
 mpf = mpmath.mpf

@@ -1,4 +1,4 @@
-"""Tests of objpert.certify.calibration: every plan's certificate is recomputed independently.
+"""Tests of objpert.certify._calibration: every plan's certificate is recomputed independently.
 
 ``tight`` plans are re-certified with Theorem C.13 (exact chi-tail truncation) and
 ``corollary_413`` plans with Theorem 4.1 (paper truncation), from the plan's public constants
@@ -16,11 +16,16 @@ import re
 import numpy as np
 import pytest
 
-from objpert.certify import calibration, problem, sigma_search, theorem41, theorem_c13, utility
-from objpert.certify.calibration import WatkinsAroraPlan
+from objpert._losses import get_loss
+from objpert._special import chi_tail
+from objpert.certify import _calibration as calibration
+from objpert.certify import _sigma_search as sigma_search
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import _utility as utility
+from objpert.certify import problem
+from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.exceptions import ObjpertError, ParameterError
-from objpert.losses import get_loss
-from objpert.special import chi_tail
 
 ZETA, W, DELTA_S = 1.0, 1.0, 0.01
 
@@ -230,7 +235,9 @@ def test_calibrate_dispatches():
     )
     assert via == corollary_plan(*case)
     with pytest.raises(ParameterError, match="calibration"):
-        calibration.calibrate(loss, calibration="magic", n=n, d=d, zeta=ZETA, epsilon=eps, delta=delta)
+        calibration.calibrate(
+            loss, calibration="magic", n=n, d=d, zeta=ZETA, epsilon=eps, delta=delta
+        )
 
 
 # ----------------------------------------------------------------------------- calibration targets
@@ -307,8 +314,8 @@ def test_plan_constants_round_trip():
 def test_tree_bisection_equals_the_step_by_step_bisection_bit_for_bit():
     """The calibration's bisection decides several levels per evaluation; its brackets must
     be those of the plain loop (mid = sqrt(lo hi); hi = mid where it passes, else lo = mid)."""
-    from objpert.certify.constants import problem
-    from objpert.special import chi_radius
+    from objpert._special import chi_radius
+    from objpert.certify._constants import problem
 
     pc = problem("logistic", n=5000, d=20, zeta=1.0, mu=0.01)
     epsilon, delta, N = 1.0, 1e-6, 2000

@@ -11,10 +11,8 @@ from certify_cases import (
     SETTINGS,
 )
 
-from objpert.certify import (
-    theorem41,
-    theorem_c13,
-)
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
 
 mpf = mpmath.mpf
 

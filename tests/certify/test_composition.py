@@ -1,4 +1,4 @@
-"""Tests of objpert.accounting.composition against direct evaluation of the theorems' formulas."""
+"""Tests of objpert.accounting._composition against direct evaluation of the theorems' formulas."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import math
 import pytest
 from scipy.optimize import brentq
 
-from objpert.accounting.certificate import ReleaseCertificate
-from objpert.accounting.composition import (
+from objpert.accounting._certificate import ReleaseCertificate
+from objpert.accounting._composition import (
     ComposedCertificate,
     Split,
     advanced,

@@ -1,4 +1,4 @@
-"""The accounting of DP-SGD and DP Newton (objpert.mechanisms.certificates.dp_sgd, .dp_newton).
+"""The accounting of DP-SGD and DP Newton (objpert.mechanisms._certificates.dp_sgd, .dp_newton).
 
 DP-SGD's privacy loss distribution is compared with dp-accounting's DpEvent-based PLD
 accountant, with the full-batch Gaussian's exact profile at q = 1 (the replace-one shift
@@ -18,20 +18,20 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
+from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
 from objpert.exceptions import ParameterError
-from objpert.mechanisms.certificates.dp_newton import (
+from objpert.mechanisms._certificates.dp_newton import (
     DPNewtonPlan,
     certify_dp_newton,
     newton_sensitivities,
     plan_dp_newton,
 )
-from objpert.mechanisms.certificates.dp_sgd import (
+from objpert.mechanisms._certificates.dp_sgd import (
     DPSGDPlan,
     certify_dp_sgd,
     plan_dp_sgd,
 )
-from objpert.mechanisms.certificates.plan import PeerInputs
+from objpert.mechanisms._certificates.plan import PeerInputs
 
 DELTA = 1e-5
 REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE

@@ -1,5 +1,5 @@
 """The exact-minimiser privacy profile of Gaussian objective perturbation (Redberg, Koskela
-& Wang 2023, Section 3; objpert.mechanisms.certificates.redberg) against independent computations:
+& Wang 2023, Section 3; objpert.mechanisms._certificates.redberg) against independent computations:
 mpmath quadrature of its defining expectation, brute-force quadrature of the pointwise
 loss bound over the noise with the corner maximum found by an optimiser, the privacy-loss
 distribution of actual exact minimisers (d = 1, the minimiser found by a root solver), the
@@ -18,14 +18,15 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize
 
-from objpert.accounting.gaussian_mechanism import gaussian_delta
-from objpert.certify import problem, theorem_c13
+from objpert._losses import get_loss
+from objpert.accounting._gaussian_mechanism import gaussian_delta
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import problem
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.certificates import plan_amp, plan_lop, plan_lop_clip
-from objpert.mechanisms.certificates.kifer import lop_delta, lop_mean_form
-from objpert.mechanisms.certificates.plan import PeerPlan
-from objpert.mechanisms.certificates.redberg import (
+from objpert.mechanisms._certificates import plan_amp, plan_lop, plan_lop_clip
+from objpert.mechanisms._certificates.kifer import lop_delta, lop_mean_form
+from objpert.mechanisms._certificates.plan import PeerPlan
+from objpert.mechanisms._certificates.redberg import (
     calibrate_exact_lop,
     exact_lop_constants,
     exact_lop_delta,
@@ -176,7 +177,7 @@ def test_profile_certifies_at_most_half_of_kifers_delta_from_its_floor():
     sensitivity 2 L1 zeta) the profile certifies at most half of Kifer's delta: its Jacobian
     term is at most log(1 + epsilon / 2) <= epsilon / 2, and Kifer's sigma keeps the
     Gaussian term t^2/2 + t|Z| <= epsilon / 2 except with probability
-    2 Q(sqrt(2 log(2/delta))) <= delta / 2 (the argument in objpert.mechanisms.certificates.lop)."""
+    2 Q(sqrt(2 log(2/delta))) <= delta / 2 (the argument in objpert.mechanisms._certificates.lop)."""
     for n in (100, 2000, 10**6):
         for eps in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0):
             for delta in (1e-3, 1e-6, 1e-9, 1e-12):

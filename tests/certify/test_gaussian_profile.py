@@ -15,14 +15,11 @@ from certify_cases import (
 )
 from scipy import integrate
 
-from objpert.accounting import gaussian_mechanism as gaussian
-from objpert.certify import (
-    min_iterations,
-    problem,
-    theorem41,
-    theorem_c13,
-    truncation,
-)
+from objpert.accounting import _gaussian_mechanism as gaussian
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import _truncation as truncation
+from objpert.certify import min_iterations, problem
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
 mpf = mpmath.mpf
@@ -120,7 +117,7 @@ def test_iterations_below_one_or_fractional_are_refused(bad_n):
 @pytest.mark.parametrize(("mu", "epsilon"), [(3e-5, 1.0), (1e-5, 1.0), (2e-3, 0.5)])
 def test_min_iterations_pruning_matches_dense_scan_to_1e6(mu, epsilon):
     """The block lower bounds of the search never skip the first certifying N (dense check)."""
-    from objpert.certify.theorem41 import slack_for_divergence
+    from objpert.certify._theorem41 import slack_for_divergence
 
     pc = problem("logistic", n=10**6, d=10**4, zeta=1.0, mu=mu)
     sigma, delta = 1e-5, 1e-7

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from objpert.certify import calibration as cal
-from objpert.certify import knee as knee_mod
-from objpert.certify import sigma_search
-from objpert.certify.budget import NOTABLE_GAIN, ceiling
-from objpert.certify.constants import problem
+from objpert._losses import get_loss
+from objpert.certify import _calibration as cal
+from objpert.certify import _knee as knee_mod
+from objpert.certify import _sigma_search as sigma_search
+from objpert.certify._budget import NOTABLE_GAIN, ceiling
+from objpert.certify._constants import problem
 from objpert.exceptions import UnreachableTargetError
-from objpert.losses import get_loss
 
 W = 3.0
 # TV16-like public constants (the demo's split): 28,193 rows, 25 features + intercept
@@ -136,8 +136,8 @@ def _reference_best_sigma(pc, epsilon, delta, N):
     """The smallest certifying sigma by the plain algorithm: every share's first passing
     grid point, every share bisected step by step (``_BISECTIONS`` halvings of log sigma),
     the divergence evaluated on the whole array."""
-    from objpert.certify import theorem_c13
-    from objpert.special import chi_radius, q1
+    from objpert._special import chi_radius, q1
+    from objpert.certify import _theorem_c13 as theorem_c13
 
     def passes(sigma, share, rfac):
         r = sigma * rfac
@@ -182,7 +182,10 @@ def test_smallest_sigma_equals_the_plain_search_bit_for_bit():
             pc = problem(loss, n=n, d=d, zeta=zeta, mu=mu)
         except Exception:  # a scale the constants refuse
             continue
-        got, want = sigma_search._best_sigma(pc, eps, delta, N), _reference_best_sigma(pc, eps, delta, N)
+        got, want = (
+            sigma_search._best_sigma(pc, eps, delta, N),
+            _reference_best_sigma(pc, eps, delta, N),
+        )
         assert got[0] == want[0] and (
             got[1] == want[1] or (math.isnan(got[1]) and math.isnan(want[1]))
         )

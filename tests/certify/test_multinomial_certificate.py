@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from objpert.engines.softmax import SoftmaxObjective
+from objpert._engines.softmax import SoftmaxObjective
+from objpert._solvers.newton import solve_to_tolerance
 from objpert.exceptions import UnreachableTargetError
-from objpert.mechanisms.certificates.multinomial import (
+from objpert.mechanisms._certificates.multinomial import (
     certify_multinomial,
     chi_profile_delta,
     multinomial_sigma,
@@ -24,8 +25,7 @@ from objpert.mechanisms.certificates.multinomial import (
     softmax_gradient_bound,
     softmax_log_det,
 )
-from objpert.mechanisms.certificates.redberg import folded_gaussian_delta
-from objpert.solvers.newton import solve_to_tolerance
+from objpert.mechanisms._certificates.redberg import folded_gaussian_delta
 
 
 def mp_profile(eps, t, c0, m):

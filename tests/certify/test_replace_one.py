@@ -29,10 +29,10 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from objpert._losses import get_loss
 from objpert.certify import REPLACE_ONE, replace_one_sensitivity
-from objpert.certify.neighbours import two_radii
-from objpert.losses import get_loss
-from objpert.mechanisms.certificates import plan_amp, plan_lop, plan_lop_clip
+from objpert.certify._neighbours import two_radii
+from objpert.mechanisms._certificates import plan_amp, plan_lop, plan_lop_clip
 
 # ------------------------------------------------------------ the exact pair, d = 1
 

@@ -14,13 +14,10 @@ from certify_cases import (
     msg_of,
 )
 
-from objpert.certify import (
-    min_iterations,
-    problem,
-    theorem41,
-    theorem_c13,
-    truncation,
-)
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import _truncation as truncation
+from objpert.certify import min_iterations, problem
 from objpert.exceptions import ObjpertError, UnreachableTargetError
 
 mpf = mpmath.mpf

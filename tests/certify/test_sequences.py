@@ -15,11 +15,9 @@ from certify_cases import (
     rel,
 )
 
-from objpert.certify import (
-    problem,
-    sequences,
-)
-from objpert.certify.constants import ProblemConstants
+from objpert.certify import _sequences as sequences
+from objpert.certify import problem
+from objpert.certify._constants import ProblemConstants
 
 mpf = mpmath.mpf
 

@@ -16,10 +16,8 @@ from certify_cases import (
     rel,
 )
 
-from objpert.certify import (
-    theorem41,
-    truncation,
-)
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _truncation as truncation
 
 mpf = mpmath.mpf
 

@@ -19,13 +19,11 @@ from certify_cases import (
     rel,
 )
 
-from objpert.certify import (
-    theorem41,
-    theorem_c13,
-    truncation,
-)
+from objpert._special import chi_tail
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import _truncation as truncation
 from objpert.exceptions import ParameterError
-from objpert.special import chi_tail
 
 mpf = mpmath.mpf
 

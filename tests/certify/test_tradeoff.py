@@ -1,4 +1,4 @@
-"""The trade-off function implied by a privacy profile (objpert.certify.tradeoff), against
+"""The trade-off function implied by a privacy profile (objpert.certify._tradeoff), against
 independent computations: the Gaussian mechanism's closed-form trade-off (its profile from
 Balle & Wang 2018, Theorem 8, in mpmath) and the Neyman-Pearson tests of the extremal
 (epsilon, delta) pair of Kairouz, Oh & Viswanath (2015)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from objpert.certify import tradeoff
+from objpert.certify import _tradeoff as tradeoff
 from objpert.exceptions import ParameterError
 
 

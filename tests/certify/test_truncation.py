@@ -6,9 +6,7 @@ import math
 
 import pytest
 
-from objpert.certify import (
-    truncation,
-)
+from objpert.certify import _truncation as truncation
 
 
 @pytest.mark.parametrize("kind", ["paper", "exact"])

@@ -16,12 +16,10 @@ from certify_cases import (
 from scipy import optimize
 from scipy.special import expit
 
-from objpert.certify import (
-    problem,
-    utility,
-)
+from objpert._special import chi_tail
+from objpert.certify import _utility as utility
+from objpert.certify import problem
 from objpert.exceptions import ParameterError
-from objpert.special import chi_tail
 
 mpf = mpmath.mpf
 

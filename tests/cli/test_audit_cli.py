@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from objpert.audit import attacks
+from objpert.audit import _attacks as attacks
 from objpert.cli import main
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 FAST = ["--draws", "400", "--samples", "60", "--seed", "3"]
 
@@ -68,7 +68,7 @@ def test_random_pair_and_qop(capsys):
 
 
 def test_worst_pair_is_searched_then_attacked(capsys, monkeypatch):
-    import objpert.audit.worst_pair as wp
+    import objpert.audit._worst_pair as wp
 
     found = dataclasses.make_dataclass("W", ["x", "label", "x_prime", "label_prime"])
     monkeypatch.setattr(wp, "worst_pair", lambda *a, **k: found((0.0, 1.0), 1.0, (0.0, -1.0), 1.0))

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from objpert.apps.reproduce import example_constants
-from objpert.certify import theorem41, theorem_c13
+from objpert.apps._reproduce import example_constants
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.cli import main
 
 EXAMPLE = [

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from objpert.cli import main
-from objpert.cli.train import parse_classes
+from objpert.cli._train import parse_classes
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import ObjpertError
 

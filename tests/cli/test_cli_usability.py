@@ -16,14 +16,14 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.accounting.composition import compose
+from objpert.accounting._composition import compose
 from objpert.cli import build_parser, main
-from objpert.cli.certify import target_reasons
-from objpert.cli.common import budget_warnings, thread_limit
-from objpert.cli.params import flag_for, parameter_docs, parse_feature_bounds, value_reader
+from objpert.cli._certify import target_reasons
+from objpert.cli._common import budget_warnings, thread_limit
+from objpert.cli._params import flag_for, parameter_docs, parse_feature_bounds, value_reader
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import CliError, ParameterError
-from objpert.mechanisms import progress
+from objpert.mechanisms import _progress as progress
 
 
 def run(capsys, argv):
@@ -67,7 +67,7 @@ def test_train_threads_are_n_jobs():
 
 
 def test_flags_reach_the_estimator():
-    from objpert.cli.params import estimator_kwargs
+    from objpert.cli._params import estimator_kwargs
 
     p = subparser("train")
     args = p.parse_args(
@@ -291,7 +291,7 @@ def test_printed_certificates_are_short(capsys):
 
 
 def test_uncertified_certificate_prints_its_reasons():
-    from objpert.accounting.certificate import ReleaseCertificate
+    from objpert.accounting._certificate import ReleaseCertificate
 
     cert = ReleaseCertificate.conclude(
         "theorem41", 1.0, 0.5, 0.6, ["N = 3 is below the threshold 10"], iterations=3,
@@ -367,7 +367,7 @@ def test_thread_limit_caps_numba_only_once_its_pool_runs():
     code = (
         "import numba\n"
         "from numba.np.ufunc import parallel\n"
-        "from objpert.cli.common import thread_limit\n"
+        "from objpert.cli._common import thread_limit\n"
         "with thread_limit(1):\n"
         "    pass\n"
         "assert not parallel._is_initialized\n"

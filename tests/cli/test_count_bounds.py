@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from objpert.cli import _common as c
 from objpert.cli import build_parser, main
-from objpert.cli import common as c
 from objpert.exceptions import CliError
 
 HUGE = "1000000000000"
@@ -129,7 +129,8 @@ def test_a_count_that_is_not_an_integer_is_still_a_usage_error(capsys):
 
 @pytest.mark.parametrize("command", ["demo", "compare"])
 def test_too_many_epsilons_are_refused_before_any_work(command, monkeypatch, capsys):
-    from objpert.apps import compare, demo
+    from objpert.apps import _compare as compare
+    from objpert.apps import _demo as demo
 
     def started(*args, **kwargs):
         raise AssertionError("the work started")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from objpert.cli import main
-from objpert.cli.common import MODEL_MAX_BYTES, byte_count, one_line
+from objpert.cli._common import MODEL_MAX_BYTES, byte_count, one_line
 from objpert.estimators import PrivateLogisticRegression
 from objpert.persistence import MAX_BYTES, save
 

@@ -9,8 +9,8 @@ import argparse
 import pytest
 
 from objpert.cli import build_parser, main
-from objpert.cli.common import cli_words
-from objpert.cli.params import SPECIAL, flag_for
+from objpert.cli._common import cli_words
+from objpert.cli._params import SPECIAL, flag_for
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 
 

@@ -10,7 +10,8 @@ import types
 
 import pytest
 
-from objpert.cli import main, output
+from objpert.cli import _output as output
+from objpert.cli import main
 
 
 @pytest.fixture
@@ -109,8 +110,8 @@ def test_reproduce_without_rich_strips_the_markup(capsys, no_rich):
 
 
 def test_bench_table_without_rich(capsys, no_rich, monkeypatch):
-    from objpert.apps.bench import runner
-    from objpert.apps.bench.common import BenchResult
+    from objpert.apps._bench import runner
+    from objpert.apps._bench.common import BenchResult
 
     module = types.ModuleType("fake_bench_module")
     module.bench_fake = lambda: [BenchResult("fake", 1.0, "base", 2.0, 0.5, 1.0, "max")]

@@ -1,4 +1,4 @@
-"""Tests of objpert.data: the contract between user input and Assumption 1.
+"""Tests of objpert._data: the contract between user input and Assumption 1.
 
 Every expected value is recomputed here from the inputs (row norms with ``np.linalg.norm``,
 label maps by hand), never copied from objpert's output.
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from objpert.data import (
+from objpert._data import (
     NORM_RTOL,
     PreparedData,
     add_intercept,

@@ -14,22 +14,22 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from objpert.apps.bench.dask_engine import bench_dask  # noqa: E402
-from objpert.certify.calibration import tight  # noqa: E402
-from objpert.data import for_plan  # noqa: E402
-from objpert.data.distributed import (  # noqa: E402
+from objpert._data import for_plan  # noqa: E402
+from objpert._data.distributed import (  # noqa: E402
     for_plan_dask,
     from_csv,
     from_parquet,
     map_rows,
 )
-from objpert.engines.distributed import DaskEngine  # noqa: E402
-from objpert.engines.distributed_direct import pins  # noqa: E402
-from objpert.engines.glm import GLMObjective  # noqa: E402
+from objpert._engines.distributed import DaskEngine  # noqa: E402
+from objpert._engines.distributed_direct import pins  # noqa: E402
+from objpert._engines.glm import GLMObjective  # noqa: E402
+from objpert._losses import get_loss  # noqa: E402
+from objpert.apps._bench.dask_engine import bench_dask  # noqa: E402
+from objpert.certify._calibration import tight  # noqa: E402
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression  # noqa: E402
 from objpert.exceptions import DataError  # noqa: E402
-from objpert.losses import get_loss  # noqa: E402
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent  # noqa: E402
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
@@ -197,7 +197,7 @@ def test_bad_input_is_refused(client, data, plans):
 def test_direct_steps_equal_task_graph_steps(client, data, monkeypatch):
     """Steps over the workers' sockets, over Dask messages and as task graphs: the numpy
     gradient; a lost socket or a moved partition sends the step through the task graph."""
-    from objpert.engines import distributed_direct
+    from objpert._engines import distributed_direct
 
     X, y, _, _ = data
     s = np.where(y == "yes", 1.0, -1.0)

@@ -28,9 +28,9 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
-from objpert.data import contract, prepare  # noqa: E402
-from objpert.data.distributed import from_csv, from_parquet, prepare_dask  # noqa: E402
-from objpert.engines import distributed as engines  # noqa: E402
+from objpert._data import contract, prepare  # noqa: E402
+from objpert._data.distributed import from_csv, from_parquet, prepare_dask  # noqa: E402
+from objpert._engines import distributed as engines  # noqa: E402
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression  # noqa: E402
 from objpert.exceptions import (  # noqa: E402
     ClusterError,
@@ -178,7 +178,7 @@ def test_killed_worker_with_dask_input_is_recomputed(client, data, monkeypatch):
 def test_killed_worker_during_the_check_is_recovered(client, data, monkeypatch):
     X, y, _ = data
     ref = prepare_dask(X, y, data_norm=1.0, client=client, partitions=4)
-    from objpert.data import distributed as on_cluster
+    from objpert._data import distributed as on_cluster
 
     original = on_cluster._Recipe.statistics
     calls = []
@@ -251,7 +251,7 @@ def test_timeout_is_checked_and_inherited(client, data):
         prepare_dask(X, y, data_norm=1.0, client=client, timeout=0)
     prepared = prepare_dask(X, y, data_norm=1.0, client=client, timeout=2.5)
     assert prepared.X.timeout == 2.5
-    from objpert.data.distributed import for_plan_dask
+    from objpert._data.distributed import for_plan_dask
 
     engine, _, _ = for_plan_dask(
         prepared.X, None, n=N, d=D + 1, zeta=prepared.zeta, label_kind="binary", clip=False

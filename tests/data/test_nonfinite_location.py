@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from objpert.data import as_feature_matrix
+from objpert._data import as_feature_matrix
 from objpert.exceptions import DataError
 
 

@@ -11,15 +11,15 @@ import pytest
 from scipy import sparse
 
 from objpert import persistence
+from objpert._engines import factory, shaped
+from objpert._engines.compiled import csr_rows_kernel, kernel_set
+from objpert._engines.sparse import SparseEngine
+from objpert._engines.xp import gpu_namespace
+from objpert._losses import get_loss
 from objpert.accounting import PrivacyAccountant
-from objpert.engines import factory, shaped
-from objpert.engines.compiled import csr_rows_kernel, kernel_set
-from objpert.engines.sparse import SparseEngine
-from objpert.engines.xp import gpu_namespace
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, release_one_vs_rest
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, release_one_vs_rest
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -152,7 +152,7 @@ def test_robust_regression_auto():
 
 def test_one_vs_rest_release_with_an_engine_equals_the_sequential_releases():
     X, _, y3 = one_hot_data(400, 10)
-    from objpert.certify import calibration
+    from objpert.certify import _calibration as calibration
 
     plan = calibration.tight("logistic", n=len(X), d=X.shape[1], zeta=1.0, epsilon=2.0,
                              delta=1e-5, mu=0.1, max_iter=600,

@@ -1,4 +1,4 @@
-"""Tests of objpert.engines.compiled: the pure-Python kernel set against the compiled one
+"""Tests of objpert._engines.compiled: the pure-Python kernel set against the compiled one
 (every loss, the single-point, batched, parallel and derivative kernels, on a few rows),
 the backend selection, the immutable kernel sets, the deprecated aliases, the warm-up and
 a fork while another thread compiles."""
@@ -14,9 +14,9 @@ import types
 import numpy as np
 import pytest
 
-from objpert.engines import compiled
-from objpert.engines.compiled import build, exponential, loops
-from objpert.losses import get_loss
+from objpert._engines import compiled
+from objpert._engines.compiled import build, exponential, loops
+from objpert._losses import get_loss
 
 LOSSES = ["logistic", "robust", "squared"]
 KIND = {"logistic": loops.LOGISTIC, "robust": loops.ROBUST, "squared": loops.SQUARED}
@@ -252,9 +252,9 @@ def run_python(script: str, env: dict[str, str] | None = None, timeout: float = 
 GRADIENT = """
     import sys
     import numpy as np
-    from objpert.engines import blocked, compiled
-    from objpert.engines.dense import DenseEngine
-    from objpert.losses import get_loss
+    from objpert._engines import blocked, compiled
+    from objpert._engines.dense import DenseEngine
+    from objpert._losses import get_loss
 
     blocked.PARALLEL_MIN_WORK = 0  # the kernels' path, however small
     rng = np.random.default_rng(0)
@@ -293,7 +293,7 @@ def test_without_numba_the_engine_uses_the_numpy_sweep():
     """
         + GRADIENT
         + """
-    from objpert.engines.compiled import kernel_set
+    from objpert._engines.compiled import kernel_set
     assert compiled.fused_kernel(loss) is None and compiled.parallel_kernel(loss) is None
     assert compiled.warm() is None and kernel_set("numba") is None
     assert kernel_set("python") is not None
@@ -316,9 +316,9 @@ FORK = """
     import numpy as np
     from numba.core.compiler_lock import global_compiler_lock
 
-    from objpert.engines import blocked, compiled
-    from objpert.engines.dense import DenseEngine
-    from objpert.losses import get_loss
+    from objpert._engines import blocked, compiled
+    from objpert._engines.dense import DenseEngine
+    from objpert._losses import get_loss
 
     warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
     blocked.PARALLEL_MIN_WORK = 0

@@ -1,7 +1,7 @@
-"""Tests of objpert.engines: the GLM objective F(w) = (1/n) sum_i l(<x_i, w>, y_i) + mu/2 ||w||^2.
+"""Tests of objpert._engines: the GLM objective F(w) = (1/n) sum_i l(<x_i, w>, y_i) + mu/2 ||w||^2.
 
 Each quantity is checked against a plain reference written here (explicit per-sample loops with
-the losses' formulas typed out, not objpert.losses) and against central finite differences.
+the losses' formulas typed out, not objpert._losses) and against central finite differences.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from objpert.engines import ArrayEngine, GLMObjective, make_engine
-from objpert.losses import get_loss
+from objpert._engines import ArrayEngine, GLMObjective, make_engine
+from objpert._losses import get_loss
 
 SCALE = 0.7  # pseudo-Huber scale
 ZETA = 1.0

@@ -22,9 +22,7 @@ from scipy import sparse
 from scipy.special import expit
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from objpert.apps.bench.common import BenchResult
-from objpert.certify import calibration
-from objpert.engines import (
+from objpert._engines import (
     ArrayEngine,
     DenseEngine,
     GLMObjective,
@@ -32,13 +30,15 @@ from objpert.engines import (
     blocked,
     make_engine,
 )
-from objpert.engines.array import MIN_BLOCKED_SIZE
-from objpert.engines.span import FeatureSpan, span_reduction_pays
+from objpert._engines.array import MIN_BLOCKED_SIZE
+from objpert._engines.span import FeatureSpan, span_reduction_pays
+from objpert._losses import Loss, get_loss
+from objpert.apps._bench.common import BenchResult
+from objpert.certify import _calibration as calibration
 from objpert.exceptions import ParameterError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
-from objpert.losses import Loss, get_loss
-from objpert.mechanisms import perturbed_gd
-from objpert.mechanisms.perturbed_gd import (
+from objpert.mechanisms import _perturbed_gd as perturbed_gd
+from objpert.mechanisms._perturbed_gd import (
     BatchRelease,
     perturbed_gradient_descent,
     release_batch,
@@ -135,7 +135,7 @@ def test_cheap_path_is_the_plain_two_pass_product(fmt):
     w = np.random.default_rng(6).normal(size=5)
     assert_close(engine.glm_gradient(w, y, loss), two_pass(X, w, y, loss), rtol=1e-14)
     if fmt == "dense":  # literally X.T @ l'(X @ w, y) (l' compiled and vectorised if numba)
-        from objpert.engines import compiled
+        from objpert._engines import compiled
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(compiled, "ENABLED", False)
@@ -418,7 +418,7 @@ def test_span_reduction_is_automatic_when_it_pays(monkeypatch):
 
 
 def test_benchmarks_run_tiny():
-    from objpert.apps.bench.engine import bench_batched, bench_dense, bench_sparse
+    from objpert.apps._bench.engine import bench_batched, bench_dense, bench_sparse
 
     results = (
         bench_dense(n=3000, d=8, repeats=1, threads=2)
@@ -444,7 +444,7 @@ def test_best_times_interleaves_the_functions():
     """A round calls every function once, in turn (so a figure and its baseline see the
     same machine), after the warm-up rounds and a settling sleep before each timed call;
     each function's best time is returned."""
-    from objpert.apps.bench.common import best_times
+    from objpert.apps._bench.common import best_times
 
     calls: list[str] = []
     times = best_times(
@@ -476,7 +476,7 @@ def test_d1_into_equals_d1_bit_for_bit(name):
 def test_dense_row_kernel_equals_two_pass(name, use_kernel, n, d, threads, threaded, monkeypatch):
     """With numba (the compiled kernel) and without it (the numpy sweep): the two-pass
     gradient to 1e-12, bitwise repeatable, also at margins where exp overflows."""
-    from objpert.engines import compiled
+    from objpert._engines import compiled
 
     if use_kernel and not compiled.available():
         pytest.skip("numba is not installed")
@@ -497,7 +497,7 @@ def test_dense_row_kernel_equals_two_pass(name, use_kernel, n, d, threads, threa
 
 
 def test_dense_row_kernel_only_for_the_shipped_losses():
-    from objpert.engines import compiled
+    from objpert._engines import compiled
 
     @dataclasses.dataclass(frozen=True)
     class Doubled(type(get_loss("logistic"))):
@@ -520,7 +520,7 @@ def test_dense_row_kernel_only_for_the_shipped_losses():
 
 
 def needs_numba():
-    from objpert.engines import compiled
+    from objpert._engines import compiled
 
     if not compiled.available():
         pytest.skip("numba is not installed")

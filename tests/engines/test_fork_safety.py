@@ -1,4 +1,4 @@
-"""Fork safety (:mod:`objpert.forksafe`): a ``multiprocessing`` "fork" pool started while
+"""Fork safety (:mod:`objpert._forksafe`): a ``multiprocessing`` "fork" pool started while
 another thread runs a fit gets a child that fits too, within a bounded time, whether the
 fork falls in the first fit of a fresh process (its imports, the kernels' build and the
 engines' pools starting) or in a later one.
@@ -109,7 +109,7 @@ def test_a_fork_waits_for_imports_and_frees_their_locks_in_the_child(tmp_path):
         """
         import os, sys, threading, time
         import objpert
-        from objpert import forksafe
+        from objpert import _forksafe as forksafe
 
         sys.path.insert(0, sys.argv[1])
 
@@ -165,9 +165,9 @@ def test_module_locks_held_by_another_thread_are_free_in_a_child():
         """
         import os, threading
         import objpert
-        from objpert.engines import blocked
-        from objpert.engines import compiled
-        from objpert.estimators import selection
+        from objpert._engines import blocked
+        from objpert._engines import compiled
+        from objpert.estimators import _selection as selection
 
         locks = [blocked._POOL_LOCK, compiled._PARALLEL_LOCK, selection._lock]
         held, done = threading.Event(), threading.Event()
@@ -210,7 +210,7 @@ def test_the_blas_limit_of_a_sweep_in_another_thread_is_lifted_in_a_child():
         import os, threading
         from threadpoolctl import threadpool_info
         import objpert
-        from objpert.engines import blocked
+        from objpert._engines import blocked
 
         def blas():
             return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]

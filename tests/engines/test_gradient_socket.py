@@ -1,4 +1,4 @@
-"""A worker's gradient socket (:func:`objpert.engines.distributed_direct._serve`) serves
+"""A worker's gradient socket (:func:`objpert._engines.distributed_direct._serve`) serves
 the engine's connection at once even when other clients connected first and stay silent,
 send a wrong or partial token, or close: their tokens are read side by side, never one
 after the other (a silent peer used to hold the engine up CONNECT_SECONDS each).
@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from objpert.engines import distributed_direct as direct
-from objpert.losses import get_loss
+from objpert._engines import distributed_direct as direct
+from objpert._losses import get_loss
 
 TOKEN = b"t" * 32
 

@@ -10,12 +10,12 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.engines import factory, shaped, timing
-from objpert.engines.compiled import keyed_kernels
-from objpert.engines.keyed import KeyedEngine, key_rows
+from objpert._engines import factory, shaped, timing
+from objpert._engines.compiled import keyed_kernels
+from objpert._engines.keyed import KeyedEngine, key_rows
+from objpert._losses import get_loss
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -218,7 +218,7 @@ def test_seconds_per_step_times_the_engine_the_fit_runs(monkeypatch):
 
 
 def test_a_device_engine_is_timed_through_its_descent(monkeypatch):
-    from objpert.engines.xp import XPEngine
+    from objpert._engines.xp import XPEngine
 
     calls = []
     descend = XPEngine.descend
@@ -237,7 +237,7 @@ def test_the_time_budget_reads_the_public_shape_and_the_declared_engine(monkeypa
     """Two data sets of one shape, one tabular (the keyed layout pays) and one dense: the
     same step is timed for both (the private rows choose neither the engine timed nor N),
     and the engine declared is the one timed."""
-    from objpert.estimators import time_budget
+    from objpert.estimators import _time_budget as time_budget
 
     seen = []
 

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from objpert.certify import calibration
-from objpert.engines import GLMObjective
-from objpert.engines.factory import build_engine
-from objpert.engines.shaped import (
+from objpert._engines import GLMObjective
+from objpert._engines.factory import build_engine
+from objpert._engines.shaped import (
     CSR_ENTRY_COST,
     DENSE_TWO_PASS_COST,
     LAYOUTS,
@@ -25,9 +24,10 @@ from objpert.engines.shaped import (
     shape_engine,
     step_cost,
 )
+from objpert._losses import get_loss
+from objpert.certify import _calibration as calibration
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, run_gradient_descent
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, run_gradient_descent
 
 SCALE, MU, ETA, STEPS = 0.7, 0.1, 0.9, 80
 
@@ -94,7 +94,7 @@ def test_merge_rows_is_exact():
 
 def test_hash_collisions_fall_back_to_the_bytes(monkeypatch):
     """Every row hashed alike: the merge compares the rows themselves, still exact."""
-    from objpert.engines import shaped
+    from objpert._engines import shaped
 
     X, y, _ = tabular(2000, 14, pool=100)
     expected = merge_rows(X, y)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from objpert.engines.softmax import SoftmaxObjective
+from objpert._engines.softmax import SoftmaxObjective
 from objpert.exceptions import DataError
 
 

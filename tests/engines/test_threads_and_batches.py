@@ -13,15 +13,15 @@ import pytest
 from scipy import sparse
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from objpert.certify import calibration
-from objpert.engines import blocked, threads, timing
-from objpert.engines.dense import DenseEngine
-from objpert.engines.glm import GLMObjective
-from objpert.engines.sparse import SparseEngine
+from objpert._engines import blocked, threads, timing
+from objpert._engines.dense import DenseEngine
+from objpert._engines.glm import GLMObjective
+from objpert._engines.sparse import SparseEngine
+from objpert._losses import get_loss
+from objpert.certify import _calibration as calibration
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import DataError, ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import (
+from objpert.mechanisms._perturbed_gd import (
     perturbed_gradient_descent,
     release_one_vs_rest,
     release_targets,
@@ -105,7 +105,7 @@ def test_multiclass_estimator_runs_one_sweep_and_equals_the_sequential_loop(monk
     labels and generators."""
     X, Y = problem(500, 6, 4, seed=3)
     y = np.argmax(Y, axis=1)
-    from objpert.mechanisms import perturbed_gd
+    from objpert.mechanisms import _perturbed_gd as perturbed_gd
 
     calls: list[tuple] = []
     real = perturbed_gd.release_one_vs_rest
@@ -129,7 +129,7 @@ def test_multiclass_estimator_runs_one_sweep_and_equals_the_sequential_loop(monk
 def test_release_plans_runs_one_descent_per_shared_step_size_and_n(monkeypatch):
     """Seeds and an epsilon grid: each release equals its own single release; plans that
     share the constants and N run as one batched descent."""
-    from objpert.mechanisms import perturbed_gd
+    from objpert.mechanisms import _perturbed_gd as perturbed_gd
 
     X, Y = problem(400, 6, 2, seed=12)
     y = Y[:, 0]
@@ -187,7 +187,7 @@ def test_labelled_and_serial_kernels_equal_their_plain_python_meaning(name, B):
     """The compiled per-column-label kernel (widths 4 mod 8 take the 4-wide blocks) equals
     its plain-Python loops to rounding; one serial call over several ranges equals the
     range kernels called one by one, bit for bit."""
-    from objpert.engines import compiled
+    from objpert._engines import compiled
 
     if not compiled.available():
         pytest.skip("numba is not installed")
@@ -283,7 +283,7 @@ def test_seconds_per_step_is_positive_and_grows_with_n():
 def test_max_seconds_cuts_the_iteration_budget_from_the_public_shape(monkeypatch):
     """The estimator times a step for its public (n, d, releases) only, and the plan is
     calibrated within the steps the seconds buy."""
-    from objpert.estimators import time_budget
+    from objpert.estimators import _time_budget as time_budget
 
     seen: list[tuple] = []
 
@@ -310,7 +310,7 @@ def test_max_seconds_cuts_the_iteration_budget_from_the_public_shape(monkeypatch
 
 
 def test_a_fixed_n_plan_beyond_the_time_budget_is_refused(monkeypatch):
-    from objpert.estimators import time_budget
+    from objpert.estimators import _time_budget as time_budget
 
     monkeypatch.setattr(time_budget, "seconds_per_step", lambda *a, **k: 1.0)
     X, Y = problem(400, 5, 2, seed=10)
@@ -325,7 +325,7 @@ def test_a_fixed_n_plan_beyond_the_time_budget_is_refused(monkeypatch):
 
 
 def test_the_peers_solver_runs_one_blas_thread():
-    from objpert.solvers.newton import solve_to_tolerance
+    from objpert._solvers.newton import solve_to_tolerance
 
     X, Y = problem(300, 8, 2, seed=11)
     f = GLMObjective(X, Y[:, 0], "logistic", 0.1)
@@ -347,7 +347,7 @@ def test_the_peers_solver_runs_one_blas_thread():
 
 
 def test_bench_threads_rows_and_competing_load():
-    from objpert.apps.bench import threads as bench
+    from objpert.apps._bench import threads as bench
 
     with bench.competing_load(1) as count:
         assert count == 1
@@ -364,8 +364,8 @@ def test_bench_threads_rows_and_competing_load():
 
 def test_clear_calibration_caches_empties_the_plan_caches():
     """The benchmarks' fits with calibration included start from empty caches."""
-    from objpert.apps.bench.common import clear_calibration_caches
-    from objpert.estimators.planning import plan_for
+    from objpert.apps._bench.common import clear_calibration_caches
+    from objpert.estimators._planning import plan_for
 
     plan_for("logistic", None, "tight", 200, 3, 1.0, 1.0, 1e-5, 1.0, 100, 0.1)
     assert plan_for.cache_info().currsize >= 1

@@ -1,7 +1,7 @@
 """The array-API engine: the same release as the CPU engines for the same noise.
 
 The reference is a plain loop written here (numpy, the losses' derivatives typed out,
-not objpert.losses): w <- w - eta ((1/n) X^T l'(Xw, y) + mu w + z), N times. The
+not objpert._losses): w <- w - eta ((1/n) X^T l'(Xw, y) + mu w + z), N times. The
 engine's own code path runs on numpy (via array-api-compat) and on array-api-strict,
 which rejects anything outside the standard.
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from objpert.certify import calibration
-from objpert.engines import GLMObjective
-from objpert.engines.xp import DERIVATIVES, XPEngine, gpu_namespace
+from objpert._engines import GLMObjective
+from objpert._engines.xp import DERIVATIVES, XPEngine, gpu_namespace
+from objpert._losses import get_loss
+from objpert.certify import _calibration as calibration
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, run_gradient_descent
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, run_gradient_descent
 
 xps = pytest.importorskip("array_api_strict")
 pytest.importorskip("array_api_compat")
@@ -186,7 +186,7 @@ def test_gpu_check_without_gpu_exits_zero():
 def test_float32_compiled_sweep_with_counts(name):
     """numpy float32, one point: the compiled float32 sweep (with numba), weighted rows."""
     pytest.importorskip("numba")
-    from objpert.engines import xp as xp_module
+    from objpert._engines import xp as xp_module
 
     X, y, z = data(name, seed=8)
     counts = np.arange(len(X)) % 3 + 1.0

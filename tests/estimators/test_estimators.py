@@ -20,8 +20,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from objpert.accounting.certificate import ReleaseCertificate
-from objpert.accounting.composition import ComposedCertificate, basic, split_budget
+from objpert.accounting._certificate import ReleaseCertificate
+from objpert.accounting._composition import ComposedCertificate, basic, split_budget
 from objpert.estimators import (
     PrivateLogisticRegression,
     PrivateRobustRegression,
@@ -277,7 +277,7 @@ def test_os_entropy_differs_and_does_not_warn():
 
 
 def test_plan_cache_is_keyed_by_public_values():
-    from objpert.estimators.planning import calibration_for
+    from objpert.estimators._planning import calibration_for
 
     def hits() -> int:
         return plan_for.cache_info().hits + calibration_for.cache_info().hits

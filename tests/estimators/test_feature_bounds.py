@@ -134,7 +134,7 @@ def test_read_data_norm_round_trips_and_must_stay_recorded(tmp_path):
     payload = json.loads(path.read_text())
     payload["certificate"]["not_public"] = []
     payload.pop("digest")
-    from objpert.persistence.fileformat import digest
+    from objpert.persistence._fileformat import digest
 
     payload["digest"] = digest(payload)
     path.write_text(json.dumps(payload))

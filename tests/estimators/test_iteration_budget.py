@@ -1,4 +1,4 @@
-"""No silent iteration ceiling: objpert.certify.budget.ceiling and the fit warning."""
+"""No silent iteration ceiling: objpert.certify._budget.ceiling and the fit warning."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from objpert.certify.budget import NOTABLE_GAIN, ceiling
-from objpert.certify.calibration import corollary_413, tight
-from objpert.certify.knee import KNEE_TOLERANCE
+from objpert.certify._budget import NOTABLE_GAIN, ceiling
+from objpert.certify._calibration import corollary_413, tight
+from objpert.certify._knee import KNEE_TOLERANCE
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import IterationBudgetWarning, ParameterError
 

@@ -19,8 +19,8 @@ import pytest
 
 import objpert
 from objpert import PrivateLogisticRegression, PrivateRobustRegression
-from objpert.accounting.composition import split_budget
-from objpert.mechanisms import registry
+from objpert.accounting._composition import split_budget
+from objpert.mechanisms import _registry as registry
 
 pytestmark = pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning")
 
@@ -181,7 +181,7 @@ def test_objpert_plan_defaults_are_the_estimators_defaults():
             assert options[name].default == params[name], (cls.__name__, name)
         assert options["mu"].default is None and params["mu"] == "auto"
     multinomial = inspect.signature(
-        objpert.mechanisms.certificates.multinomial.plan_multinomial
+        objpert.mechanisms._certificates.multinomial.plan_multinomial
     ).parameters
     assert multinomial["comparator_norm"].default == PrivateLogisticRegression().comparator_norm
     assert multinomial["mu"].default is None

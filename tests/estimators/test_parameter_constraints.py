@@ -25,7 +25,7 @@ from objpert import (
 )
 from objpert.exceptions import ParameterError
 from objpert.model_selection import PrivateGridSearch
-from objpert.persistence.pipeline_file import _ReleasedBounds
+from objpert.persistence._pipeline_file import _ReleasedBounds
 from objpert.preprocessing import (
     BoundedBinner,
     BoundedOneHotEncoder,

@@ -19,14 +19,14 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from objpert.accounting.gaussian_mechanism import gaussian_profile
-from objpert.audit.maps import GradientDescentMap, gradient_descent_jacobian
-from objpert.audit.pairwise import pairwise_profile, privacy_loss
-from objpert.certify.calibration import calibrate
+from objpert._losses import get_loss
+from objpert.accounting._gaussian_mechanism import gaussian_profile
+from objpert.audit._maps import GradientDescentMap, gradient_descent_jacobian
+from objpert.audit._pairwise import pairwise_profile, privacy_loss
+from objpert.certify._calibration import calibrate
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ParameterError
-from objpert.losses import get_loss
-from objpert.mechanisms.perturbed_gd import (
+from objpert.mechanisms._perturbed_gd import (
     perturbed_gradient_descent,
     release_batch,
     run_gradient_descent,
@@ -498,7 +498,7 @@ def test_model_files_keep_the_prior(case, tmp_path):
 
 
 def test_the_privacy_report_shows_the_public_prior(tmp_path):
-    from objpert.apps.privacy_report import build_report, render
+    from objpert.apps._privacy_report import build_report, render
     from objpert.persistence import read, save
 
     coef, intercept = np.array([[0.5, -1.25, 2.0]]), np.array([0.75])

@@ -16,9 +16,10 @@ pytest.importorskip("dp_accounting")
 import itertools
 
 from objpert import accounting
-from objpert.accounting.pld import distribution as pld_distribution
-from objpert.certify import multiclass, problem
-from objpert.certify import profile as wa_profile
+from objpert.accounting._pld import distribution as pld_distribution
+from objpert.certify import _multiclass as multiclass
+from objpert.certify import _profile as wa_profile
+from objpert.certify import problem
 from objpert.exceptions import BudgetExceededError
 
 STEP = real(1e-3, 0.05, extra=(1e-3,))
@@ -128,7 +129,7 @@ def test_joint_plan_arguments(data):
 @given(data=st.data())
 def test_certificates_compose(data):
     """Theorem C.13 certificates (certified or not) compose by PLD or are refused."""
-    from objpert.certify import theorem_c13
+    from objpert.certify import _theorem_c13 as theorem_c13
 
     kw = draw_args(
         data, sigma=real(1e-3, 1.0), iterations=count(1, 300), epsilon=real(1e-2, 5.0),

@@ -1,5 +1,5 @@
 """Fuzz: the DP-SGD and DP Newton planners and DP-SGD's accountant
-(objpert.mechanisms.certificates.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
+(objpert.mechanisms._certificates.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
 distributions are quick to compose (a few examples each)."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
-from objpert.mechanisms.certificates.dp_newton import DPNewtonPlan, plan_dp_newton
-from objpert.mechanisms.certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
+from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan, plan_dp_newton
+from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("hinge", None)),

@@ -13,8 +13,8 @@ from fuzz_support import HOSTILE, Arg, draw_args, fuzz, outcome, real
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.certify.budget import ceiling
-from objpert.certify.calibration import tight
+from objpert.certify._budget import ceiling
+from objpert.certify._calibration import tight
 from objpert.preprocessing import (
     BoundedOneHotEncoder,
     BoundedScaler,

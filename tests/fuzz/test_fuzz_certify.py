@@ -23,11 +23,15 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.accounting import gaussian_mechanism as gaussian
-from objpert.certify import calibration, search, theorem41, theorem_c13, utility
-from objpert.certify.calibration import WatkinsAroraPlan
-from objpert.certify.constants import problem
-from objpert.certify.truncation import TRUNCATIONS
+from objpert.accounting import _gaussian_mechanism as gaussian
+from objpert.certify import _calibration as calibration
+from objpert.certify import _search as search
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import _utility as utility
+from objpert.certify._calibration import WatkinsAroraPlan
+from objpert.certify._constants import problem
+from objpert.certify._truncation import TRUNCATIONS
 
 PROBLEM = dict(
     n=count(2, 10**7),

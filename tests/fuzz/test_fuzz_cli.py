@@ -363,7 +363,7 @@ def test_feature_bounds_text(text):
     """Pairs of finite numbers lo < hi, or an ArgumentTypeError naming the flag."""
     import argparse
 
-    from objpert.cli.params import parse_feature_bounds
+    from objpert.cli._params import parse_feature_bounds
 
     try:
         pairs = parse_feature_bounds(text)
@@ -384,7 +384,7 @@ def test_value_reader(text, kind):
     import argparse
     import math
 
-    from objpert.cli.params import value_reader
+    from objpert.cli._params import value_reader
 
     try:
         value = value_reader("some_param", None, kind)(text)
@@ -406,7 +406,7 @@ def test_value_reader(text, kind):
 @fuzz(200)
 @given(delta=st.floats(0.0, 1.0), target=st.floats(5e-324, 1.0))
 def test_target_reasons_exact(delta, target):
-    from objpert.cli.certify import target_reasons
+    from objpert.cli._certify import target_reasons
 
     reasons = target_reasons(delta, target)
     assert (reasons == []) == (delta <= target)
@@ -422,8 +422,8 @@ def test_target_reasons_exact(delta, target):
 )
 def test_printed_certificates(epsilon, masses, reasons, k):
     """A certificate and a composition of k of them print a few short lines; repr is one."""
-    from objpert.accounting.certificate import ReleaseCertificate
-    from objpert.accounting.composition import compose
+    from objpert.accounting._certificate import ReleaseCertificate
+    from objpert.accounting._composition import compose
     from objpert.exceptions import ParameterError
 
     cert = ReleaseCertificate.conclude(

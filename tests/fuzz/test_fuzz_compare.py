@@ -1,4 +1,4 @@
-"""Fuzz: the comparison's statistics (objpert.apps.compare.stats): hostile lists are
+"""Fuzz: the comparison's statistics (objpert.apps._compare.stats): hostile lists are
 refused with an objpert error; valid ones give the plain-numpy mean, standard error and
 paired t interval (NaN only where one value leaves them unknown)."""
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import t as student_t
 
-from objpert.apps.compare import mean_se, paired_difference, time_summary
+from objpert.apps._compare import mean_se, paired_difference, time_summary
 
 VALUES = st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=12)
 ANY = st.one_of(VALUES, HOSTILE, st.just([]), st.lists(HOSTILE, min_size=1, max_size=3))

@@ -1,4 +1,4 @@
-"""Fuzz: the comparison's seeds of one cell (objpert.apps.compare.fit_seeds) and its
+"""Fuzz: the comparison's seeds of one cell (objpert.apps._compare.fit_seeds) and its
 worker processes (compare.run(workers=...)): hostile arguments are refused with an objpert
 error; valid ones give finite weights, certificates in range, the release each seed gives
 alone, and rows that do not depend on the number of workers."""
@@ -11,11 +11,11 @@ from fuzz_support import HOSTILE, check_certificate, fuzz, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.apps import compare
+from objpert._data import prepare
+from objpert.apps import _compare as compare
+from objpert.apps._demo import split
 from objpert.apps.datasets import load
-from objpert.apps.demo import split
-from objpert.data import prepare
-from objpert.mechanisms import registry
+from objpert.mechanisms import _registry as registry
 
 SEEDS = st.lists(st.integers(0, 10**6), min_size=1, max_size=2)
 METHODS = st.sampled_from(("watkins_arora", "noisy_gd", "theta_ref", "nonprivate"))

@@ -1,6 +1,6 @@
 """Fuzz: the step timeout of a fit on a Dask cluster (``step_timeout`` of the estimators'
-fit, :func:`objpert.engines.distributed.step_timeout`) and the placement of partitions for
-direct steps (:func:`objpert.engines.distributed_direct.pins`)."""
+fit, :func:`objpert._engines.distributed.step_timeout`) and the placement of partitions for
+direct steps (:func:`objpert._engines.distributed_direct.pins`)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 pytest.importorskip("distributed")
 
-from objpert.data.distributed import cluster
-from objpert.engines import distributed as engines
-from objpert.engines.distributed_direct import pins
+from objpert._data.distributed import cluster
+from objpert._engines import distributed as engines
+from objpert._engines.distributed_direct import pins
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ClusterError, ParameterError
 

@@ -1,5 +1,5 @@
 """Fuzz and faults: gradient steps over the workers' own sockets
-(:func:`objpert.engines.distributed_direct.open_channels`, :class:`Channels`).
+(:func:`objpert._engines.distributed_direct.open_channels`, :class:`Channels`).
 
 The worker side runs in this process on a stand-in worker (its data store, its threads,
 its address), so no cluster is started: random partitions and iterates give the
@@ -24,8 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import sparse
 
-from objpert.engines import distributed_direct as direct
-from objpert.losses import get_loss
+from objpert._engines import distributed_direct as direct
+from objpert._losses import get_loss
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

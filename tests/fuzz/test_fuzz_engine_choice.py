@@ -10,9 +10,9 @@ from fuzz_support import check_certificate, choice, draw_args, fuzz, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.certify import calibration
+from objpert.certify import _calibration as calibration
 from objpert.estimators import PrivateLogisticRegression
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent, release_one_vs_rest
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent, release_one_vs_rest
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -1,5 +1,5 @@
-"""Fuzz: the exact-minimiser privacy profile (objpert.mechanisms.certificates.redberg), the LOP
-planners' accountants, and QOP's comparison with theta_ref (objpert.mechanisms.certificates.qop)."""
+"""Fuzz: the exact-minimiser privacy profile (objpert.mechanisms._certificates.redberg), the LOP
+planners' accountants, and QOP's comparison with theta_ref (objpert.mechanisms._certificates.qop)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.mechanisms.certificates import qop, redberg
-from objpert.mechanisms.certificates.calibrate import calibrate_peer
+from objpert.mechanisms._certificates import qop, redberg
+from objpert.mechanisms._certificates.calibrate import calibrate_peer
 
 PROFILE = dict(
     n=count(1, 10**8),

@@ -1,5 +1,5 @@
-"""Fuzz: the keyed layout (:mod:`objpert.engines.keyed`) and the engine a time budget
-times (:func:`objpert.engines.timing.timed_engine`): a one-line objpert error, or keys
+"""Fuzz: the keyed layout (:mod:`objpert._engines.keyed`) and the engine a time budget
+times (:func:`objpert._engines.timing.timed_engine`): a one-line objpert error, or keys
 that number the patterns and the plain sum over the rows."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from fuzz_support import HOSTILE, Arg, choice, count, draw_args, fuzz, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.engines import timing
-from objpert.engines.factory import ENGINES
-from objpert.engines.keyed import KeyedEngine, key_rows
-from objpert.engines.shaped import indicator_columns
-from objpert.losses import get_loss
-from objpert.validation import MAX_INT
+from objpert._engines import timing
+from objpert._engines.factory import ENGINES
+from objpert._engines.keyed import KeyedEngine, key_rows
+from objpert._engines.shaped import indicator_columns
+from objpert._losses import get_loss
+from objpert._validation import MAX_INT
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -1,5 +1,5 @@
-"""Fuzz: the peers' planners, certificates and accountants (objpert.mechanisms.certificates) and QOP's
-planner and formulas (objpert.mechanisms.certificates.qop)."""
+"""Fuzz: the peers' planners, certificates and accountants (objpert.mechanisms._certificates) and QOP's
+planner and formulas (objpert.mechanisms._certificates.qop)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.accounting import conversions as zcdp
-from objpert.accounting import gaussian_mechanism as cgauss
-from objpert.accounting import gaussian_steps as gsteps
-from objpert.mechanisms import certificates as peers
-from objpert.mechanisms.certificates import PeerPlan, qop
-from objpert.mechanisms.certificates.calibrate import calibrate_peer
+from objpert.accounting import _conversions as zcdp
+from objpert.accounting import _gaussian_mechanism as cgauss
+from objpert.accounting import _gaussian_steps as gsteps
+from objpert.mechanisms import _certificates as peers
+from objpert.mechanisms._certificates import PeerPlan, qop
+from objpert.mechanisms._certificates.calibrate import calibrate_peer
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("squared", "hinge", None)),

@@ -2,7 +2,7 @@
 gradient descent's ``pld_epsilon`` and the ``pld`` accountant, DP-SGD's
 ``subsampled_gaussian_epsilon``.
 Their PLD sizes follow from the arguments, so a PLD too large to build is refused
-(:mod:`objpert.accounting.pld_grid`) instead of allocated."""
+(:mod:`objpert.accounting._pld_grid`) instead of allocated."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("dp_accounting")
 
-from objpert.accounting import gaussian_steps as gsteps
-from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
+from objpert.accounting import _gaussian_steps as gsteps
+from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
 
 DISC = real(1e-4, 1e-2, extra=(1e-4,))
 

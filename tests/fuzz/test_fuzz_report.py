@@ -1,4 +1,4 @@
-"""Fuzz: the trade-off functions (objpert.certify.tradeoff) and ``objpert report`` on
+"""Fuzz: the trade-off functions (objpert.certify._tradeoff) and ``objpert report`` on
 damaged model files and hostile arguments."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_cli import check_exit
 
-from objpert.certify import tradeoff
+from objpert.certify import _tradeoff as tradeoff
 from objpert.cli import main
 
 pytestmark = pytest.mark.filterwarnings("ignore")

@@ -1,5 +1,5 @@
-"""Fuzz: the engines shaped by the data (:func:`objpert.engines.shaped.shape_engine`,
-:func:`~objpert.engines.factory.build_engine`), the array-API engine and the ``engine`` /
+"""Fuzz: the engines shaped by the data (:func:`objpert._engines.shaped.shape_engine`,
+:func:`~objpert._engines.factory.build_engine`), the array-API engine and the ``engine`` /
 ``dtype`` options of a release: a one-line objpert error, or the plain engine's result."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from fuzz_support import Arg, choice, count, draw_args, fixed, fuzz, optional, o
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.certify import calibration
-from objpert.engines import GLMObjective
-from objpert.engines.factory import build_engine
-from objpert.engines.shaped import LAYOUTS, shape_engine
-from objpert.engines.xp import XPEngine
-from objpert.mechanisms.perturbed_gd import perturbed_gradient_descent
+from objpert._engines import GLMObjective
+from objpert._engines.factory import build_engine
+from objpert._engines.shaped import LAYOUTS, shape_engine
+from objpert._engines.xp import XPEngine
+from objpert.certify import _calibration as calibration
+from objpert.mechanisms._perturbed_gd import perturbed_gradient_descent
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -1,4 +1,4 @@
-"""Fuzz: the target delta every planner takes (:func:`objpert.accounting.certificate.
+"""Fuzz: the target delta every planner takes (:func:`objpert.accounting._certificate.
 check_target_delta`): in (0, 1) and at least the smallest delta a certificate reports."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from fuzz_support import HOSTILE, fuzz, log_floats, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
-from objpert.accounting.certificate import DELTA_FLOOR, check_target_delta
+from objpert.accounting._certificate import DELTA_FLOOR, check_target_delta
 from objpert.exceptions import ParameterError
 
 DELTAS = st.one_of(

@@ -14,17 +14,19 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from objpert.accounting import composition
-from objpert.accounting.gaussian_mechanism import classical_gaussian_sigma, gaussian_profile
-from objpert.accounting.gaussian_steps import rdp_epsilon
-from objpert.accounting.pld import distribution as pld_distribution
-from objpert.certify import problem, theorem41, theorem_c13
-from objpert.certify.calibration import calibrate
-from objpert.certify.utility import e_opt
+from objpert.accounting import _composition as composition
+from objpert.accounting._gaussian_mechanism import classical_gaussian_sigma, gaussian_profile
+from objpert.accounting._gaussian_steps import rdp_epsilon
+from objpert.accounting._pld import distribution as pld_distribution
+from objpert.certify import _theorem41 as theorem41
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import problem
+from objpert.certify._calibration import calibrate
+from objpert.certify._utility import e_opt
 from objpert.cli import main
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import DataError, ModelFileError, ObjpertError, ParameterError
-from objpert.mechanisms.certificates import (
+from objpert.mechanisms._certificates import (
     default_output_mu,
     discrete_gaussian_rho,
     lop_delta,
@@ -57,7 +59,7 @@ def test_robust_regression_on_targets_near_the_float_limit_is_finite_or_refused(
 
 @pytest.mark.parametrize("make", [np.asarray, sparse.csr_matrix], ids=["dense", "sparse"])
 def test_clipping_scales_huge_rows_instead_of_zeroing_them(make):
-    from objpert.data import prepare
+    from objpert._data import prepare
 
     Xh = np.array([[1e200, 1e200], [3e154, -4e154], [0.3, 0.4]])
     p = prepare(make(Xh), np.array([1.0, 0.0, 1.0]), labels="real", data_norm=1.0,
@@ -345,7 +347,7 @@ def test_compare_without_work_exits_2_with_one_line(capsys, argv):
 
 
 def test_compare_library_refuses_no_work():
-    from objpert.apps import compare
+    from objpert.apps import _compare as compare
 
     for args in (([], [1.0], 1e-6, 1), (["breast_cancer"], [], 1e-6, 1),
                  (["breast_cancer"], [1.0], 1e-6, 0)):  # fmt: skip
@@ -412,7 +414,7 @@ def test_split_budget_is_unchanged_for_small_k():
 
 
 def test_output_sensitivity_with_a_subnormal_ridge_is_refused_not_infinite():
-    from objpert.mechanisms.certificates.output import output_sensitivity
+    from objpert.mechanisms._certificates.output import output_sensitivity
 
     with pytest.raises(ParameterError, match="overflows"):
         output_sensitivity(2, 1.0, 2.225073858507203e-309)
@@ -420,7 +422,7 @@ def test_output_sensitivity_with_a_subnormal_ridge_is_refused_not_infinite():
 
 
 def test_qop_plan_refuses_a_default_m_beyond_exact_integers_at_once():
-    from objpert.mechanisms.certificates.qop import qop_plan
+    from objpert.mechanisms._certificates.qop import qop_plan
 
     with pytest.raises(ParameterError, match="m must be an integer"):
         qop_plan(4_503_599_627_370_497, 1.0, 0.1, smoothness=1.0, rank=1)
@@ -457,8 +459,8 @@ def _too_large_outcomes() -> dict[str, str]:
         "import resource",
         f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))",
         "from objpert import accounting",
-        "from objpert.accounting import gaussian_steps as gsteps",
-        "from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon",
+        "from objpert.accounting import _gaussian_steps as gsteps",
+        "from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon",
     ]
     for name, call in TOO_LARGE.items():
         lines += [
@@ -488,7 +490,8 @@ def test_a_pld_too_large_to_build_is_refused_before_allocation(name):
 def test_the_pld_size_check_predicts_dp_accountings_own_sizes():
     """The predicted grid sizes are those of the PLDs dp-accounting then builds."""
     pytest.importorskip("dp_accounting")
-    from objpert.accounting import pld, pld_grid
+    from objpert.accounting import _pld as pld
+    from objpert.accounting import _pld_grid as pld_grid
 
     for kind, p in [("gaussian", {"sigma": 0.7, "sensitivity": 2.0}),
                     ("laplace", {"scale": 0.5, "sensitivity": 3.0})]:  # fmt: skip
@@ -519,7 +522,7 @@ def test_self_composing_a_release_without_guarantee_is_no_guarantee():
 )
 def test_timing_a_step_refuses_synthetic_data_too_large_to_allocate(kw):
     """Found at random (test_fuzz_threads): a hostile d or draws reached np.zeros."""
-    from objpert.engines.timing import seconds_per_step
+    from objpert._engines.timing import seconds_per_step
 
     with pytest.raises(ParameterError, match="GiB"):
         seconds_per_step(**{"n": 10, "d": 2, **kw})
@@ -527,7 +530,7 @@ def test_timing_a_step_refuses_synthetic_data_too_large_to_allocate(kw):
 
 def test_timing_a_step_refuses_a_number_of_steps_that_never_ends():
     """Found at random (test_fuzz_threads timed out): steps = 10**12 timed for hours."""
-    from objpert.engines.timing import seconds_per_step
+    from objpert._engines.timing import seconds_per_step
 
     start = time.perf_counter()
     with pytest.raises(ParameterError, match="steps"):
@@ -536,7 +539,7 @@ def test_timing_a_step_refuses_a_number_of_steps_that_never_ends():
 
 
 def test_a_python_integer_beyond_float64_in_the_features_is_a_data_error():
-    from objpert.data import as_feature_matrix
+    from objpert._data import as_feature_matrix
     from objpert.exceptions import DataError
 
     with pytest.raises(DataError, match="float64 range"):
@@ -545,7 +548,7 @@ def test_a_python_integer_beyond_float64_in_the_features_is_a_data_error():
 
 def test_a_0d_array_of_bin_edges_is_a_parameter_error():
     from objpert.exceptions import ParameterError
-    from objpert.preprocessing.binning import check_edges
+    from objpert.preprocessing._binning import check_edges
 
     for edges in (np.array(2.0), [np.array(2.0)], [[0.0, 1.0], np.float64(3.0)]):
         with pytest.raises(ParameterError):
@@ -553,7 +556,7 @@ def test_a_0d_array_of_bin_edges_is_a_parameter_error():
 
 
 def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant():
-    from objpert.accounting import gaussian_steps as noisy_gd_accounting
+    from objpert.accounting import _gaussian_steps as noisy_gd_accounting
     from objpert.exceptions import ParameterError
 
     with pytest.raises(ParameterError, match="discretization"):
@@ -561,8 +564,8 @@ def test_a_pld_grid_step_out_of_range_is_a_parameter_error_in_every_accountant()
 
 
 def test_a_noise_multiplier_beyond_the_pld_range_is_a_parameter_error():
-    from objpert.accounting import gaussian_steps as noisy_gd_accounting
-    from objpert.accounting.gaussian_steps import subsampled_gaussian_epsilon
+    from objpert.accounting import _gaussian_steps as noisy_gd_accounting
+    from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
     from objpert.exceptions import ParameterError
 
     with pytest.raises(ParameterError, match="noise_multiplier"):

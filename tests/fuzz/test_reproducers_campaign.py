@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from objpert.accounting.pld import distribution as pld_distribution
+from objpert.accounting._pld import distribution as pld_distribution
 from objpert.certify import problem
 from objpert.exceptions import ParameterError
 
@@ -47,7 +47,7 @@ def test_one_hot_categories_given_as_arrays_are_taken():
 
 
 def test_a_message_shows_a_multiline_value_on_one_line():
-    from objpert.validation import check_positive
+    from objpert._validation import check_positive
 
     with pytest.raises(ParameterError) as err:
         check_positive("x", np.zeros((3, 3)))
@@ -59,7 +59,7 @@ def test_ceiling_refuses_a_budget_below_the_plans_steps():
     reported a doubled budget needing more noise (sigma 0.031 against 0.025)."""
     from test_fuzz_bounds import _plan
 
-    from objpert.certify.budget import ceiling
+    from objpert.certify._budget import ceiling
 
     plan = _plan()  # the plan of test_fuzz_bounds: 39 steps
     assert plan.iterations > 3
@@ -109,7 +109,7 @@ def test_a_point_pld_keeps_its_delta():
 @pytest.mark.parametrize(("epsilon", "delta"), [(5e-324, 1e-6), (1.0, 5e-324), (3e-308, 1e-6)])
 def test_joint_plan_refuses_shares_that_underflow(epsilon, delta):
     """test_fuzz_accounting: epsilon = 5e-324 over 2 releases planned each at epsilon 0."""
-    from objpert.certify import multiclass
+    from objpert.certify import _multiclass as multiclass
 
     calls = []
 
@@ -125,7 +125,7 @@ def test_joint_plan_refuses_shares_that_underflow(epsilon, delta):
 
 def test_theorem_c13_terms_refuse_shapes_that_do_not_broadcast():
     """test_fuzz_certify: N = [] with sigma = [1, 2] reached a numpy broadcast ValueError."""
-    from objpert.certify import theorem_c13
+    from objpert.certify import _theorem_c13 as theorem_c13
 
     pc = problem("logistic", n=131, d=948, zeta=0.01, mu=27.7)
     with pytest.raises(ParameterError, match="broadcast") as err:
@@ -137,7 +137,7 @@ def test_theorem_c13_terms_refuse_shapes_that_do_not_broadcast():
 
 def test_min_iterations_refuses_an_n_max_it_cannot_search():
     """test_fuzz_certify: n_max = 2^53 - 1 allocated one bound per 1024 iterations (64 TiB)."""
-    from objpert.certify import search
+    from objpert.certify import _search as search
 
     pc = problem("logistic", n=129, d=382, zeta=1.3e-14, mu=3.74)
     start = time.perf_counter()
@@ -159,7 +159,7 @@ def test_min_iterations_refuses_an_n_max_it_cannot_search():
 )
 def test_exact_lop_constants_outside_float64_are_refused(args):
     """test_fuzz_exact_lop: mu = 5e-324 gave c0 = log1p(inf) = inf as a constant."""
-    from objpert.mechanisms.certificates import redberg
+    from objpert.mechanisms._certificates import redberg
 
     with pytest.raises(ParameterError, match="float64 range") as err:
         redberg.exact_lop_constants(*args)
@@ -172,7 +172,7 @@ def test_the_default_output_ridge_outside_float64_is_refused():
     """test_fuzz_peers: radius = 5e-324 gave the default ridge mu = inf."""
     import mpmath
 
-    from objpert.mechanisms.certificates import default_output_mu
+    from objpert.mechanisms._certificates import default_output_mu
 
     for args in [(2, 403, 1.0, 9.72, 1e-12, 5e-324), (2, 1, 1e-300, 1.0, 0.1, 1e300)]:
         with pytest.raises(ParameterError, match="float64 range") as err:
@@ -187,7 +187,7 @@ def test_the_default_output_ridge_outside_float64_is_refused():
 @pytest.mark.parametrize("log_y", [1 + 1j, "0.5", True, math.nan, math.inf])
 def test_inverse_lower_gamma_refuses_what_is_not_a_real_log(log_y):
     """test_fuzz_peers: log_y = 1 + 1j reached float() (TypeError); "0.5" was taken as 0.5."""
-    from objpert.mechanisms.certificates import qop
+    from objpert.mechanisms._certificates import qop
 
     with pytest.raises(ParameterError, match="log_y") as err:
         qop.inverse_lower_gamma(log_y, 2.5)
@@ -197,7 +197,7 @@ def test_inverse_lower_gamma_refuses_what_is_not_a_real_log(log_y):
 def test_inverse_lower_gamma_inverts_the_lower_gamma_function():
     import mpmath
 
-    from objpert.mechanisms.certificates import qop
+    from objpert.mechanisms._certificates import qop
 
     assert qop.inverse_lower_gamma(-math.inf, 2.5) == 0.0
     for a, x in [(2.5, 1.3), (17.7, 9.0), (0.5, 0.01)]:
@@ -209,9 +209,9 @@ def test_inverse_lower_gamma_inverts_the_lower_gamma_function():
 def test_a_target_delta_below_every_certificate_is_refused(delta, capsys):
     """test_fuzz_cli: ``calibrate --delta 5e-324`` was an internal error (certificates report
     at least 2.2e-308, so the plan never certified)."""
-    from objpert.certify.calibration import calibrate
+    from objpert.certify._calibration import calibrate
     from objpert.cli import main
-    from objpert.mechanisms.certificates.calibrate import calibrate_peer
+    from objpert.mechanisms._certificates.calibrate import calibrate_peer
 
     with pytest.raises(ParameterError, match=r"at least 2\.225e-308") as err:
         calibrate("logistic", n=1000, d=5, zeta=1.0, epsilon=0.5, delta=delta)
@@ -258,7 +258,7 @@ def test_pair_delta_of_a_huge_ratio_is_one_not_zero():
     """test_fuzz_exact_lop: epsilon = t = 2e182 gave delta = -1.0 (t^2 / 2 overflowed in the
     quadrature's knots); t = 1e150 gave 0.0, the mass of e^(epsilon - y) near epsilon being
     hidden in an interval of length 1e299 (the collinear closed form gives 1.0)."""
-    from objpert.mechanisms.certificates import redberg
+    from objpert.mechanisms._certificates import redberg
 
     with pytest.raises(ParameterError, match="float64 range") as err:
         redberg.pair_delta(2.038555681033482e182, 2.038555681033482e182, 1.7555701873274092)
@@ -296,7 +296,7 @@ def test_gaussian_and_laplace_plds_depend_on_noise_over_sensitivity_alone():
 def test_choose_threads_refuses_a_work_that_is_not_an_integer():
     """test_fuzz_threads: a list as the work of a sweep reached a TypeError at the
     comparison with the threshold."""
-    from objpert.engines import threads
+    from objpert._engines import threads
 
     for work in ([1.0], "10", -1, True):
         with pytest.raises(ParameterError, match="work") as err:

@@ -39,7 +39,7 @@ PINNED: dict[str, dict[str, Any]] = {
 
 def registry_cases() -> dict[str, Any]:
     """One plan of every registered mechanism from public constants, and one release of it."""
-    from objpert.mechanisms import registry
+    from objpert.mechanisms import _registry as registry
 
     out: dict[str, Any] = {}
     for name in (*registry.names(), *registry.names(multiclass=True)):

@@ -1,4 +1,4 @@
-"""DP Newton releases (objpert.mechanisms.dp_newton): with tiny noise the iteration is
+"""DP Newton releases (objpert.mechanisms._dp_newton): with tiny noise the iteration is
 Newton's method and converges to scikit-learn's ridge logistic regression; the Hessian
 noise is symmetric with the stated law; the eigenvalue floor; refusals; accuracy."""
 
@@ -12,12 +12,12 @@ import pytest
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
+from objpert._engines.glm import GLMObjective
 from objpert.apps.datasets import load_breast_cancer
-from objpert.engines.glm import GLMObjective
 from objpert.exceptions import PrivacyError, TestingSeedWarning
-from objpert.mechanisms import registry
-from objpert.mechanisms.certificates.dp_newton import plan_dp_newton
-from objpert.mechanisms.dp_newton import (
+from objpert.mechanisms import _registry as registry
+from objpert.mechanisms._certificates.dp_newton import plan_dp_newton
+from objpert.mechanisms._dp_newton import (
     _steps,
     dp_newton_release,
     dp_newton_release_batch,

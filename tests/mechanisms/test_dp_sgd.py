@@ -1,4 +1,4 @@
-"""DP-SGD releases (objpert.mechanisms.dp_sgd) against a plain per-row reference loop.
+"""DP-SGD releases (objpert.mechanisms._dp_sgd) against a plain per-row reference loop.
 
 The reference draws the same numbers from the same seed in the same order (the Poisson
 mask, then the noise, at every step) and computes each per-example gradient and its
@@ -18,9 +18,9 @@ from scipy.special import expit
 
 from objpert.apps.datasets import load_breast_cancer
 from objpert.exceptions import PrivacyError, TestingSeedWarning
-from objpert.mechanisms import registry
-from objpert.mechanisms.certificates.dp_sgd import plan_dp_sgd
-from objpert.mechanisms.dp_sgd import _steps, dp_sgd_release, dp_sgd_release_batch
+from objpert.mechanisms import _registry as registry
+from objpert.mechanisms._certificates.dp_sgd import plan_dp_sgd
+from objpert.mechanisms._dp_sgd import _steps, dp_sgd_release, dp_sgd_release_batch
 
 N, D = 200, 3
 

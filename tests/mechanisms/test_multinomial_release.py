@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from objpert.engines.softmax import SoftmaxObjective
+from objpert._engines.softmax import SoftmaxObjective
 from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
-from objpert.mechanisms.certificates.multinomial import plan_multinomial
-from objpert.mechanisms.peers.multinomial import multinomial_release, multinomial_release_batch
+from objpert.mechanisms._certificates.multinomial import plan_multinomial
+from objpert.mechanisms._peers.multinomial import multinomial_release, multinomial_release_batch
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_a_batch_of_one_is_one_release(data):
 
 def test_the_registry_plans_and_releases_it(data):
     import objpert
-    from objpert.mechanisms import registry
+    from objpert.mechanisms import _registry as registry
 
     X, y, plan = data
     assert "multinomial" in registry.names(multiclass=True)

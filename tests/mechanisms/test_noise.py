@@ -32,23 +32,23 @@ import randomgen
 from scipy import stats
 from scipy.special import expit
 
-from objpert import randomness
-from objpert.accounting import conversions as zcdp
-from objpert.accounting import gaussian_mechanism as cgauss
-from objpert.accounting.gaussian_mechanism import gaussian_profile
+from objpert import _randomness as randomness
+from objpert._randomness import make_rng
+from objpert.accounting import _conversions as zcdp
+from objpert.accounting import _gaussian_mechanism as cgauss
+from objpert.accounting._gaussian_mechanism import gaussian_profile
 from objpert.exceptions import (
     CryptoUnavailableError,
     ParameterError,
     PrivacyError,
     TestingSeedWarning,
 )
-from objpert.mechanisms import certificates as cpeers
-from objpert.mechanisms import discrete_noise as dn
-from objpert.mechanisms import peers as mpeers
-from objpert.mechanisms.certificates import qop as cqop
-from objpert.mechanisms.certificates.calibrate import calibrate_peer
-from objpert.mechanisms.qop import qop_release
-from objpert.randomness import make_rng
+from objpert.mechanisms import _certificates as cpeers
+from objpert.mechanisms import _discrete_noise as dn
+from objpert.mechanisms import _peers as mpeers
+from objpert.mechanisms._certificates import qop as cqop
+from objpert.mechanisms._certificates.calibrate import calibrate_peer
+from objpert.mechanisms._qop import qop_release
 
 N, D = 2000, 4
 

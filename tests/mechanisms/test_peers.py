@@ -1,4 +1,4 @@
-"""Tests of the peer mechanisms: objpert.mechanisms.certificates and objpert.mechanisms.peers.
+"""Tests of the peer mechanisms: objpert.mechanisms._certificates and objpert.mechanisms._peers.
 
 Calibrations are checked against their formulas evaluated directly here; the analytic
 Gaussian calibration against the profile; the continuous noisy-GD accounting against the
@@ -25,17 +25,17 @@ from scipy import integrate, sparse
 from scipy.special import expit
 from scipy.stats import norm
 
-from objpert.accounting import gaussian_mechanism as cgauss
-from objpert.accounting import gaussian_steps as gsteps
-from objpert.accounting.gaussian_mechanism import gaussian_profile
-from objpert.certify import calibration
+from objpert._losses import get_loss
+from objpert.accounting import _gaussian_mechanism as cgauss
+from objpert.accounting import _gaussian_steps as gsteps
+from objpert.accounting._gaussian_mechanism import gaussian_profile
+from objpert.certify import _calibration as calibration
 from objpert.exceptions import DataError, ParameterError, PrivacyError, ToleranceError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
-from objpert.losses import get_loss
-from objpert.mechanisms import certificates as cpeers
-from objpert.mechanisms import peers as mpeers
-from objpert.mechanisms.certificates.calibrate import calibrate_peer
-from objpert.mechanisms.discrete_noise import discrete_gaussian_array
+from objpert.mechanisms import _certificates as cpeers
+from objpert.mechanisms import _peers as mpeers
+from objpert.mechanisms._certificates.calibrate import calibrate_peer
+from objpert.mechanisms._discrete_noise import discrete_gaussian_array
 
 N, D = 5000, 5
 EPS, DELTA = 1.0, 1e-5

@@ -1,4 +1,4 @@
-"""Tests of objpert.mechanisms.perturbed_gd: the release of Section 3.2.
+"""Tests of objpert.mechanisms._perturbed_gd: the release of Section 3.2.
 
 The released weights are compared with a plain reference loop of eq. (4) written here,
 w_{k+1} = w_k - eta (grad F(w_k) + z), w_0 = 0, with grad F(w) = (1/n) X^T l'(Xw, y) + mu w.
@@ -24,14 +24,14 @@ import pytest
 from scipy import sparse
 from scipy.special import expit
 
-from objpert.certify import calibration
-from objpert.certify.calibration import WatkinsAroraPlan
-from objpert.engines import glm
+from objpert._engines import glm
+from objpert._randomness import make_rng
+from objpert.certify import _calibration as calibration
+from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.exceptions import DataError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms import Release, perturbed_gradient_descent
-from objpert.mechanisms.perturbed_gd import check_plan, run_gradient_descent
-from objpert.randomness import make_rng
+from objpert.mechanisms._perturbed_gd import check_plan, run_gradient_descent
 
 N_ROWS, DIM, SCALE = 120, 3, 0.7
 

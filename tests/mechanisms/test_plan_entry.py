@@ -14,9 +14,9 @@ import warnings
 import pytest
 
 import objpert
-from objpert.losses import get_loss
-from objpert.mechanisms import registry
-from objpert.mechanisms.builtin import LOP_CLIP_SHARE
+from objpert._losses import get_loss
+from objpert.mechanisms import _registry as registry
+from objpert.mechanisms._builtin import LOP_CLIP_SHARE
 
 PUBLIC = dict(n=5000, d=10, zeta=1.0, epsilon=1.0, delta=1e-6)
 

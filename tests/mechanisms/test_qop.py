@@ -1,4 +1,4 @@
-"""Tests of objpert.mechanisms.certificates.qop (the Wishart calibration) and objpert.mechanisms.qop.
+"""Tests of objpert.mechanisms._certificates.qop (the Wishart calibration) and objpert.mechanisms._qop.
 
 Formulas are checked against direct evaluation with math.gamma / scipy where that does not
 overflow (small d), against mpmath at high precision where double precision cannot (the
@@ -22,10 +22,10 @@ from scipy.special import gammainc, gammaincinv
 
 from objpert.exceptions import DataError, ParameterError, PrivacyError, UnreachableTargetError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
-from objpert.mechanisms.certificates import grid_noise, qop
-from objpert.mechanisms.certificates.qop import QOPCertificate, QOPPlan, qop_plan
-from objpert.mechanisms.discrete_noise import discrete_gaussian_array
-from objpert.mechanisms.qop import QOPRelease, qop_release
+from objpert.mechanisms._certificates import grid_noise, qop
+from objpert.mechanisms._certificates.qop import QOPCertificate, QOPPlan, qop_plan
+from objpert.mechanisms._discrete_noise import discrete_gaussian_array
+from objpert.mechanisms._qop import QOPRelease, qop_release
 
 # ----------------------------------------------------------------------- direct formulas
 
@@ -454,7 +454,7 @@ def test_inexact_release_adds_the_planned_output_noise():
     plan = small_plan(inexact=True, tau=1e-3, eta=1e-3, epsilons=(0.5, 0.5))
     rel = release(X, y, plan, ref, iterations=50, rng=3, inexact=True, tau=1e-3, eta=1e-3)
     # a twin generator: W first, then the output noise: the discrete Gaussian on the grid
-    # of sigma_tilde (flag v of objpert.mechanisms.certificates.qop)
+    # of sigma_tilde (flag v of objpert.mechanisms._certificates.qop)
     gen = np.random.default_rng(3)
     gen.standard_normal((D_, plan.m))
     gamma, scale = grid_noise(plan.sigma_tilde)

@@ -23,10 +23,12 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from objpert.certify import calibration, problem, theorem_c13
-from objpert.certify.sequences import gamma_n, nu_tilde_n
-from objpert.engines import GLMObjective
-from objpert.mechanisms.perturbed_gd import run_gradient_descent
+from objpert._engines import GLMObjective
+from objpert.certify import _calibration as calibration
+from objpert.certify import _theorem_c13 as theorem_c13
+from objpert.certify import problem
+from objpert.certify._sequences import gamma_n, nu_tilde_n
+from objpert.mechanisms._perturbed_gd import run_gradient_descent
 
 ZETA = 1.0
 L1, L2, L3 = 1.0, 0.25, 1.0 / (6.0 * math.sqrt(3.0))  # logistic loss constants (Assumption 2-3)

@@ -15,11 +15,11 @@ from scipy.stats import norm
 import objpert
 from objpert import PrivateLogisticRegression
 from objpert.accounting import PrivacyAccountant, gaussian, laplace, point, zcdp
-from objpert.apps.privacy_report import build_ledger_report, render
+from objpert.apps._privacy_report import build_ledger_report, render
 from objpert.cli import main
 from objpert.exceptions import ModelFileError, UnverifiedModelWarning
 from objpert.persistence import SIGNATURE_ALGORITHM, digest, read, signature
-from objpert.persistence.ledger_file import ledger_payload
+from objpert.persistence._ledger_file import ledger_payload
 
 pytest.importorskip("dp_accounting")
 

@@ -88,7 +88,7 @@ def test_a_file_growing_past_the_limit_is_cut_at_the_limit(model_file, monkeypat
     class Small:
         st_size = 10
 
-    monkeypatch.setattr(persistence.fileformat.os, "fstat", lambda fd: Small())
+    monkeypatch.setattr(persistence._fileformat.os, "fstat", lambda fd: Small())
     with pytest.raises(ModelFileError, match=rf"more than {size - 1} bytes"):
         load(model_file, max_bytes=size - 1)
 

@@ -91,8 +91,8 @@ def test_an_edited_certificate_is_refused(path):
 def test_the_report_shows_the_multinomial_release(model, path):
     """objpert report: the mechanism, its constants and a profile recomputed here from the
     plan's certificate (objective part at epsilon - epsilon_output, plus the output part)."""
-    from objpert.apps.privacy_report import build_report, render
-    from objpert.mechanisms.certificates.multinomial import chi_profile_delta
+    from objpert.apps._privacy_report import build_report, render
+    from objpert.mechanisms._certificates.multinomial import chi_profile_delta
     from objpert.persistence import read
 
     est, _ = model

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from objpert import persistence
-from objpert.accounting.composition import ComposedCertificate, compose
-from objpert.certify import sequences
-from objpert.certify.calibration import certify_plan
-from objpert.certify.constants import ProblemConstants
+from objpert.accounting._composition import ComposedCertificate, compose
+from objpert.certify import _sequences as sequences
+from objpert.certify._calibration import certify_plan
+from objpert.certify._constants import ProblemConstants
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError, UnverifiedModelWarning
 from objpert.persistence import digest, load, plan_from_dict, save
@@ -399,7 +399,7 @@ def test_plans_of_one_fit_must_agree(multiclass, tmp_path):
     path = save(multiclass, tmp_path / "multi.json")
 
     def change(p):  # fields of plan 2 its certificate does not depend on, edited consistently
-        from objpert.certify import utility
+        from objpert.certify import _utility as utility
         from objpert.persistence import plan_from_dict
 
         plan = p["plans"][2]
@@ -537,8 +537,8 @@ def test_certificate_dataclass_fields_are_all_restored(binary, binary_file):
 def test_a_recomputed_certificate_over_the_models_target_is_refused():
     """The check both model loaders share: equal to the stored certificate is not enough,
     the certificate must also stay within the model's target (epsilon, delta)."""
-    from objpert.certify.calibration import tight
-    from objpert.persistence.fileformat import _check_model_certificate, _normal
+    from objpert.certify._calibration import tight
+    from objpert.persistence._fileformat import _check_model_certificate, _normal
 
     cert = tight(
         "logistic", n=2000, d=4, zeta=1.0, epsilon=1.0, delta=1e-6, max_iter=500

@@ -201,7 +201,7 @@ def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
     payload = json.loads((tmp_path / "p.json").read_text())
     record = payload["preprocessing"]["steps"][0][1]["transformers"][0][1]
     record["bounds"][0] = [-5, 10]
-    from objpert.persistence.fileformat import digest
+    from objpert.persistence._fileformat import digest
 
     payload["digest"], payload["signature"] = None, None
     payload["digest"] = digest(payload)

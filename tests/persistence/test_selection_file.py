@@ -11,8 +11,8 @@ import pytest
 
 import objpert
 from objpert import PrivateLogisticRegression
-from objpert.apps.privacy_report import build_report, render
-from objpert.certify import tradeoff
+from objpert.apps._privacy_report import build_report, render
+from objpert.certify import _tradeoff as tradeoff
 from objpert.exceptions import ModelFileError
 from objpert.model_selection import PrivateGridSearch
 from objpert.persistence import SIGNATURE_ALGORITHM, digest, read, signature

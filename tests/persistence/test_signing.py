@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from objpert import persistence
-from objpert.certify.calibration import certify_plan
-from objpert.certify.constants import ProblemConstants
+from objpert.certify._calibration import certify_plan
+from objpert.certify._constants import ProblemConstants
 from objpert.estimators import PrivateLogisticRegression
 from objpert.exceptions import ModelFileError, UnverifiedModelWarning
 from objpert.persistence import KEY_ENV, canonical_json, digest, load, read, save

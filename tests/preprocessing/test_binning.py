@@ -14,7 +14,7 @@ from sklearn.compose import ColumnTransformer
 
 from objpert.exceptions import ClippingNotice, DataError, ParameterError
 from objpert.preprocessing import BoundedBinner, BoundedScaler, row_norm_bound
-from objpert.preprocessing.binning import check_edges
+from objpert.preprocessing._binning import check_edges
 
 EDGES = [[0.0, 1.0, 2.0, 3.0], [10.0, 20.0]]
 

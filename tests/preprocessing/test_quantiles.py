@@ -14,7 +14,7 @@ from scipy import stats
 
 from objpert.exceptions import ParameterError
 from objpert.preprocessing import PrivateFeatureBounds
-from objpert.preprocessing.quantiles import (
+from objpert.preprocessing._quantiles import (
     MECHANISM,
     private_quantile,
     quantile_log_weights,

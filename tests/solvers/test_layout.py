@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 import warnings
 
-import objpert.solvers as solvers
-from objpert.mechanisms import peers as mpeers
-from objpert.solvers import newton, splitting
+import objpert._solvers as solvers
+from objpert._solvers import newton, splitting
+from objpert.mechanisms import _peers as mpeers
 
 
 def test_solvers_exports_davis_yin_and_newton_without_warnings():

@@ -1,4 +1,4 @@
-"""Tests of objpert.solvers: Davis-Yin three-operator splitting, deterministic and stochastic.
+"""Tests of objpert._solvers: Davis-Yin three-operator splitting, deterministic and stochastic.
 
 References are independent: scipy's L-BFGS(-B) for smooth and box-constrained problems, a
 proximal-gradient (ISTA) loop written here for l1, and the first-order optimality (KKT)
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from objpert.exceptions import ParameterError
-from objpert.solvers import (
+from objpert._solvers import (
     DavisYinResult,
     authors_relaxation,
     davis_yin,
@@ -20,6 +19,7 @@ from objpert.solvers import (
     soft_threshold,
     stochastic_davis_yin,
 )
+from objpert.exceptions import ParameterError
 
 
 def ridge_problem(seed: int = 0, n: int = 40, d: int = 6, mu: float = 0.5):

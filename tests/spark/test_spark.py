@@ -208,8 +208,8 @@ def test_params_are_the_sklearn_estimators(
 def test_engine_products_are_numpy_s(frame):
     """The engine's products with X, its gradient and its labels equal numpy's on the rows
     as checked (clipped to data_norm, the intercept column appended)."""
-    from objpert.data import prepare
-    from objpert.losses import get_loss
+    from objpert._data import prepare
+    from objpert._losses import get_loss
     from objpert.spark import LabelTarget, prepare_spark
 
     df, X, local = frame

@@ -1,10 +1,10 @@
 """Privacy as a value that composes: privacy-loss distributions, a budget, certificates.
 
-- :mod:`~objpert.accounting.profiles`: delta(epsilon) of one release (Watkins & Arora
+- :mod:`~objpert.accounting._profiles`: delta(epsilon) of one release (Watkins & Arora
   2026, Theorem C.13, minimised over the truncation radius; zCDP);
-- :mod:`~objpert.accounting.pld`: each release as a pessimistic privacy-loss distribution
+- :mod:`~objpert.accounting._pld`: each release as a pessimistic privacy-loss distribution
   (dp-accounting), composed and queried;
-- :mod:`~objpert.accounting.accountant`: :class:`PrivacyAccountant`, a budget that refuses
+- :mod:`~objpert.accounting._accountant`: :class:`PrivacyAccountant`, a budget that refuses
   a release before it is made, and the composed certificates;
 - :func:`pipeline_certificate`: one certificate for the private steps of a fitted
   pipeline (basic composition, or their PLDs composed).
@@ -12,7 +12,7 @@
 Needs the optional package dp-accounting (``pip install 'objpert[accounting]'``).
 """
 
-from objpert.accounting.accountant import (
+from objpert.accounting._accountant import (
     AccountedCertificate,
     PLDComposedCertificate,
     PrivacyAccountant,
@@ -21,10 +21,10 @@ from objpert.accounting.accountant import (
     as_losses,
     compose_certificates,
 )
-from objpert.accounting.certificate import Certificate
-from objpert.accounting.pipeline import pipeline_certificate
-from objpert.accounting.plan import Plan, PublicConstants, Target
-from objpert.accounting.pld import (
+from objpert.accounting._certificate import Certificate
+from objpert.accounting._pipeline import pipeline_certificate
+from objpert.accounting._plan import Plan, PublicConstants, Target
+from objpert.accounting._pld import (
     DEFAULT_DISCRETIZATION,
     PrivacyLoss,
     available,

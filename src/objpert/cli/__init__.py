@@ -16,21 +16,19 @@ import re
 import sys
 from collections.abc import Sequence
 
-from objpert.cli import (
-    audit,
-    bench,
-    calibrate,
-    certify,
-    compare,
-    demo,
-    predict,
-    report,
-    reproduce,
-    train,
-    verify,
-)
-from objpert.cli.common import CliError, Parser, cli_words, one_line
-from objpert.cli.verify import verify_payload
+from objpert.cli import _audit as audit
+from objpert.cli import _bench as bench
+from objpert.cli import _calibrate as calibrate
+from objpert.cli import _certify as certify
+from objpert.cli import _compare as compare
+from objpert.cli import _demo as demo
+from objpert.cli import _predict as predict
+from objpert.cli import _report as report
+from objpert.cli import _reproduce as reproduce
+from objpert.cli import _train as train
+from objpert.cli import _verify as verify
+from objpert.cli._common import CliError, Parser, cli_words, one_line
+from objpert.cli._verify import verify_payload
 from objpert.exceptions import ObjpertError
 
 __all__ = ["SUBCOMMANDS", "CliError", "build_parser", "main", "verify_payload"]

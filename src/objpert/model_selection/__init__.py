@@ -7,13 +7,13 @@ disjoint parts of the rows (``method="split"``, :mod:`.search`).
 
 from __future__ import annotations
 
-from objpert.model_selection.random_stopping import (
+from objpert.model_selection._random_stopping import (
     RandomStoppingCertificate,
     draw_runs,
     random_stopping_budget,
     random_stopping_certificate,
 )
-from objpert.model_selection.search import (
+from objpert.model_selection._search import (
     METHODS,
     PrivateGridSearch,
     SelectionCertificate,

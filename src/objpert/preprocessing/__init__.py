@@ -15,14 +15,14 @@ scikit-learn transformers give that bound from their parameters, never from the 
 See docs/pipeline.md.
 """
 
-from objpert.preprocessing.binning import BoundedBinner
-from objpert.preprocessing.bounded import (
+from objpert.preprocessing._binning import BoundedBinner
+from objpert.preprocessing._bounded import (
     BoundedOneHotEncoder,
     BoundedScaler,
     check_bounds,
     row_norm_bound,
 )
-from objpert.preprocessing.quantiles import PrivateFeatureBounds
+from objpert.preprocessing._quantiles import PrivateFeatureBounds
 
 __all__ = [
     "BoundedBinner",

@@ -1,0 +1,128 @@
+"""Privacy-loss events: how a release composes, as public numbers (the role of
+dp-accounting's ``DpEvent``).
+
+A certificate emits its event (:meth:`objpert.accounting._certificate.Certificate.privacy_loss`);
+only :mod:`objpert.accounting._pld` turns events into privacy-loss distributions and
+numbers. A single release whose certificate form has a registered event (Watkins &
+Arora's whole profile, registered by :mod:`objpert.certify._profile`) composes as it; any
+other as its (epsilon, delta) point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from objpert._validation import check_int, check_nonnegative, check_positive, check_unit
+from objpert.exceptions import ParameterError
+
+__all__ = [
+    "PrivacyLoss",
+    "certified_point",
+    "gaussian",
+    "laplace",
+    "point",
+    "register_event",
+    "release_loss",
+    "zcdp",
+]
+
+#: Certificate form -> the event of a certified single release of that form, registered
+#: by the layer that proves its profile.
+_EVENTS: dict[str, Callable[[Any, Any], PrivacyLoss]] = {}
+
+
+def register_event(forms: tuple[str, ...], event: Callable[[Any, Any], PrivacyLoss]) -> None:
+    """Register ``event(certificate, radius)``, the privacy loss of a certified single
+    release whose certificate has one of ``forms``."""
+    for form in forms:
+        _EVENTS[form] = event
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """How one private release composes: its kind, the public numbers its PLD is built
+    from, and how many identical copies of it were released (``count``).
+
+    ``epsilon``/``delta``: the release's own certified point (for reports; NaN for
+    Gaussian, Laplace and zCDP releases, whose profile has no distinguished point).
+    ``certificate``: the certificate it came from, if any (not part of its identity).
+    """
+
+    kind: str
+    parameters: tuple[tuple[str, Any], ...]
+    epsilon: float = math.nan
+    delta: float = math.nan
+    count: int = 1
+    certificate: Any = field(default=None, compare=False, repr=False)
+
+    def times(self, count: int) -> PrivacyLoss:
+        """``count`` identical copies of this release (composed)."""
+        count = check_int("count", count, 1)
+        return PrivacyLoss(
+            self.kind, self.parameters, self.epsilon, self.delta, self.count * count,
+            self.certificate,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "count": self.count}
+        out["parameters"] = {
+            k: (list(v) if isinstance(v, tuple) else v) for k, v in self.parameters
+        }
+        out["epsilon"] = None if math.isnan(self.epsilon) else self.epsilon
+        out["delta"] = None if math.isnan(self.delta) else self.delta
+        return out
+
+
+def gaussian(sigma: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
+    """A Gaussian mechanism: noise N(0, sigma^2 I) on a query of L2 sensitivity G."""
+    params = (
+        ("sigma", check_positive("sigma", sigma)),
+        ("sensitivity", check_positive("sensitivity", sensitivity)),
+    )
+    return PrivacyLoss("gaussian", params, count=check_int("count", count, 1))
+
+
+def laplace(scale: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
+    """A Laplace mechanism: noise Laplace(b) per coordinate on a query of L1 sensitivity."""
+    params = (
+        ("scale", check_positive("scale", scale)),
+        ("sensitivity", check_positive("sensitivity", sensitivity)),
+    )
+    return PrivacyLoss("laplace", params, count=check_int("count", count, 1))
+
+
+def point(epsilon: float, delta: float, count: int = 1) -> PrivacyLoss:
+    """An (epsilon, delta)-DP release known by that one point."""
+    eps = check_nonnegative("epsilon", epsilon)
+    dlt = check_unit("delta", delta)
+    if not math.isfinite(eps):
+        raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
+    if dlt >= 1.0:
+        raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
+    params = (("epsilon", eps), ("delta", dlt))
+    return PrivacyLoss("point", params, eps, dlt, check_int("count", count, 1))
+
+
+def zcdp(rho: float, count: int = 1) -> PrivacyLoss:
+    """A rho-zCDP release (profile: Canonne, Kamath & Steinke 2020, Corollary 13)."""
+    rho = check_positive("rho", rho)
+    if not math.isfinite(rho):
+        raise ParameterError(f"rho must be finite; got {rho!r}")
+    return PrivacyLoss("zcdp", (("rho", rho),), count=check_int("count", count, 1))
+
+
+def certified_point(cert: Any) -> PrivacyLoss:
+    """The (epsilon, delta) point of a certified certificate, as a privacy loss."""
+    return PrivacyLoss(
+        "point", (("epsilon", float(cert.epsilon)), ("delta", float(cert.delta))),
+        float(cert.epsilon), float(cert.delta), 1, cert,
+    )  # fmt: skip
+
+
+def release_loss(cert: Any, radius: tuple[float, float] | None = None) -> PrivacyLoss:
+    """A single release's privacy loss: its registered profile, else its point."""
+    event = _EVENTS.get(getattr(cert, "form", ""))
+    return certified_point(cert) if event is None else event(cert, radius)

@@ -1,0 +1,83 @@
+"""One certificate for all the private steps of a fitted scikit-learn pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from objpert._validation import check_choice, check_open_unit
+from objpert.accounting import _pld as pldlib
+from objpert.accounting._accountant import AccountedCertificate, Step, _merged, as_losses
+from objpert.accounting._composition import ComposedCertificate, compose
+from objpert.exceptions import ParameterError
+
+__all__ = ["COMPOSITIONS", "pipeline_certificate", "released_certificates"]
+
+#: How :func:`pipeline_certificate` composes the releases.
+COMPOSITIONS = ("basic", "pld")
+
+
+def released_certificates(step: Any) -> list[Any]:
+    """The certificates of the fitted releases inside ``step`` (a pipeline, a column
+    transformer, a feature union, nested as deep as they go, or one fitted step), in
+    pipeline order."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(step, Pipeline):
+        return [c for _, s in step.steps for c in released_certificates(s)]
+    if isinstance(step, ColumnTransformer):
+        parts = getattr(step, "transformers_", None)
+        if parts is None:
+            raise ParameterError("the ColumnTransformer is not fitted: fit the pipeline first")
+        return [c for _, t, _ in parts for c in released_certificates(t)]
+    if isinstance(step, FeatureUnion):
+        return [c for _, t in step.transformer_list for c in released_certificates(t)]
+    cert = getattr(step, "certificate_", None)
+    return [] if cert is None else [cert]
+
+
+def pipeline_certificate(
+    pipeline: Any,
+    *,
+    composition: str = "basic",
+    delta: float | None = None,
+    discretization: float = pldlib.DEFAULT_DISCRETIZATION,
+) -> Any:
+    """The guarantee of everything a fitted pipeline released on the same data (private
+    bounds, the model; nested pipelines, column transformers and feature unions included),
+    with the ``not_public`` items of every release joined.
+
+    ``composition="basic"``: the basic composition (Dwork & Roth 2014, Theorem 3.16) of
+    the releases' certificates (one release: its certificate as it is). ``"pld"``: the
+    composition of their privacy-loss distributions queried at ``delta`` (needs
+    dp-accounting), an :class:`~objpert.accounting._accountant.AccountedCertificate` listing
+    each release in pipeline order; tighter than the basic composition.
+    """
+    composition = check_choice("composition", composition, COMPOSITIONS)
+    if composition == "pld":
+        if delta is None:
+            raise ParameterError("composition='pld' needs the delta to query: delta=...")
+        delta = check_open_unit("delta", delta)
+        discretization = pldlib.check_discretization(discretization)
+    elif delta is not None:
+        raise ParameterError("delta is for composition='pld' (the basic composition adds deltas)")
+    certs = released_certificates(pipeline)
+    if not certs:
+        raise ParameterError("the pipeline holds no fitted private release (certificate_)")
+    if composition == "basic":
+        if len(certs) == 1:
+            return certs[0]
+        not_public = tuple(dict.fromkeys(item for c in certs for item in c.not_public))
+        composed: ComposedCertificate = compose(certs, "basic", not_public=not_public)
+        return composed
+    steps = tuple(
+        Step(
+            f"{i}: {getattr(c, 'method', None) or getattr(c, 'form', 'release')}",
+            _merged(as_losses(c)),
+            tuple(getattr(c, "not_public", ())),
+        )
+        for i, c in enumerate(certs)
+    )
+    total = pldlib.compose([x for s in steps for x in s.losses], discretization)
+    epsilon = pldlib.epsilon_for_delta(total, delta)
+    return AccountedCertificate("pld", epsilon, delta, steps, discretization)

@@ -1,0 +1,511 @@
+"""The sections of a privacy report as format-neutral blocks (paragraphs, notices, tables,
+lists, figures), rendered to HTML or Markdown by :mod:`.render`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from objpert.apps._privacy_report.content import (
+    PROFILE_COMPOSITIONS,
+    PrivacyReport,
+    fmt_number,
+    fmt_upper,
+    profile_rows,
+)
+from objpert.apps._privacy_report.svg import Series, line_plot
+
+__all__ = [
+    "NOT_COVERED",
+    "Block",
+    "Section",
+    "attack_text",
+    "attacker_section",
+    "gaussian_dp_text",
+    "sections",
+    "sources_section",
+]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block: ``kind`` is "p", "alert", "ok", "table", "list" or "figure"."""
+
+    kind: str
+    text: str = ""
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    items: tuple[str, ...] = ()
+    svg: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Block, ...]
+
+
+def _p(text: str) -> Block:
+    return Block("p", text)
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Block:
+    return Block("table", header=header, rows=tuple(rows))
+
+
+#: What no objpert certificate covers (docs/threat-model.md, summarised).
+NOT_COVERED: tuple[str, ...] = (
+    "The neighbouring relation is the replacement of one row: the number of rows n is "
+    "public, enters every plan and is revealed by the release. Adding or removing a person "
+    "(which changes n) is not what the certificate is about.",
+    "Choices read from the private data: tuning hyperparameters on it, a label set or row "
+    "bound taken from it. The items listed as not public in this report are such choices.",
+    "Repeated fits on the same data: every fit is a separate release. Model selection "
+    "(cross-validation, grid search, refitting with other settings) spends privacy budget "
+    "that no single certificate accounts for; the certificates of several fits compose.",
+    "Statistics shown to the person who ran the fit, such as the number of rows clipped to "
+    "the row-norm bound, run time and iteration counts: they are statistics of the data, not "
+    "covered by any certificate, and are not stored in the model file. Do not publish them.",
+    "Timing and other side channels: run time, memory use, cache and power behaviour depend "
+    "on the data. A refusal because a computation did not finish within its public budget "
+    "depends on the data too: do not retry on the same data with fresh noise.",
+    "Seeded releases: a testing seed makes the noise reproducible by anyone who knows it; "
+    "such a model has no privacy guarantee.",
+    "Floating-point arithmetic: the proofs assume exact arithmetic. The released weights are "
+    "the floating-point result of N gradient steps on the perturbed objective, and the "
+    "Gaussian noise is a floating-point approximation. No attack on the output of an "
+    "optimisation of a perturbed objective is known; nothing more than that is claimed.",
+    "The key that signs model files and the noise generator's key live in memory: anyone "
+    "who can read that memory can forge a file or reproduce the noise.",
+)
+
+
+def _headline(r: PrivacyReport) -> list[Block]:
+    blocks: list[Block] = []
+    if r.certified and not r.seeded:
+        caveat = " Except for what is listed next as not covered." if r.not_public else ""
+        chosen = ", chosen by a private search, and the choice itself are" if r.selection else " is"
+        blocks.append(
+            Block(
+                "ok",
+                f"The released model{chosen} ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-"
+                "differentially private with respect to the replacement of one training row."
+                + caveat,
+            )
+        )
+    else:
+        why = "; ".join(r.reasons) or "no condition of the theorem holds"
+        blocks.append(Block("alert", f"NOT CERTIFIED: the certificate does not hold ({why})."))
+    if r.not_public:
+        blocks.append(
+            Block(
+                "alert",
+                "NOT COVERED: these structural choices were read from the private data, not "
+                f"declared, and the certificate does not cover them: {', '.join(r.not_public)}.",
+            )
+        )
+    if r.seeded:
+        blocks.append(
+            Block(
+                "alert",
+                "TESTING SEED: the noise came from a testing seed, reproducible by anyone who "
+                "knows it. This model has no privacy guarantee and must not be published; the "
+                f"certificate ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)}) below holds only "
+                "for noise that nobody can reproduce.",
+            )
+        )
+    if not r.verified:
+        blocks.append(
+            Block(
+                "alert",
+                f"SIGNATURE: {r.signature_status}. The plans were re-derived and check out, "
+                "but without a verified signature nothing proves that the stored weights came "
+                "from that release.",
+            )
+        )
+    return blocks
+
+
+def _summary(r: PrivacyReport) -> Section:
+    """The page an officer reads first: what was released, for which data, the guarantee
+    in one sentence, the attacker's bound at 1% and 10% false-positive rates, and what is
+    not covered."""
+    what = "a classifier" if r.classes is not None else "a regression model"
+    labels = f" over the labels {', '.join(r.classes)}" if r.classes is not None else ""
+    names = [c for c, _ in r.features]
+    over = (
+        f" on the columns {', '.join(names[:12])}{' and more' if len(names) > 12 else ''}"
+        if names
+        else f" on {r.n_features} features"
+    )
+    items = [f"What was released: {what} ({r.estimator}){over}{labels}: its weights only."]
+    if r.selection:
+        items.append(
+            "How it was chosen: by a private search among candidate settings on the same "
+            "data; the guarantee below covers the choice and the model together."
+        )
+    if r.purpose:
+        items.append(f"Purpose: {r.purpose}")
+    if r.prior:
+        items.append(
+            f"public prior: {r.prior}. The ridge was centred at this public model supplied by "
+            "the data holder (a public input: the guarantee holds for the private rows "
+            "whatever it is, but a prior fitted on those same rows is not covered)."
+        )
+    if r.certified and not r.seeded:
+        items.append(
+            f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
+            "privacy for every person's row: replacing any one row of the training data "
+            "changes the probability of any outcome by at most a factor e^epsilon, except "
+            "with probability delta."
+        )
+    else:
+        items.append("The guarantee: NONE (see the notices above).")
+    attack = attack_text(r, "")
+    if attack:
+        items.append(attack)
+    items.append(gaussian_dp_text(None, "this release", r.mechanism))
+    if r.not_public:
+        items.append(
+            f"Not covered: {', '.join(r.not_public)} (read from the training data), and "
+            "what the threat model lists below."
+        )
+    else:
+        items.append(
+            "Not covered: what the threat model lists below (nothing in this model was read "
+            "from the training data)."
+        )
+    return Section("Summary", (Block("list", items=tuple(items)),))
+
+
+def attack_text(r: Any, after: str) -> str:
+    """The attacker's bound at 1% and 10% false-positive rates in one sentence ("" when the
+    report has neither rate); ``after``: what the attacker has seen, if it needs saying."""
+    bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
+    at = [
+        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
+        for a in (0.01, 0.1)
+        if a in bounds
+    ]
+    if not at:
+        return ""
+    return (
+        f"An attacker testing whether one person's row was used{after} can be right at most "
+        + " and ".join(at)
+        + " (random guessing: the false-positive rate itself)."
+    )
+
+
+def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_arora") -> str:
+    """The Gaussian-DP headline: mu when it is proven (Gaussian mechanisms only: Dong, Roth
+    & Su 2022, Corollary 3.3), else why none is stated (for ``mechanism``)."""
+    if mu is not None:
+        return (
+            f"Gaussian-DP: {what} is {fmt_upper(mu)}-GDP (Dong, Roth & Su 2022): telling "
+            "whether one person's row was used is no easier than telling apart two normal "
+            f"distributions {fmt_upper(mu)} standard deviations apart."
+        )
+    profile = (
+        "a privacy profile with a log-determinant term (softmax objective perturbation, "
+        "docs/multiclass.md)"
+        if mechanism == "multinomial"
+        else "a privacy profile with a truncation term (Watkins & Arora 2026, Theorem C.13)"
+    )
+    return (
+        f"Gaussian-DP: no mu is stated for {what}. Its guarantee is {profile}, which no "
+        "Gaussian trade-off curve is proven to dominate at every epsilon; the attacker's "
+        "bounds above are the equivalent headline."
+    )
+
+
+def _selection_section(r: PrivacyReport) -> Section | None:
+    if not r.selection:
+        return None
+    text = (
+        "The model was chosen among candidates by a private search on the same data. The "
+        "guarantee stated in this report is the search's: it covers the choice and the "
+        "chosen model together. The chosen model's own release is "
+        f"({fmt_upper(r.own_epsilon)}, {fmt_upper(r.own_delta)})-differentially private; "
+        "the technical sections below (profile, constants) are about that release alone."
+    )
+    return Section(
+        "How the model was chosen",
+        (_p(text), _table(("item", "value"), list(r.selection))),
+    )
+
+
+def _features_section(r: PrivacyReport) -> Section | None:
+    if not r.features:
+        return None
+    return Section(
+        "The features and their declared bounds",
+        (
+            _p(
+                "Each input column and what the model file declares of it (public values, "
+                "chosen before training: no statistic of the rows)."
+            ),
+            _table(("column", "declared"), list(r.features)),
+        ),
+    )
+
+
+def _released(r: PrivacyReport) -> Section:
+    rows = [
+        ("estimator", r.estimator),
+        ("coefficients", f"array of shape {r.coef_shape}"),
+        ("intercept", f"array of shape {r.intercept_shape}" if r.intercept_shape else "a number"),
+        ("features", str(r.n_features)),
+    ]
+    if r.classes is not None:
+        origin = (
+            "declared by the caller (public)"
+            if r.label_set_declared
+            else "READ FROM THE TRAINING LABELS (not public)"
+        )
+        rows.append(("label set", f"{', '.join(r.classes)}: {origin}"))
+    rows += [
+        ("model file", r.model_path),
+        ("file format version", str(r.format_version)),
+        ("signature", r.signature_status),
+    ]
+    return Section(
+        "What was released",
+        (
+            _p(
+                "The release is the model's coefficients and intercept: all of it, nothing "
+                "else. A released model is public by definition; this report shows its shape, "
+                "not its values. The model file holds no statistic of the training rows."
+            ),
+            _table(("item", "value"), rows),
+        ),
+    )
+
+
+def _mechanism(r: PrivacyReport) -> Section:
+    composition = {
+        "single": "one release",
+        "basic": f"{len(r.releases)} one-vs-rest releases, basic composition (Dwork & Roth "
+        "2014, Theorem 3.16)",
+        "advanced": f"{len(r.releases)} one-vs-rest releases, advanced composition (Dwork, "
+        "Rothblum & Vadhan 2010, Theorem III.3)",
+        "pld": f"{len(r.releases)} one-vs-rest releases, their privacy-loss distributions "
+        "composed (objpert.accounting, with dp-accounting)",
+    }.get(r.composition, r.composition)
+    forms = ", ".join(sorted({_FORMS.get(x.form, x.form) for x in r.releases}))
+    rows = [
+        ("mechanism (registry name)", r.mechanism),
+        ("what it does", r.mechanism_title),
+        ("paper", r.mechanism_reference),
+        ("certificate", forms),
+        ("releases", composition),
+    ]
+    text = (
+        "The noise z ~ N(0, sigma^2 I) is drawn once; exactly N steps of full-batch gradient "
+        "descent run on the training objective plus <z, w>; the last iterate is released. "
+        "Every constant below is public: chosen before the data were read, and re-derived "
+        "from the loss when the file was loaded."
+    )
+    if r.mechanism == "multinomial":
+        text = (
+            "The objective noise Z ~ N(0, sigma^2 I) and the output noise are drawn once; the "
+            "softmax cross-entropy plus (mu/2) ||W||^2 + <Z, W> is minimised over the (d, K) "
+            "weights until its gradient norm is at most a public tolerance (nothing is "
+            "released otherwise), and the minimiser is released on a grid plus discrete "
+            "Gaussian noise (docs/multiclass.md). N is the solver's public iteration budget. "
+            "Every constant below is public: chosen before the data were read, and re-derived "
+            "when the file was loaded."
+        )
+    return Section("Mechanism", (_table(("item", "value"), rows), _p(text)))
+
+
+_FORMS = {"c13": "Theorem C.13", "theorem41": "Theorem 4.1", "limit": "Theorem C.13 (limit)"}
+
+_CONSTANT_ROWS = (
+    ("loss", "loss"),
+    ("n", "rows n (public)"),
+    ("d", "dimension d (with the intercept column)"),
+    ("zeta", "row-norm bound zeta"),
+    ("L1", "loss constant L1 (gradient bound)"),
+    ("L2", "loss constant L2 (curvature bound)"),
+    ("L3", "loss constant L3"),
+    ("G", "sensitivity G = 2 L1 zeta / n"),
+    ("L", "smoothness L = mu + L2 zeta^2"),
+    ("mu", "ridge mu"),
+    ("sigma", "noise scale sigma"),
+    ("eta", "step size eta"),
+    ("iterations", "iterations N"),
+    ("calibration", "calibration"),
+    ("truncation", "truncation bound"),
+    ("radius", "truncation radius r"),
+    ("radius_outer", "outer radius r'"),
+    ("epsilon", "epsilon of the release"),
+    ("delta", "certified delta of the release"),
+)
+
+
+def _constants(r: PrivacyReport) -> Section:
+    header = ("constant", *(f"release {i}" for i in range(len(r.releases))))
+    rows = []
+    for key, label in _CONSTANT_ROWS:
+        cells = [getattr(x, key) for x in r.releases]
+        show = fmt_upper if key in ("epsilon", "delta") else fmt_number
+        rows.append((label, *(c if isinstance(c, str) else show(c) for c in cells)))
+    params = {k: v for x in r.releases for k, v in x.loss_params}
+    blocks = [_table(header, rows)]
+    if params:
+        blocks.append(
+            _p("Loss parameters: " + ", ".join(f"{k} = {v:g}" for k, v in params.items()))
+        )
+    blocks.append(_p("Declared settings of the estimator (public):"))
+    blocks.append(_table(("setting", "value"), list(r.declared)))
+    return Section("Public constants", tuple(blocks))
+
+
+def _certificate(r: PrivacyReport) -> Section:
+    rows = [
+        ("epsilon", fmt_upper(r.epsilon)),
+        ("delta", fmt_upper(r.delta)),
+        ("certified", "yes" if r.certified else "NO"),
+        ("composition", r.composition),
+        ("not public (not covered)", ", ".join(r.not_public) or "none"),
+    ]
+    blocks = [_table(("item", "value"), rows)]
+    if r.not_public:
+        blocks.append(
+            Block(
+                "alert",
+                "The certificate does NOT cover: "
+                + ", ".join(r.not_public)
+                + ". These were read from the private data; one changed row can change them.",
+            )
+        )
+    return Section("The certificate", tuple(blocks))
+
+
+_FLOOR = 1e-30  # the smallest delta a report draws or prints
+
+
+def _profile(r: PrivacyReport) -> Section:
+    lo = max(min(r.deltas), _FLOOR)
+    svg = line_plot(
+        [Series(r.epsilons, r.deltas, "delta(epsilon)")],
+        title="Privacy profile",
+        xlabel="epsilon",
+        ylabel="delta (log scale)",
+        xlim=(0.0, max(r.epsilons)),
+        ylim=(lo, 1.0),
+        logy=True,
+        marks=[(r.epsilon, r.delta, f"certificate ({fmt_upper(r.epsilon)}, "
+                f"{fmt_upper(r.delta)})")] if r.certified else [],
+    )  # fmt: skip
+    rows = []
+    for e, d in profile_rows(r):
+        if d < _FLOOR and rows and rows[-1][1].startswith("<"):
+            continue  # one row says where delta falls below the floor
+        rows.append((fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}"))
+    how = (
+        "the exact-minimiser profile of softmax objective perturbation at epsilon minus the "
+        "output noise's epsilon, plus the output noise's delta (docs/multiclass.md)"
+        if r.mechanism == "multinomial"
+        else "the smallest delta that Theorem C.13 of Watkins & Arora (2026) (eq. 50) "
+        "certifies over a grid of truncation radii"
+    )
+    text = (
+        "The release is (epsilon, delta(epsilon))-differentially private for every epsilon at "
+        f"once. For each epsilon, delta(epsilon) is {how}, at the "
+        f"public constants above; {PROFILE_COMPOSITIONS[r.profile_composition]}. Values below "
+        f"{_FLOOR:g} are drawn at {_FLOOR:g}."
+    )
+    blocks = [_p(text)]
+    if r.profile_composition == "pld" and r.composition != "pld":
+        blocks.append(
+            _p(
+                f"The certificate above was composed by {r.composition} composition when the "
+                "model was fitted; composing the releases' whole profiles is tighter, so the "
+                "profile can lie below the certificate's delta. Both are valid guarantees."
+            )
+        )
+    blocks += [Block("figure", svg=svg), _table(("epsilon", "delta(epsilon)"), rows)]
+    return Section("Privacy profile", tuple(blocks))
+
+
+def attacker_section(r: Any, what: str = "the released model") -> Section:
+    """The attacker's bound (a report with fpr_levels, tpr_bounds and the trade-off curve);
+    ``what`` the attacker sees."""
+    rows = [
+        (f"{100 * a:g}%", f"{fmt_upper(100 * t, 3)}%", fmt_upper(t / a, 3))
+        for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)
+    ]
+    svg = line_plot(
+        [
+            Series(r.tradeoff_alpha, r.tradeoff_tpr, "highest true-positive rate"),
+            Series((0.0, 1.0), (0.0, 1.0), "random guessing", dashed=True),
+        ],
+        title="Membership tests: best achievable true-positive rate",
+        xlabel="false-positive rate",
+        ylabel="true-positive rate",
+        xlim=(0.0, 1.0),
+        ylim=(0.0, 1.0),
+    )
+    text = (
+        f"An attacker who sees {what} and wants to tell whether one person's row "
+        "was in the training data runs a test. Whatever the test, and even if the attacker "
+        "knows every other row, at a given false-positive rate its true-positive rate is "
+        "at most the number below: 1 - f(alpha), with f the trade-off function that the "
+        "profile implies (Dong, Roth & Su 2022, Proposition 2.12: f(alpha) = sup over epsilon "
+        "of max(0, 1 - delta(epsilon) - e^epsilon alpha, e^-epsilon (1 - delta(epsilon) - "
+        "alpha)))."
+    )
+    header = ("false-positive rate", "highest true-positive rate", "ratio to random guessing")
+    return Section(
+        "What an attacker can achieve",
+        (_p(text), _table(header, rows), Block("figure", svg=svg)),
+    )
+
+
+def _not_covered(r: PrivacyReport) -> Section:
+    items = list(NOT_COVERED)
+    if r.not_public:
+        items.insert(0, "In this model: " + ", ".join(r.not_public) + " (read from the data).")
+    return Section(
+        "What the certificate does not cover",
+        (
+            _p("From the threat model of objpert (docs/threat-model.md):"),
+            Block("list", items=tuple(items)),
+        ),
+    )
+
+
+def sources_section() -> Section:
+    items = (
+        "Watkins, A. & Arora, R. (2026). Differential Privacy of Gradient Descent on Perturbed "
+        "Objectives. arXiv:2610.02716. The mechanism and Theorem C.13.",
+        "Dong, J., Roth, A. & Su, W. J. (2022). Gaussian Differential Privacy. JRSS B 84. "
+        "arXiv:1905.02383. Trade-off functions, Proposition 2.12.",
+        "Kairouz, P., Oh, S. & Viswanath, P. (2015). The Composition Theorem for Differential "
+        "Privacy. ICML 2015. arXiv:1311.0776. The hypothesis-testing reading of (epsilon, "
+        "delta).",
+        "Dwork, C. & Roth, A. (2014). The Algorithmic Foundations of Differential Privacy. "
+        "Basic composition, Theorem 3.16.",
+    )
+    return Section("Sources", (Block("list", items=items),))
+
+
+def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
+    """(the headline notices, the sections) of ``report``."""
+    first = [
+        _summary(report),
+        _selection_section(report),
+        _features_section(report),
+        attacker_section(report),
+    ]
+    technical = [
+        _not_covered(report),
+        _released(report),
+        _certificate(report),
+        _profile(report),
+        _mechanism(report),
+        _constants(report),
+        sources_section(),
+    ]
+    return _headline(report), [s for s in (*first, *technical) if s is not None]

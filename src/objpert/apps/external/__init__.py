@@ -1,9 +1,0 @@
-"""External peers run in their own environments (never pinned into objpert's)."""
-
-from objpert.apps.external.diffprivlib_env import (
-    DIFFPRIVLIB_REQUIREMENTS,
-    ensure_env,
-    run_diffprivlib,
-)
-
-__all__ = ["DIFFPRIVLIB_REQUIREMENTS", "ensure_env", "run_diffprivlib"]

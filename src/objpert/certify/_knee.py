@@ -1,0 +1,257 @@
+"""The knee of the tight calibration's bound: the step budget past which doubling the
+steps lowers the bound (Theorem 4.7 of Watkins & Arora 2026, at the best sigma, split and
+mu) by at most a tolerance. A pure, cached function of public constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from objpert._losses import get_loss, require_bounded_gradient
+from objpert._validation import check_int, check_nonnegative, check_positive, numeric_guard
+from objpert.certify import _utility as utility
+from objpert.certify._constants import ProblemConstants, check_scale, problem
+from objpert.certify._plan import (
+    OBJECTIVES,
+    _check_targets,
+)
+from objpert.certify._sigma_search import (
+    DEFAULT_MAX_ITER,
+    _best_sigma,
+    _bound,
+    _golden,
+    _search_mu,
+)
+from objpert.exceptions import ParameterError, UnreachableTargetError
+
+__all__ = ["KNEE_FLOOR", "KNEE_TOLERANCE", "Knee", "knee"]
+
+#: The knee tolerance, in the loss's units (nats for the logistic loss): a doubling of the
+#: step budget is worth its compute only when it lowers the optimised bound by more.
+KNEE_TOLERANCE = 0.05
+#: The smallest budget the knee goes down to: below it the steps saved are not worth a
+#: worse bound (a plan may still run fewer steps: the rtol rule of :func:`tight`).
+KNEE_FLOOR = 1000
+_KNEE_GRID = 4  # candidate budgets per octave: max_iter 2^(-j/4), j = 0, 1, ...
+_PROBE_STEPS = 12  # golden-section steps of log mu at a budget below or above max_iter
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where more gradient steps stop buying a material improvement of the bound the tight
+    calibration minimises (a pure function of public constants; see :func:`tight`).
+
+    ``budget``: the step budget N_k the plan is calibrated at (the smallest candidate
+    max_iter 2^(-j/4) >= :data:`KNEE_FLOOR` whose doubling, and that of every larger
+    candidate, lowers the bound by at most ``tolerance``; max_iter when the budget
+    binds).
+    ``bound``: the bound at N_k, with ``mu`` chosen there (the given mu when fixed).
+    ``bound_at_max`` and ``bound_at_double``: the bound with max_iter and with
+    twice as many steps (mu re-chosen at each unless fixed).
+    """
+
+    budget: int
+    max_iter: int
+    tolerance: float
+    mu: float
+    bound: float
+    bound_at_max: float
+    bound_at_double: float
+
+    @property
+    def gain_at_max(self) -> float:
+        """How much doubling max_iter would lower the bound (loss units)."""
+        return self.bound_at_max - self.bound_at_double
+
+    @property
+    def binds(self) -> bool:
+        """The knee lies beyond max_iter: doubling it lowers the bound by more than
+        ``tolerance``."""
+        return not self.gain_at_max <= self.tolerance
+
+
+class _Curve:
+    """B*(N): the calibration's bound with at most N steps at its best (sigma, split) and,
+    unless mu is fixed, its best mu; memoised over N."""
+
+    def __init__(self, loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, objective, mu):
+        self.args = (loss_obj, n, d, zeta, epsilon, delta, W, delta_sample)
+        self.objective, self.mu = objective, mu
+        self.memo: dict[int, tuple[float, float]] = {}
+        self.sigmas: dict[tuple[float, int], tuple[ProblemConstants, float]] = {}
+
+    def pc(self, mu: float) -> ProblemConstants:
+        loss_obj, n, d, zeta = self.args[:4]
+        return problem(loss_obj, n=n, d=d, zeta=zeta, mu=mu)
+
+    def sigma(self, mu: float, N: int) -> tuple[ProblemConstants, float]:
+        """(constants, smallest certifying sigma) at (mu, N), memoised."""
+        key = (mu, N)
+        if key not in self.sigmas:
+            pc = self.pc(mu)
+            self.sigmas[key] = (pc, _best_sigma(pc, *self.args[4:6], N)[0])
+        return self.sigmas[key]
+
+    def bound_at(self, mu: float, N: int) -> float:
+        pc, sigma = self.sigma(mu, N)
+        W, delta_sample = self.args[6:]
+        return _bound(pc, sigma, N, W, delta_sample, self.objective)
+
+    def perturbation(self, mu: float, N: int) -> float:
+        pc, sigma = self.sigma(mu, N)
+        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
+
+    def best(self, N: int, near: tuple[float, int] | None = None) -> tuple[float, float]:
+        """(B*(N), its mu). ``near`` = (mu*, N') of another budget: golden-section search
+        of log mu between mu* and mu* N'/N (mu* falls like 1/N where the certificate's
+        step count binds mu), widened by a factor 1.5 each side; the full search of
+        :func:`_search_mu` without it, or when the minimum lies at an end of that bracket."""
+        if N in self.memo:
+            return self.memo[N]
+        if self.mu is not None:
+            out = (self.bound_at(self.mu, N), self.mu)
+        elif near is not None:
+            mu0, n0 = near
+            a, b = sorted((math.log(mu0), math.log(mu0 * n0 / N)))
+            a, b = a - math.log(1.5), b + math.log(1.5)
+            x, f = _golden(lambda x: self.bound_at(math.exp(x), N), a, b, _PROBE_STEPS)
+            edge = (b - a) * 0.618**_PROBE_STEPS * 2
+            out = (f, math.exp(x)) if math.isfinite(f) and a + edge < x < b - edge else None
+            if out is None:
+                out = self._full(N)
+        else:
+            out = self._full(N)
+        self.memo[N] = out
+        return out
+
+    def _full(self, N: int) -> tuple[float, float]:
+        loss_obj, n, d, zeta, epsilon, delta, W, delta_sample = self.args
+        mu = _search_mu(
+            self.bound_at, loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, N, strict=False
+        )
+        return (self.bound_at(mu, N), mu) if mu is not None else (math.inf, math.nan)
+
+
+def _grid(max_iter: int) -> list[int]:
+    """The candidate budgets round(max_iter 2^(-j/4)) for j = -4, -3, ... until 1
+    (entry 0 is 2 max_iter, entry 4 max_iter; entry k - 4 is an octave above
+    entry k)."""
+    out: list[int] = []
+    j = -_KNEE_GRID
+    while not out or out[-1] > 1:
+        out.append(max(1, round(max_iter * 2.0 ** (-j / _KNEE_GRID))))
+        j += 1
+    return out
+
+
+def _find_knee(curve: _Curve, max_iter: int, tolerance: float) -> Knee:
+    """The knee of :func:`tight` on ``curve``; raises UnreachableTargetError when no plan
+    with at most max_iter steps certifies."""
+    b_max = curve.best(max_iter)[0]
+    if not math.isfinite(b_max):
+        epsilon, delta = curve.args[4:6]
+        if curve.mu is not None:
+            raise UnreachableTargetError(
+                f"mu = {curve.mu:g} cannot certify (epsilon={epsilon:g}, delta={delta:g}) "
+                f"within {max_iter} iterations; allow more iterations, a larger mu or "
+                "epsilon"
+            )
+        raise UnreachableTargetError(
+            f"no plan with at most {max_iter} iterations certifies (epsilon={epsilon:g}, "
+            f"delta={delta:g}); allow more iterations or a larger epsilon"
+        )
+    grid = _grid(max_iter)
+    top = _KNEE_GRID  # grid[top] == max_iter
+
+    def at(k: int) -> float:  # B* at grid[k], searched near the budget one step closer to top
+        near = k + 1 if k < top else k - 1
+        return curve.best(grid[k], near=(curve.best(grid[near])[1], grid[near]))[0]
+
+    mu_max = curve.best(max_iter)[1]
+    # a budget of 2 max_iter steps may run max_iter: B* never increases with
+    # the budget, though a search of mu at 2 max_iter can miss by rounding
+    b_dbl = min(curve.best(grid[0], near=(mu_max, max_iter))[0], b_max)
+    chosen = max_iter
+    low = [k for k in range(top + 1, len(grid)) if grid[k] >= KNEE_FLOOR]
+    if b_max - b_dbl <= tolerance and low:
+        # B* does not increase with N, so every doubling between the floor and 2
+        # max_iter lowers B* by at most B*(floor) - B*(2 max_iter)
+        b_floor = curve.best(grid[low[-1]], near=(mu_max, max_iter))[0]
+        if b_floor - b_dbl <= tolerance:
+            chosen = grid[low[-1]]
+        else:
+            for k in range(top - 1, 0, -1):  # the budgets above max_iter, downwards
+                at(k)
+            for k in low:  # downwards while a doubling is immaterial
+                if grid[k] == grid[k - 1]:
+                    continue
+                if not at(k) - at(k - _KNEE_GRID) <= tolerance:
+                    break
+                chosen = grid[k]
+    b, mu = curve.best(chosen)
+    if chosen != max_iter and curve.mu is None:  # the plan's mu: refine the probe's
+        x0 = math.log(mu)  # +-0.02: wider than a probe's last golden-section step
+        x, f = _golden(lambda x: curve.bound_at(math.exp(x), chosen), x0 - 0.02, x0 + 0.02, 14)
+        if f < b:
+            b, mu = f, math.exp(x)
+    return Knee(chosen, max_iter, tolerance, mu, b, b_max, b_dbl)
+
+
+@functools.lru_cache(maxsize=256)
+def _knee_cached(
+    loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, max_iter, objective, mu, tol
+) -> tuple[Knee, _Curve]:
+    curve = _Curve(loss_obj, n, d, zeta, epsilon, delta, W, delta_sample, objective, mu)
+    return _find_knee(curve, max_iter, tol), curve
+
+
+def _inputs(
+    loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
+    objective, mu, knee_tolerance, loss_params,
+) -> tuple:  # fmt: skip
+    """The validated inputs of :func:`tight` and :func:`knee`, in :func:`_knee_cached`'s order."""
+    epsilon, delta, comparator_norm, delta_sample = _check_targets(
+        epsilon, delta, comparator_norm, delta_sample
+    )
+    max_iter = check_int("max_iter", max_iter, 1)
+    knee_tolerance = check_nonnegative("knee_tolerance", knee_tolerance)
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
+    loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
+    n = check_int("n", n, 2)
+    d = check_int("d", d, 1)
+    zeta = check_positive("zeta", zeta)
+    check_scale(loss_obj, n, zeta)
+    mu = None if mu is None else check_positive("mu", mu)
+    return (
+        loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
+        objective, mu, knee_tolerance,
+    )  # fmt: skip
+
+
+@numeric_guard
+def knee(
+    loss: str,
+    *,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    comparator_norm: float = 1.0,
+    delta_sample: float = 0.01,
+    max_iter: int = DEFAULT_MAX_ITER,
+    objective: str = "population",
+    mu: float | None = None,
+    knee_tolerance: float = KNEE_TOLERANCE,
+    **loss_params: float,
+) -> Knee:
+    """The step budget :func:`tight` calibrates at (same arguments): a pure, cached function
+    of public constants."""
+    args = _inputs(
+        loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
+        objective, mu, knee_tolerance, loss_params,
+    )  # fmt: skip
+    return _knee_cached(*args)[0]

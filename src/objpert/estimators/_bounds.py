@@ -1,0 +1,215 @@
+"""Row bounds of a fit: declared feature bounds, a declared data_norm, or (not public) the
+largest row norm read from the data; coefficients back in the units of the raw features;
+the clipping notice and the iteration-budget warning of :func:`objpert.certify._budget`;
+the statistics of the private rows that a fit shows to whoever runs it
+(:func:`fit_statistics`), never stored on the model.
+
+Assumption 1 of Watkins & Arora (2026) needs every row to have norm <= zeta with zeta
+public. With ``feature_bounds`` the features are clipped to their bounds and mapped onto
+[-1, 1] (:func:`objpert.preprocessing._bounded.scale_to_unit`), so zeta follows from d.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from objpert._data import as_feature_matrix
+from objpert._data.contract import row_norms, total_norm
+from objpert.certify._budget import ceiling
+from objpert.certify._plan import WatkinsAroraPlan
+from objpert.exceptions import (
+    DataError,
+    IterationBudgetWarning,
+    ParameterError,
+    PrivacyLeakWarning,
+)
+from objpert.preprocessing._bounded import (
+    check_bounds,
+    clip_to_bounds,
+    clipping_notice,
+    row_norm_bound,
+    scale_to_unit,
+)
+
+#: ``p`` below is the estimators' validated settings (:class:`.base.FitSettings`); this
+#: module does not import :mod:`.base` (which imports it).
+FitSettings = Any
+
+__all__ = [
+    "DATA_NORM",
+    "FitStatistics",
+    "bound_features",
+    "clip_for_prediction",
+    "finish_fit",
+    "fit_statistics",
+    "pipeline_row_bound",
+    "public_zeta",
+    "unit_map",
+]
+
+#: The name under which a row-norm bound read from the data is recorded as not public.
+DATA_NORM = "data norm"
+
+
+def public_zeta(p: FitSettings, n_features: int) -> float | None:
+    """zeta of the certificate from the public settings (the intercept column included):
+    from ``data_norm``, else sqrt(d) of ``feature_bounds``; None when the bound was read
+    from the data (``data_norm=None`` without feature bounds)."""
+    norm = p.data_norm
+    if norm is None and p.feature_bounds is not None:
+        norm = math.sqrt(n_features)
+    if norm is None:
+        return None
+    c = 0.0
+    if p.fit_intercept:
+        c = norm if p.intercept_scaling is None else p.intercept_scaling
+    return total_norm(norm, c)
+
+
+def _warn_data_norm(norm: float) -> None:
+    warnings.warn(
+        f"data_norm=None: the row-norm bound {norm:.6g} was read from the training rows (their "
+        "largest norm). The noise scale then depends on the private rows and the certificate "
+        "does not cover it; declare data_norm, feature_bounds=[(lo, hi), ...] or a bounded "
+        "preprocessing step (objpert.preprocessing)",
+        PrivacyLeakWarning,
+        stacklevel=5,
+    )
+
+
+def pipeline_row_bound(estimator: Any) -> float | None:
+    """The public row-norm bound of what the steps before ``estimator`` output, while it is
+    being fitted as the last step of a scikit-learn ``Pipeline`` (however built: nested,
+    in a search) whose last transforming step declares one
+    (:func:`objpert.preprocessing.row_norm_bound`: objpert's bounded transformers, alone
+    or in a ``ColumnTransformer``, ``FeatureUnion`` or ``Pipeline``); None otherwise. The
+    bound follows from the transformers' parameters, never from the rows."""
+    from sklearn.pipeline import Pipeline
+
+    target, frame = estimator, sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "sklearn.pipeline":
+            pipe = frame.f_locals.get("self")
+            if isinstance(pipe, Pipeline) and pipe.steps and pipe.steps[-1][1] is target:
+                transforming = [
+                    step for _, step in pipe.steps[:-1]
+                    if step is not None and not (isinstance(step, str) and step == "passthrough")
+                ]  # fmt: skip
+                if transforming:
+                    try:
+                        return row_norm_bound(transforming[-1])
+                    except ParameterError:  # a step that declares no bound
+                        return None
+                target = pipe  # its input is the outer pipeline's: look further out
+        frame = frame.f_back
+    return None
+
+
+def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...], int]:
+    """(X as the mechanism sees it, the settings with data_norm resolved, what was read from
+    the data, rows clipped to feature_bounds). ``feature_bounds``: each feature clipped to
+    its bounds and mapped onto [-1, 1], data_norm sqrt(d) unless declared.
+    ``data_norm=None`` otherwise: the largest row norm (PrivacyLeakWarning; recorded as
+    not public)."""
+    if p.feature_bounds is not None:
+        if X.shape[1] != len(p.feature_bounds):
+            raise DataError(
+                f"X has {X.shape[1]} columns but feature_bounds declares {len(p.feature_bounds)}"
+            )
+        dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+        _, rows = clip_to_bounds(dense, p.feature_bounds)
+        norm = math.sqrt(X.shape[1]) if p.data_norm is None else p.data_norm
+        return scale_to_unit(dense, p.feature_bounds), replace(p, data_norm=norm), (), rows
+    if p.data_norm is not None:
+        return X, p, (), 0
+    norm = float(np.max(row_norms(as_feature_matrix(X))))
+    if not norm > 0:
+        raise DataError("every training row is zero: declare data_norm")
+    _warn_data_norm(norm)
+    return X, replace(p, data_norm=norm), (DATA_NORM,), 0
+
+
+@dataclass(frozen=True)
+class FitStatistics:
+    """Statistics of the private rows of one ``fit``, for whoever runs it: not covered by
+    the certificate (do not publish them) and never stored on the model or in its file.
+
+    ``n_clipped``: rows clipped to ``feature_bounds`` plus rows scaled down to
+    ``data_norm``; ``seconds``: the wall time of the fit's releases (a timing side
+    channel on the data)."""
+
+    n_clipped: int
+    seconds: float
+
+
+_RECORDS: ContextVar[tuple[list[FitStatistics], ...]] = ContextVar("fit_statistics", default=())
+
+
+@contextmanager
+def fit_statistics() -> Iterator[list[FitStatistics]]:
+    """Collect the :class:`FitStatistics` of the fits run inside the block (in this thread
+    or task), one per ``fit`` in order::
+
+        with fit_statistics() as fits:
+            model.fit(X, y)
+        print(fits[-1].n_clipped)  # a statistic of the private rows: do not publish
+
+    The model keeps none of them (a pickle of it cannot reveal them)."""
+    records: list[FitStatistics] = []
+    token = _RECORDS.set((*_RECORDS.get(), records))
+    try:
+        yield records
+    finally:
+        _RECORDS.reset(token)
+
+
+def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None:
+    """After the release: ``coef_``/``intercept_`` in the units of the raw features (with
+    feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the fit's statistics for
+    whoever runs it (``clipped`` rows, the releases' ``seconds``: :func:`fit_statistics`
+    and the clipping notice; never stored on the model), and the iteration-budget
+    warning."""
+    if p.feature_bounds is not None:
+        mid, half = unit_map(p.feature_bounds)
+        coef = np.asarray(model.coef_, dtype=np.float64)
+        shift = np.atleast_2d(coef) @ (mid / half)  # w . m/h per release
+        model.coef_ = np.ascontiguousarray(coef / half)
+        shape = np.shape(model.intercept_)
+        intercept = np.asarray(model.intercept_, dtype=np.float64) - shift.reshape(shape)
+        model.intercept_ = intercept if np.ndim(intercept) else float(intercept)
+    stats = FitStatistics(int(clipped), float(seconds))
+    for records in _RECORDS.get():
+        records.append(stats)
+    plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
+    what = "values outside feature_bounds or norms above data_norm"
+    clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)
+    if not isinstance(plans[0], WatkinsAroraPlan):  # a solver's plan (multinomial)
+        return  # no gradient-step budget
+    report = ceiling(plans[0], p.max_iter, mu_fixed=p.mu is not None)
+    if report.notable:
+        warnings.warn(report.advice(), IterationBudgetWarning, stacklevel=3)
+
+
+def unit_map(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(m, h): the centres and half-widths of ``bounds`` (d, 2), the map x -> (x - m)/h
+    onto [-1, 1] of :func:`objpert.preprocessing._bounded.scale_to_unit`."""
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    return lo / 2 + hi / 2, hi / 2 - lo / 2
+
+
+def clip_for_prediction(model: Any, X: Any) -> Any:
+    """X with each feature clipped to the model's ``feature_bounds`` (as at training)."""
+    bounds = getattr(model, "feature_bounds", None)
+    if bounds is None:
+        return X
+    bounds = check_bounds(bounds, "feature_bounds")
+    return np.clip(X.toarray() if hasattr(X, "toarray") else X, bounds[:, 0], bounds[:, 1])

@@ -1,0 +1,77 @@
+"""The estimators' plans: every fit plans through :func:`objpert.plan` (the mechanism
+registry, :func:`objpert.mechanisms._registry.plan`), with the estimator's public settings
+as the plan's options.
+
+So ``objpert.plan("watkins_arora", loss=, n=, d=, zeta=, epsilon=, delta=, calibration=,
+mu=, comparator_norm=, max_iter=)`` (and ``scale=`` for the pseudo-Huber loss) is the plan
+of a one-release fit, and the plan of each of K one-vs-rest releases at that release's
+(epsilon_i, delta_i); ``objpert.plan("multinomial", loss="softmax", ..., n_classes=K, mu=,
+comparator_norm=comparator_norm)`` that of a multinomial fit. n is the number of rows, d the
+number of features (plus one with the intercept column) and zeta the public row bound
+(with the intercept column). The registry's defaults are the estimators' defaults.
+
+Plans are pure functions of public constants, so they are cached here: repeated fits of
+the same shape (cross-validation folds, ``GridSearchCV``) calibrate once.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from objpert.certify._calibration import WatkinsAroraPlan
+from objpert.certify._multiclass import Calibration, calibrate_releases
+from objpert.mechanisms import _registry as registry
+from objpert.mechanisms._builtin import (
+    CALIBRATIONS,
+    DEFAULT_COMPARATOR_NORM,
+    DEFAULT_MAX_ITER,
+)
+
+__all__ = [
+    "CALIBRATIONS",
+    "DEFAULT_COMPARATOR_NORM",
+    "DEFAULT_MAX_ITER",
+    "calibration_for",
+    "plan_for",
+]
+
+
+@functools.lru_cache(maxsize=512)
+def plan_for(
+    loss: str,
+    scale: float | None,
+    calibration: str,
+    n: int,
+    d: int,
+    zeta: float,
+    epsilon: float,
+    delta: float,
+    comparator_norm: float,
+    max_iter: int,
+    mu: float | None,
+) -> WatkinsAroraPlan:
+    """The plan of one release: ``objpert.plan("watkins_arora", ...)`` with these
+    settings (``mu=None``: chosen by the calibration; ``scale``: the pseudo-Huber loss's),
+    a pure (cached) function of public constants."""
+    options = {} if scale is None else {"scale": scale}
+    return registry.plan(
+        "watkins_arora", loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
+        calibration=calibration, mu=mu, comparator_norm=comparator_norm,
+        max_iter=max_iter, **options,
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def calibration_for(k: int, composition: str, *plan_args: Any) -> Calibration:
+    """The plan of each of k releases meeting (epsilon, delta) together and how they
+    compose (:func:`objpert.certify._multiclass.calibrate_releases`): a pure (cached)
+    function of public constants. ``plan_args`` are those of :func:`plan_for`, their
+    (epsilon, delta) the fit's target; each release's plan is :func:`plan_for` at that
+    release's (epsilon_i, delta_i)."""
+    head, (epsilon, delta), tail = plan_args[:6], plan_args[6:8], plan_args[8:]
+
+    def plan_at(eps_i: float, delta_i: float) -> WatkinsAroraPlan:
+        return plan_for(*head, eps_i, delta_i, *tail)
+
+    return calibrate_releases(plan_at, epsilon, delta, k, composition)

@@ -1,0 +1,515 @@
+"""Private model selection: choose hyperparameters on private data under one certificate.
+
+:class:`PrivateGridSearch` is used like scikit-learn's ``GridSearchCV`` but its choice is
+differentially private. Two methods:
+
+- ``method="random_stopping"`` trains every run on all the rows (Liu & Talwar 2019;
+  Papernot & Steinke 2022; the maths and the certificate are in
+  :mod:`objpert.model_selection._random_stopping`);
+- ``method="split"`` (below) trains each candidate on its own part of the rows.
+
+The split method is the parameter-tuning procedure of Chaudhuri, Monteleoni &
+Sarwate (2011, Section 6): the rows are split at random (independently of their values)
+into m + 1 parts of public sizes; candidate i is trained on part i by its own private
+release; the last part scores every candidate, and the exponential mechanism
+(McSherry & Talwar 2007) picks one.
+
+Why the choice is covered. Replace one row. If it lies in training part j, only candidate
+j's release sees a change, and the selected model is a post-processing of the m releases
+and the untouched scoring part: (epsilon_j, delta_j). If it lies in the scoring part, no
+release changes and the choice is the exponential mechanism's: epsilon_sel. The whole
+output (the choice and the chosen model) is therefore (max(epsilon_j, epsilon_sel),
+max delta_j)-DP (parallel composition).
+
+What it costs. Each candidate sees n / (m + 1) rows instead of n, so its noise (which
+scales as 1/n) grows by a factor of about m + 1 against selecting on public data. Scores
+of the candidates are statistics of the private data: they are neither stored nor shown.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from objpert._data import is_dask
+from objpert._randomness import make_rng
+from objpert._validation import check_int, check_positive
+from objpert.accounting._certificate import Certificate
+from objpert.accounting._composition import budget_text, parallel
+from objpert.estimators._base import PrivateGLM
+from objpert.exceptions import (
+    DataError,
+    ParameterError,
+    PrivacyError,
+    TestingSeedWarning,
+    UnreachableTargetError,
+)
+from objpert.mechanisms._discrete_noise import discrete_laplace
+from objpert.mechanisms._exponential import exponential_mechanism
+from objpert.model_selection import _random_stopping as rs
+from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
+
+__all__ = [
+    "METHODS",
+    "PrivateGridSearch",
+    "SelectionCertificate",
+    "split_certificate",
+    "split_sizes",
+]
+
+METHOD = "parallel selection (Chaudhuri, Monteleoni & Sarwate 2011, Section 6)"
+#: The selection methods of :class:`PrivateGridSearch`.
+METHODS = ("split", "random_stopping")
+#: Default share of each run's epsilon spent on its noisy score (random stopping).
+SCORE_FRACTION = 0.1
+#: Default mean number of runs per grid point (random stopping): M = 4 m.
+RUNS_PER_CANDIDATE = 4
+#: Regression scores: each clipped squared error is floored onto this many integer levels
+#: of [0, score_bound**2] (an integer sum, so the discrete Laplace noise is exact).
+SCORE_LEVELS = 1024
+#: Parameters that random stopping sets on each run itself (refused in the grid).
+_RUN_SET = ("epsilon", "delta", "random_state")
+
+
+@dataclass(frozen=True)
+class SelectionCertificate(Certificate):
+    """The guarantee of a private selection: the chosen index and the chosen model.
+
+    ``epsilon = max(max_i epsilon_i, selection_epsilon)``, ``delta = max_i delta_i`` (see
+    the module docstring); ``candidates`` holds each candidate's own certificate.
+    """
+
+    method: str
+    epsilon: float
+    delta: float
+    selection_epsilon: float
+    candidates: tuple[Any, ...]
+    part_sizes: tuple[int, ...]
+    not_public: tuple[str, ...] = ()
+
+    @property
+    def certified(self) -> bool:
+        return all(c.certified for c in self.candidates) and self.delta < 1.0
+
+    @property
+    def covers(self) -> str:
+        return (
+            f"the choice among {len(self.candidates)} candidates, each trained on its own "
+            "part of the rows, and the chosen model"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "selection_epsilon": self.selection_epsilon,
+            "certified": self.certified,
+            "part_sizes": list(self.part_sizes),
+            "candidates": [c.to_dict() for c in self.candidates],
+            "not_public": list(self.not_public),
+        }
+
+    def summary(self) -> str:
+        """What :func:`str` prints: the guarantee in a few lines."""
+        return str(self)
+
+    def __repr__(self) -> str:
+        """One line: the selection and its totals (``to_dict`` has every candidate)."""
+        return (
+            f"SelectionCertificate(candidates={len(self.candidates)}, epsilon={self.epsilon!r}, "
+            f"delta={self.delta!r}, certified={self.certified})"
+        )
+
+    def __str__(self) -> str:
+        status = "certified" if self.certified else "NOT certified"
+        lines = [
+            f"{budget_text(self.epsilon, self.delta)}, {status} (private selection among "
+            f"{len(self.candidates)} candidates, each on its own part of the rows)",
+            f"  {self.method}; selection epsilon {self.selection_epsilon:.4g}",
+        ]
+        if self.not_public:
+            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
+        return "\n".join(lines)
+
+
+def split_certificate(
+    candidates: Any, selection_epsilon: float, part_sizes: Any
+) -> SelectionCertificate:
+    """The guarantee of a split selection (the module docstring): (max(max_i epsilon_i,
+    selection_epsilon), max_i delta_i), from the candidates' own certificates; what a
+    search records and what a model file's record is recomputed into."""
+    certs = tuple(candidates)
+    epsilon, delta = parallel([*(c.epsilon for c in certs), selection_epsilon],
+                              [*(c.delta for c in certs), 0.0])  # fmt: skip
+    return SelectionCertificate(
+        METHOD,
+        epsilon,
+        delta,
+        selection_epsilon,
+        certs,
+        tuple(part_sizes),
+        tuple(dict.fromkeys(r for c in certs for r in c.not_public)),
+    )
+
+
+def split_sizes(n: int, parts: int) -> tuple[int, ...]:
+    """Sizes of ``parts`` near-equal parts of n rows (a function of public n only)."""
+    base, extra = divmod(int(n), int(parts))
+    return tuple(base + (1 if i < extra else 0) for i in range(parts))
+
+
+class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
+    """Private selection among the candidates of ``param_grid`` (one certificate).
+
+    ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
+    of the whole search. A number K of runs is drawn from ``law`` (mean ``runs_mean``); each
+    run picks a grid point uniformly, trains it on all n rows with the per-run budget of
+    :func:`~objpert.model_selection._random_stopping.random_stopping_budget` (the model
+    ``1 - score_fraction`` of it), and releases its score on the same rows (correct
+    predictions, or the clipped squared errors on ``SCORE_LEVELS`` integer levels) with
+    exact discrete Laplace noise (Canonne, Kamath & Steinke 2020, Algorithm 2). The run
+    with the highest noisy score (ties broken by an independent uniform) is output. One run
+    is (epsilon_c, delta_c)-DP (model and score by basic composition; a uniform draw among
+    grid points that each are, is too), so the output is (epsilon, delta)-DP by Papernot &
+    Steinke (2022, Theorem 2; logarithmic law) or Liu & Talwar (2019, Theorem 3.2;
+    geometric law) and the coupling corollary of
+    :mod:`objpert.model_selection._random_stopping`. Each run draws its own noise (the
+    estimator's ``random_state`` is replaced: from OS entropy, or from the search's seed).
+    Neither K nor the other runs' models or scores are kept. A run whose certificate
+    exceeds the per-run budget stops the search before anything is released.
+
+    ``method="split"``: the parallel selection of the module docstring.
+
+    Parameters
+    ----------
+    estimator : PrivateLogisticRegression or PrivateRobustRegression
+        The private estimator; each candidate is a clone with one point of the grid set.
+    param_grid : dict or list of dicts
+        As for scikit-learn's ``ParameterGrid`` (public hyperparameters only).
+    selection_epsilon : float > 0 or None, default=None
+        Epsilon of the exponential mechanism that chooses; None: the largest epsilon of the
+        candidates (the choice then adds nothing to the certificate's epsilon).
+    score_bound : float > 0, default=1.0
+        Regression only: squared errors are clipped at ``score_bound**2`` (public), the
+        sensitivity of the score. Classification scores by the count of correct
+        predictions (sensitivity 1).
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
+        The split and the exponential mechanism's draw (split), or the run count, the
+        grid points, the scores' noise and the runs' seeds (random stopping): None draws
+        from OS entropy; a seed is for tests only (warns). Split: each candidate's noise
+        follows its own random_state.
+    method : {"split", "random_stopping"}, default="split"
+        How the candidates are trained and chosen (see above).
+    runs_mean : int >= 1 or None, default=None
+        Random stopping: the mean number of runs (public; the logarithmic law's mean is
+        the smallest of its means at least this); None: 4 per grid point.
+    law : {"logarithmic", "geometric"} or None, default=None
+        Random stopping: the law of the number of runs; None: "logarithmic" (each run gets
+        epsilon / 2 against epsilon / 3 for the geometric law).
+    score_fraction : float in (0, 1) or None, default=None
+        Random stopping: the share of each run's epsilon spent on its noisy score; None:
+        0.1. ``selection_epsilon`` is for the split method only.
+
+    Attributes
+    ----------
+    best_estimator_, best_params_, best_index_ : the chosen candidate.
+    certificate_ : :class:`SelectionCertificate` (split) or
+        :class:`~objpert.model_selection._random_stopping.RandomStoppingCertificate`,
+        covering the choice and the chosen model.
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [PrivateGLM],
+        "param_grid": [dict, list],
+        "selection_epsilon": [None, Interval(Real, 0, None, closed="neither")],
+        "score_bound": [Interval(Real, 0, None, closed="neither")],
+        "random_state": RANDOM_STATE,
+        "method": [StrOptions(set(METHODS))],
+        "runs_mean": [None, Interval(Integral, 1, None, closed="left")],
+        "law": [None, StrOptions(set(rs.LAWS))],
+        "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        estimator: Any,
+        param_grid: Any,
+        selection_epsilon: float | None = None,
+        score_bound: float = 1.0,
+        random_state: Any = None,
+        method: str = "split",
+        runs_mean: int | None = None,
+        law: str | None = None,
+        score_fraction: float | None = None,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.selection_epsilon = selection_epsilon
+        self.score_bound = score_bound
+        self.random_state = random_state
+        self.method = method
+        self.runs_mean = runs_mean
+        self.law = law
+        self.score_fraction = score_fraction
+
+    def _candidates(self) -> tuple[list[dict], list[Any]]:
+        try:
+            grid = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"param_grid: {exc}") from None
+        if not grid:
+            raise ParameterError("param_grid has no candidates")
+        models = [clone(self.estimator).set_params(**params) for params in grid]
+        for model in models:
+            model._public_constants()  # every candidate's public settings, before any data
+        return grid, models
+
+    def _method(self) -> str:
+        """The method, its parameters validated (``_parameter_constraints``; the others of
+        the other method must be left at None)."""
+        self._validate_params()
+        if self.method == "split":
+            for name in ("runs_mean", "law", "score_fraction"):
+                if getattr(self, name) is not None:
+                    raise ParameterError(f"{name} is for method='random_stopping' only")
+        elif self.selection_epsilon is not None:
+            raise ParameterError(
+                "selection_epsilon is for method='split' only (random stopping spends "
+                "score_fraction of each run's epsilon on its score)"
+            )
+        return self.method
+
+    def fit(self, X: Any, y: Any) -> PrivateGridSearch:
+        method = self._method()
+        grid, models = self._candidates()
+        if method == "random_stopping":
+            return self._fit_random_stopping(grid, models, X, y)
+        settings = [m._public_constants() for m in models]
+        eps_sel = (
+            max(s.epsilon for s in settings)
+            if self.selection_epsilon is None
+            else check_positive("selection_epsilon", self.selection_epsilon)
+        )
+        classify = models[0]._loss == "logistic"
+        bound = check_positive("score_bound", self.score_bound)
+        if is_dask(X) or is_dask(y):
+            raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
+        n = _rows(X)
+        if y is None or _rows(y) != n:
+            raise DataError("y must have one label per row of X")
+        sizes = split_sizes(n, len(models) + 1)
+        if min(sizes) < 2:
+            raise DataError(
+                f"{len(models)} candidates need at least {2 * (len(models) + 1)} rows "
+                f"(2 per part); got {n}"
+            )
+        generator, _ = make_rng(self.random_state)
+        order = generator.permutation(n)  # independent of the rows' values
+        bounds = np.cumsum((0, *sizes))
+        parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+        y = np.asarray(y)
+        for model, part in zip(models, parts[:-1], strict=True):
+            model.fit(_take(X, part), y[part])
+        val = parts[-1]
+        Xv, yv = _take(X, val), y[val]
+        if classify:
+            utilities = [float(np.sum(m.predict(Xv) == yv)) for m in models]
+            sensitivity = 1.0
+        else:
+            clip = bound * bound
+            utilities = [
+                -float(np.sum(np.minimum((np.asarray(m.predict(Xv)) - yv) ** 2, clip)))
+                for m in models
+            ]
+            sensitivity = clip
+        with warnings.catch_warnings():  # the generator is the search's own: a seed (if
+            warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
+            index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
+        del utilities  # statistics of the private rows: not kept
+        self.certificate_ = split_certificate([m.certificate_ for m in models], eps_sel, sizes)
+        self.best_index_ = index
+        self.best_params_ = grid[index]
+        self.best_estimator_ = models[index]
+        self.n_candidates_ = len(models)
+        self.n_features_in_ = self.best_estimator_.n_features_in_
+        if hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+        return self
+
+    def _fit_random_stopping(
+        self, grid: list[dict], models: list[Any], X: Any, y: Any
+    ) -> PrivateGridSearch:
+        """Random stopping on all the rows (the class docstring; the maths in
+        :mod:`objpert.model_selection._random_stopping`)."""
+        for params in grid:
+            fixed = sorted(set(params) & set(_RUN_SET))
+            if fixed:
+                raise ParameterError(
+                    f"random stopping sets {', '.join(fixed)} of each run itself (the "
+                    "estimator's epsilon and delta are the budget of the whole search): "
+                    "remove them from param_grid"
+                )
+        if getattr(models[0], "accountant", None) is not None:
+            raise ParameterError(
+                "random stopping cannot charge each run to the estimator's accountant (its "
+                "ledger would record the run count, which must stay hidden): fit without "
+                "one and charge the search's certificate_ to the ledger"
+            )
+        settings = models[0]._public_constants()
+        epsilon, delta = settings.epsilon, settings.delta
+        runs_mean = (
+            RUNS_PER_CANDIDATE * len(models)
+            if self.runs_mean is None
+            else check_int("runs_mean", self.runs_mean, 1)
+        )
+        law = rs.LAWS[0] if self.law is None else self.law
+        fraction = SCORE_FRACTION if self.score_fraction is None else self.score_fraction
+        bound = check_positive("score_bound", self.score_bound)
+        eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean, law)
+        model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
+        candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])
+        runs = [
+            clone(m).set_params(epsilon=model_eps, delta=delta_c, random_state=None) for m in models
+        ]
+        for run in runs:
+            run._public_constants()  # every run's settings, before any data
+        classify = runs[0]._loss == "logistic"
+        if is_dask(X) or is_dask(y):
+            raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
+        n = _rows(X)
+        if y is None or _rows(y) != n:
+            raise DataError("y must have one label per row of X")
+        _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
+        generator, seeded = make_rng(self.random_state)
+        count = rs.draw_runs(runs_mean, generator, law)  # never stored
+        sensitivity = 1 if classify else SCORE_LEVELS
+        scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
+        y_arr = np.asarray(y)
+        best: tuple[tuple[int, float, bytes], int, Any] | None = None
+        with warnings.catch_warnings():  # the runs' seeds come from the search's own
+            warnings.simplefilter("ignore", TestingSeedWarning)  # generator (warned once)
+            for _ in range(count):
+                index = int(generator.integers(len(runs)))
+                seed = int(generator.integers(2**63)) if seeded else None
+                model = clone(runs[index]).set_params(random_state=seed).fit(X, y)
+                cert = model.certificate_
+                if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
+                    raise PrivacyError(
+                        f"a run's certificate {budget_text(cert.epsilon, cert.delta)} "
+                        f"(certified={cert.certified}) exceeds the per-run budget "
+                        f"{budget_text(model_eps, delta_c)}: nothing is released"
+                    )
+                utility = _integer_utility(model, X, y_arr, classify, bound)
+                noisy = utility + discrete_laplace(generator, scale)
+                # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
+                # score, then an independent uniform, then the released coefficients
+                key = (noisy, float(generator.random()), _release_bytes(model))
+                if best is None or key > best[0]:
+                    best = (key, index, model)
+                del utility, noisy
+        assert best is not None  # K >= 1
+        _, index, chosen = best
+        del best, count  # the run count and the scores are not kept
+        self.certificate_ = rs.search_certificate(
+            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
+            chosen.certificate_, law,
+        )  # fmt: skip
+        self.best_index_ = index
+        self.best_params_ = grid[index]
+        self.best_estimator_ = chosen
+        self.n_candidates_ = len(runs)
+        self.n_features_in_ = chosen.n_features_in_
+        if hasattr(chosen, "classes_"):
+            self.classes_ = chosen.classes_
+        return self
+
+    def _best(self) -> Any:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_
+
+    def predict(self, X: Any) -> Any:
+        return self._best().predict(X)
+
+    def predict_proba(self, X: Any) -> Any:
+        return self._best().predict_proba(X)
+
+    def decision_function(self, X: Any) -> Any:
+        return self._best().decision_function(X)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        return self._best().score(X, y, sample_weight=sample_weight)
+
+
+def _integer_utility(model: Any, X: Any, y: np.ndarray, classify: bool, bound: float) -> int:
+    """An integer score of a released model on the rows, changed by at most its
+    sensitivity when one row is replaced: the count of correct predictions (1), or minus
+    the clipped squared errors floored onto SCORE_LEVELS levels of [0, bound**2]
+    (SCORE_LEVELS)."""
+    pred = np.asarray(model.predict(X))
+    if classify:
+        return int(np.sum(pred == y))
+    clip = bound * bound
+    err = np.minimum((pred.astype(float) - y.astype(float)) ** 2, clip)
+    levels = np.floor(err / clip * SCORE_LEVELS).astype(np.int64)
+    return -int(np.sum(np.minimum(levels, SCORE_LEVELS)))
+
+
+def _release_bytes(model: Any) -> bytes:
+    """The released coefficients and intercepts as bytes (the last key of the order)."""
+    coef = np.ascontiguousarray(model.coef_, dtype=np.float64)
+    intercept = np.ascontiguousarray(model.intercept_, dtype=np.float64)
+    return coef.tobytes() + intercept.tobytes()
+
+
+def _check_runs_certify(runs: list[Any], grid: list[dict], n: int, n_features: int) -> None:
+    """Before any run: every grid point of a single-release run (binary or regression)
+    whose row bound is declared must certify the run budget at the public n and shape
+    (its cached calibration, which the run then reuses), so that no run drawn later fails;
+    an UnreachableTargetError names the grid point otherwise. Public constants only."""
+    from objpert.estimators._bounds import public_zeta
+
+    for run, params in zip(runs, grid, strict=True):
+        p = run._fit_settings()
+        classes = p.classes
+        single = run._loss != "logistic" or (classes is not None and len(classes) == 2)
+        zeta = public_zeta(p, n_features) if n_features else None
+        if not single or zeta is None or p.max_seconds is not None:
+            continue  # the release count or the row bound is known only from the data
+        d = n_features + (1 if p.fit_intercept else 0)
+        try:
+            run._calibration(p, n, d, zeta, 1)
+        except UnreachableTargetError as exc:
+            raise UnreachableTargetError(
+                f"the grid point {params} cannot be certified at the run budget "
+                f"{budget_text(p.epsilon, p.delta)} with n = {n}: {exc}. Remove it from "
+                "param_grid (no run was made)"
+            ) from None
+
+
+def _rows(a: Any) -> int:
+    shape = getattr(a, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(a)
+    except TypeError:
+        raise DataError(f"expected an array of rows; got {type(a).__name__}") from None
+
+
+def _take(X: Any, rows: np.ndarray) -> Any:
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    if hasattr(X, "tocsr"):
+        return X.tocsr()[rows]
+    return np.asarray(X)[rows]
