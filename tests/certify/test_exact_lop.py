@@ -177,7 +177,8 @@ def test_profile_certifies_at_most_half_of_kifers_delta_from_its_floor():
     sensitivity 2 L1 zeta) the profile certifies at most half of Kifer's delta: its Jacobian
     term is at most log(1 + epsilon / 2) <= epsilon / 2, and Kifer's sigma keeps the
     Gaussian term t^2/2 + t|Z| <= epsilon / 2 except with probability
-    2 Q(sqrt(2 log(2/delta))) <= delta / 2 (the argument in objpert.mechanisms._certificates.lop)."""
+    2 Q(sqrt(2 log(2/delta))) <= delta / 2 (the argument in
+    objpert.mechanisms._certificates.lop)."""
     for n in (100, 2000, 10**6):
         for eps in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0):
             for delta in (1e-3, 1e-6, 1e-9, 1e-12):

@@ -1,5 +1,6 @@
 """Fuzz: the exact-minimiser privacy profile (objpert.mechanisms._certificates.redberg), the LOP
-planners' accountants, and QOP's comparison with theta_ref (objpert.mechanisms._certificates.qop)."""
+planners' accountants, and QOP's comparison with theta_ref
+(objpert.mechanisms._certificates.qop)."""
 
 from __future__ import annotations
 

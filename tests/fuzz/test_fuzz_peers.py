@@ -1,4 +1,5 @@
-"""Fuzz: the peers' planners, certificates and accountants (objpert.mechanisms._certificates) and QOP's
+"""Fuzz: the peers' planners, certificates and accountants (objpert.mechanisms._certificates) and
+QOP's
 planner and formulas (objpert.mechanisms._certificates.qop)."""
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ OPTIONS = {
                 max_iter=count(1, 10**4)),
     "lop_clip": dict(clip=real(1e-3, 1e3), mu=optional(real(1e-6, 10.0))),
     "amp": dict(mu=optional(real(1e-6, 10.0)), gamma=optional(real(1e-12, 1e-3)),
-                output_share=real(1e-3, 0.5), gaussian_calibration=choice(("analytic", "classical")),
+                output_share=real(1e-3, 0.5),
+                gaussian_calibration=choice(("analytic", "classical")),
                 grid_bits=count(4, 24)),
     "output_perturbation": dict(mu=optional(real(1e-6, 10.0)), radius=real(1e-2, 1e2),
                                 gaussian_calibration=choice(("analytic", "classical")),

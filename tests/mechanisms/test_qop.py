@@ -1,4 +1,5 @@
-"""Tests of objpert.mechanisms._certificates.qop (the Wishart calibration) and objpert.mechanisms._qop.
+"""Tests of objpert.mechanisms._certificates.qop (the Wishart calibration) and
+objpert.mechanisms._qop.
 
 Formulas are checked against direct evaluation with math.gamma / scipy where that does not
 overflow (small d), against mpmath at high precision where double precision cannot (the

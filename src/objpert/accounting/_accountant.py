@@ -4,7 +4,7 @@ composed releases.
 :class:`PrivacyAccountant` holds a total (epsilon, delta) and a ledger of what was
 spent. Every release on the same data is added as a :class:`~objpert.accounting._pld.
 PrivacyLoss`; the ledger's privacy is the composition of their pessimistic PLDs
-(:func:`objpert.accounting._pld.compose`). :meth:`PrivacyAccountant.spend` composes the new
+(:func:`objpert.accounting.compose`). :meth:`PrivacyAccountant.spend` composes the new
 release with the ledger *first* and raises :class:`~objpert.exceptions.BudgetExceededError`
 when the total at the budget's epsilon exceeds its delta; nothing is added then, and the
 caller releases nothing.
@@ -177,7 +177,7 @@ class PrivacyAccountant:
     """A privacy budget (epsilon, delta) for releases on one data set.
 
     ``spend(x, name=...)`` adds a release (a plan, a certificate, a fitted estimator or a
-    :class:`~objpert.accounting._pld.PrivacyLoss`) if the composition of everything spent
+    :class:`~objpert.accounting.PrivacyLoss`) if the composition of everything spent
     stays within the budget, and raises :class:`BudgetExceededError` otherwise (nothing is
     added; the caller must release nothing). Estimators take ``accountant=`` and spend
     before they touch the data. Copies (``copy.deepcopy``, ``sklearn.base.clone``) share

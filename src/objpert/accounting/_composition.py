@@ -255,7 +255,7 @@ class ComposedCertificate(Certificate):
     the one certificate), ``"basic"`` (Dwork & Roth 2014, Theorem 3.16) or ``"advanced"``
     (Dwork, Rothblum & Vadhan 2010, Theorem III.3, with slack ``delta_slack``; the
     releases are composed at their largest epsilon_i and delta_i). ``not_public``: as in
-    :class:`~objpert.accounting._certificate.Certificate`, for the model as a whole.
+    :class:`~objpert.accounting.Certificate`, for the model as a whole.
     """
 
     method: str

@@ -1,7 +1,7 @@
 """Privacy-loss events: how a release composes, as public numbers (the role of
 dp-accounting's ``DpEvent``).
 
-A certificate emits its event (:meth:`objpert.accounting._certificate.Certificate.privacy_loss`);
+A certificate emits its event (:meth:`objpert.accounting.Certificate.privacy_loss`);
 only :mod:`objpert.accounting._pld` turns events into privacy-loss distributions and
 numbers. A single release whose certificate form has a registered event (Watkins &
 Arora's whole profile, registered by :mod:`objpert.certify._profile`) composes as it; any

@@ -50,7 +50,7 @@ def pipeline_certificate(
     ``composition="basic"``: the basic composition (Dwork & Roth 2014, Theorem 3.16) of
     the releases' certificates (one release: its certificate as it is). ``"pld"``: the
     composition of their privacy-loss distributions queried at ``delta`` (needs
-    dp-accounting), an :class:`~objpert.accounting._accountant.AccountedCertificate` listing
+    dp-accounting), an :class:`~objpert.accounting.AccountedCertificate` listing
     each release in pipeline order; tighter than the basic composition.
     """
     composition = check_choice("composition", composition, COMPOSITIONS)

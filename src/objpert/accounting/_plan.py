@@ -66,7 +66,7 @@ class Plan(ABC):
     """The base of every mechanism's plan.
 
     Every plan names its registered ``mechanism``, holds the ``certificate`` computed from
-    public constants alone (a :class:`~objpert.accounting._certificate.Certificate`), its
+    public constants alone (a :class:`~objpert.accounting.Certificate`), its
     :attr:`target` and, where the mechanism has them, its :attr:`public_constants`.
     :meth:`privacy_loss` is the event its release composes as. Plans are frozen
     dataclasses: the base declares none of their fields.

@@ -101,7 +101,7 @@ PLAN_OPTIONS: dict[str, dict[str, Any]] = {
     "watkins_arora": {"mu": WA_MU, "max_iter": WA_MAX_ITERATIONS},
     "lop_clip": {"clip": 0.5},
 }
-#: ``worst`` pairs: :func:`objpert.audit._worst_pair.worst_pair` searches at this fraction
+#: ``worst`` pairs: :func:`objpert.audit.worst_pair` searches at this fraction
 #: of the target epsilon (at the target itself delta_pair is ~0 on every pair of the audited
 #: configurations, so the search would be blind), with these (cheap) settings.
 WORST_EPSILON_FRACTION = 0.25
@@ -232,7 +232,7 @@ def worst_case_pair(
     plan: Any, *, epsilon: float, rng: Any = None, loss: str = "logistic", **search: Any
 ) -> NeighbouringPair:
     """The shared rows of :func:`canonical_pair` with the differing rows that
-    :func:`objpert.audit._worst_pair.worst_pair` finds for the W&A ``plan`` at ``epsilon``
+    :func:`objpert.audit.worst_pair` finds for the W&A ``plan`` at ``epsilon``
     (``search``: its search settings). The same rows serve every mechanism (QOP: with
     interpolating targets)."""
     from objpert.audit._worst_pair import worst_pair

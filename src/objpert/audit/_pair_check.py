@@ -1,5 +1,5 @@
 """The pairwise check: on named neighbouring pairs, the exact pairwise profile of the
-Watkins & Arora release (:func:`objpert.audit._pairwise.pairwise_profile`) measured below
+Watkins & Arora release (:func:`objpert.audit.pairwise_profile`) measured below
 the certified one at every epsilon of a grid (docs/audit-pairwise.md)."""
 
 from __future__ import annotations

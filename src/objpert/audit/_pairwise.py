@@ -12,7 +12,7 @@ profile (the hockey-stick divergence of eq. (3) for this pair) is
     delta_pair(epsilon) = E_{z ~ N(0, sigma^2 I)} [(1 - e^{epsilon - L(z)})_+],
 
 exact whenever M_S' is injective (Theorem A.13 on the certificate's ball; checked by
-:func:`objpert.audit._jacobian.check_jacobian`); were it not, p_Y^{S'}(y) would sum over
+:func:`objpert.audit.check_jacobian`); were it not, p_Y^{S'}(y) would sum over
 several preimages and the single-preimage L overstates the loss (a conservative error).
 Where a preimage z' cannot be found the output may lie outside M_S'(R^d), where
 p_Y^{S'} = 0 and the integrand is 1.

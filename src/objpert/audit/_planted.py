@@ -4,7 +4,7 @@ must catch.
 Each :class:`PlantedBug` offers ``sample(X, y, plan, draws, rng)`` (an array (draws, d) of
 releases, all draws in one batched sweep) for attacks, and ``release_map(plan)``: the map
 z -> w under the bug (a :class:`objpert.audit._maps.ReleaseMap`) for
-:func:`objpert.audit._pairwise.pairwise_profile`, or ``None`` when the bug is not a map of a
+:func:`objpert.audit.pairwise_profile`, or ``None`` when the bug is not a map of a
 single noise draw. The correct release of Section 3.2 is :func:`sample_clean`.
 
 1. ``noise_half``: the noise is scaled by 0.5, w = M_S(z / 2) (eq. 4 run with z/2).

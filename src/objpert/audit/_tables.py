@@ -2,9 +2,9 @@
 and, for the Watkins & Arora release, the exact pairwise privacy profile, as tables and one
 figure.
 
-The attack is :func:`objpert.audit._attacks.audit_mechanism` (Jagielski et al. 2020; Nasr et
+The attack is :func:`objpert.audit.audit_mechanism` (Jagielski et al. 2020; Nasr et
 al. 2021; Clopper & Pearson 1934 intervals); the exact profile is
-:func:`objpert.audit._pairwise.pairwise_profile` (eq. 6 of Watkins & Arora 2026, change of
+:func:`objpert.audit.pairwise_profile` (eq. 6 of Watkins & Arora 2026, change of
 variables), measured at :func:`profile_grid` against the plan's Theorem C.13 delta(epsilon).
 """
 
@@ -61,8 +61,8 @@ class AuditReport:
     plan: Any
     pair: NeighbouringPair
     attack: AttackResult
-    profile: Any = None  # objpert.audit._pairwise.PairwiseProfile (W&A), else None
-    jacobian: Any = None  # objpert.audit._jacobian.JacobianReport on S (W&A), else None
+    profile: Any = None  # objpert.audit.PairwiseProfile (W&A), else None
+    jacobian: Any = None  # objpert.audit.JacobianReport on S (W&A), else None
 
     @property
     def epsilon_certified(self) -> float:

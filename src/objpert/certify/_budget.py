@@ -1,6 +1,6 @@
 """Is the iteration budget a ceiling? What doubling it would buy, from public constants alone.
 
-The tight calibration (:func:`objpert.certify._calibration.tight`) calibrates at the knee
+The tight calibration (:func:`objpert.certify.tight`) calibrates at the knee
 of its bound B*(N) (the smallest budget at which a doubling of the steps lowers the bound
 by at most ``knee_tolerance``, 0.05 in the loss's units by default) or at ``max_iter``
 when the knee lies beyond it. Under Theorem C.13 of Watkins & Arora (2026) the smallest
@@ -80,7 +80,7 @@ def ceiling(
 ) -> CeilingReport:
     """Does the budget ``max_iter`` (default: the plan's own N) bind ``plan``?
 
-    By the knee rule of :func:`objpert.certify._calibration.tight` at the plan's loss, n, d,
+    By the knee rule of :func:`objpert.certify.tight` at the plan's loss, n, d,
     zeta, target, comparator norm, delta_sample and objective: the budget binds when
     doubling it lowers the bound B* by more than the knee tolerance, with mu re-chosen at
     each budget (the estimators' ``mu="auto"``) or kept at the plan's (``mu_fixed``: a

@@ -429,7 +429,7 @@ def calibrate_releases(
 
 def check_settings(composition: Any, accountant: Any = None) -> str:
     """An estimator's ``composition`` (one of :data:`COMPOSITIONS`) and ``accountant``
-    (None or a :class:`~objpert.accounting._accountant.PrivacyAccountant`) parameters;
+    (None or a :class:`~objpert.accounting.PrivacyAccountant`) parameters;
     returns the composition."""
     from objpert.accounting._accountant import PrivacyAccountant
 

@@ -130,7 +130,7 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     """Re-derive a plan's constants and certificate; refuse (:class:`PrivacyError`) any
     mismatch. Called before every release and at every load of a model file.
 
-    The problem constants are rebuilt by :func:`~objpert.certify._constants.problem` (the
+    The problem constants are rebuilt by :func:`~objpert.certify.problem` (the
     constructor that calibrated the plan, which enforces 0 < eta <= 1/L and eta mu < 1 of
     Section 3.2) from the loss registry and the plan's public inputs (loss name and
     parameters, n, d, zeta, mu, eta); L1, L2, L3 come from the registered loss, never from

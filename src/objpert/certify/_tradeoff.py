@@ -2,7 +2,7 @@
 
 A privacy profile is the curve epsilon -> delta(epsilon) of (epsilon, delta) guarantees
 that a release meets for every epsilon at once (for a Watkins & Arora plan:
-:func:`objpert.certify._profile.watkins_arora_profile`). Read as a trade-off function
+:func:`objpert.certify.watkins_arora_profile`). Read as a trade-off function
 (Dong, Roth & Su 2022, Section 2.3): a release that is (epsilon, delta)-DP makes every
 test of "this person's row was in the data" with false-positive rate alpha miss with
 probability at least f_{epsilon,delta}(alpha) = max(0, 1 - delta - e^epsilon alpha,

@@ -10,11 +10,11 @@ for a K-class one-vs-rest classifier) by gradient descent on a perturbed objecti
 
 1. the data are brought under the contract of :mod:`objpert._data` (rows of norm
    <= ``data_norm``, an intercept column of public value c appended);
-2. a :class:`~objpert.certify._calibration.WatkinsAroraPlan` (noise sigma, ridge mu, step
+2. a :class:`~objpert.certify.WatkinsAroraPlan` (noise sigma, ridge mu, step
    eta, iterations N) is computed from public constants only: n (the number of rows,
    treated as public, as in the paper), d, zeta, the loss and the target (epsilon, delta),
    by :func:`objpert.plan` with the estimator's settings (:mod:`.planning`);
-3. :func:`~objpert.mechanisms._perturbed_gd.perturbed_gradient_descent` draws the noise
+3. :func:`~objpert.mechanisms.perturbed_gradient_descent` draws the noise
    once and runs exactly N steps; the plan's certificate is recomputed before any data
    are touched.
 

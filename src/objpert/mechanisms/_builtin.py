@@ -57,7 +57,7 @@ def _wa_plan(
     plans here with its own ``calibration``, ``mu``, ``comparator_norm``, ``max_iter`` and,
     for the pseudo-Huber loss, ``scale``).
 
-    ``calibration="tight"``: :func:`~objpert.certify._calibration.tight`, which minimises the
+    ``calibration="tight"``: :func:`~objpert.certify.tight`, which minimises the
     ``objective`` bound ("empirical": for accuracy; "population": Theorem 4.7) within
     ``max_iter`` steps, with mu chosen against comparators of norm <= ``comparator_norm``
     (``mu=None``) or given. ``"corollary413"``: Corollary 4.13 as stated (epsilon <= 1); it

@@ -19,7 +19,8 @@ Two implementations of the same algorithms:
   scale s ~ 2^20) are handed to the exact scalar code.
 
 :func:`grid_gaussian` releases a real vector f as gamma (q + Y), q = rint(clip(f / gamma))
-and Y ~ N_Z(0, s^2)^d, with (gamma, s) = :func:`objpert.mechanisms._certificates.grid_noise` (sigma):
+and Y ~ N_Z(0, s^2)^d, with (gamma, s) = :func:`objpert.mechanisms._certificates.grid_noise`
+(sigma):
 gamma is a power of two, so f / gamma, the rounding and gamma (q + Y) are exact in
 floating point, the output lies on the grid gamma Z whatever f is, and it depends on f
 only through the integer vector q. Its certificate is in :mod:`objpert.mechanisms._certificates`

@@ -152,7 +152,7 @@ def _with_prior(record: dict[str, Any], prior: np.ndarray | None) -> dict[str, A
 
 def check_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     """The plan's certificate re-derived from the loss and its public inputs
-    (:func:`~objpert.certify._calibration.rederive_plan`); refuse any mismatch."""
+    (:func:`~objpert.certify.rederive_plan`); refuse any mismatch."""
     return rederive_plan(plan)
 
 

@@ -11,8 +11,10 @@ over the box ||theta||_inf <= kappa (or all of R^d) with exactly K Davis-Yin ite
 (Cortild & Cartis 2026, arXiv:2605.05905; docs/qop.md, "Solver").
 The inexact variant publishes the result plus output noise of scale sigma_tilde, as a
 discrete Gaussian on a grid (:func:`objpert.mechanisms._discrete_noise.grid_gaussian`;
-flag v of :mod:`objpert.mechanisms._certificates.qop`): the released point lies on the grid. sigma^2 and
-sigma_tilde come from a :class:`~objpert.mechanisms._certificates.qop.QOPPlan`, which is re-derived from
+flag v of :mod:`objpert.mechanisms._certificates.qop`): the released point lies on the grid.
+sigma^2 and
+sigma_tilde come from a :class:`~objpert.mechanisms.QOPPlan`, which is re-derived
+from
 its public constants before any data are touched. W's Gaussian entries enter the
 objective and stay continuous.
 
@@ -53,7 +55,7 @@ SOLVERS: tuple[str, ...] = ("deterministic", "stochastic")
 @dataclass(frozen=True)
 class QOPRelease(Release):
     """The released weights and what certifies them (W itself is never kept): a
-    :class:`~objpert.mechanisms._perturbed_gd.Release` with a QOP plan and certificate, and
+    :class:`~objpert.mechanisms.Release` with a QOP plan and certificate, and
     the solver used."""
 
     solver: str = "deterministic"
@@ -74,7 +76,7 @@ def check_qop_plan(plan: Any) -> QOPCertificate:
     """Re-derive the plan from its public inputs; refuse one whose numbers do not follow."""
     if not isinstance(plan, QOPPlan):
         raise ParameterError(
-            f"plan must be a QOPPlan (objpert.mechanisms._certificates.qop.qop_plan); got {type(plan).__name__}"
+            f"plan must be a QOPPlan (objpert.plan('qop', ...)); got {type(plan).__name__}"
         )
     again = plan.recompute()
     for name in ("sigma2", "sigma_tilde", "alpha", "log_alpha1"):

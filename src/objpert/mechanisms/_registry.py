@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from objpert.accounting._certificate import Certificate
-from objpert.accounting._plan import Plan
+from objpert.accounting._plan import Plan, PublicConstants, Target
 from objpert.exceptions import ParameterError
 
 __all__ = ["Mechanism", "for_plan", "get", "names", "plan", "register"]
@@ -110,7 +110,7 @@ def plan(
     epsilon: float,
     delta: float,
     **options: Any,
-) -> Any:
+) -> Plan:
     """The plan of one release of the registered ``mechanism`` at (epsilon, delta), from
     public constants only: the loss, the number of rows n (public, as in Watkins & Arora
     2026), the dimension d (intercept column included) and the row-norm bound zeta.
@@ -121,12 +121,17 @@ def plan(
     each, named in :func:`names`' entries' ``reference``). Watkins & Arora's are the
     estimators' settings (``calibration``, ``mu``, ``comparator_norm``, ``max_iter``,
     ``scale``) with the estimators' defaults, so that a fitted estimator's ``plan_`` is
-    this plan for its public constants and settings. Every plan has a ``certificate``
-    with ``epsilon`` and ``delta``.
+    this plan for its public constants and settings. Every plan is an
+    :class:`objpert.Plan`. The target and the public constants are checked here, once
+    (:class:`objpert.Target`, :class:`objpert.PublicConstants`).
     """
-    return get(mechanism).plan(
-        loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **options
-    )
+    mech = get(mechanism)
+    target = Target.checked(epsilon, delta)
+    public = PublicConstants.checked(loss, n, d, zeta)
+    return mech.plan(
+        loss=public.loss, n=public.n, d=public.d, zeta=public.zeta,
+        epsilon=target.epsilon, delta=target.delta, **options,
+    )  # fmt: skip
 
 
 def get(name: str) -> Mechanism:

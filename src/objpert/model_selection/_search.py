@@ -174,7 +174,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
     of the whole search. A number K of runs is drawn from ``law`` (mean ``runs_mean``); each
     run picks a grid point uniformly, trains it on all n rows with the per-run budget of
-    :func:`~objpert.model_selection._random_stopping.random_stopping_budget` (the model
+    :func:`~objpert.model_selection.random_stopping_budget` (the model
     ``1 - score_fraction`` of it), and releases its score on the same rows (correct
     predictions, or the clipped squared errors on ``SCORE_LEVELS`` integer levels) with
     exact discrete Laplace noise (Canonne, Kamath & Steinke 2020, Algorithm 2). The run
@@ -224,7 +224,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     ----------
     best_estimator_, best_params_, best_index_ : the chosen candidate.
     certificate_ : :class:`SelectionCertificate` (split) or
-        :class:`~objpert.model_selection._random_stopping.RandomStoppingCertificate`,
+        :class:`~objpert.model_selection.RandomStoppingCertificate`,
         covering the choice and the chosen model.
     """
 

@@ -4,9 +4,10 @@ A model file (format ``objpert-model``, version 2; docs/persistence.md) holds th
 estimator's class and parameters, the released weights (``coef_``, ``intercept_``),
 ``classes_`` (values and dtype, so string, integer and boolean labels round-trip),
 ``n_features_in_`` (and ``feature_names_in_``), every release's
-:class:`~objpert.certify._calibration.WatkinsAroraPlan`, each release's iteration count and whether its
+:class:`~objpert.certify.WatkinsAroraPlan`, each release's iteration count and whether
+its
 noise came from a testing seed, the certificate (a
-:class:`~objpert.accounting._certificate.Certificate` or a
+:class:`~objpert.accounting.Certificate` or a
 :class:`~objpert.accounting._composition.ComposedCertificate`, with its ``not_public`` items),
 a SHA-256 ``digest`` of the canonical JSON (sorted keys, compact separators) of everything
 but the digest and the signature, and a ``signature``: an HMAC-SHA-256 of the canonical
@@ -23,7 +24,7 @@ a key, loads with an :class:`~objpert.exceptions.UnverifiedModelWarning`.
 JSON, of another format or version, with missing or unknown keys, whose signature or
 digest does not match, whose arrays have inconsistent shapes, or whose plans do not
 re-derive: every plan is
-re-derived by :func:`~objpert.certify._calibration.rederive_plan` (constants rebuilt from
+re-derived by :func:`~objpert.certify.rederive_plan` (constants rebuilt from
 the loss registry, eta <= 1/L, the certificate recomputed) and checked against the
 estimator's parameters and the other plans (n, d, zeta, loss, mu, the per-release
 epsilon/delta split, the calibration). Its error messages quote at most a short, escaped

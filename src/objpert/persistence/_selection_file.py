@@ -13,7 +13,7 @@ index. At load the record is re-derived, never trusted, and the model gets
 - **random stopping** (Papernot & Steinke 2022; Liu & Talwar 2019): the model's own
   certificate (re-derived with the file's plans) must fit the per-run budget, and the
   guarantee is recomputed from the per-run budget, the law and the mean run count by
-  :func:`~objpert.model_selection._random_stopping.random_stopping_certificate`.
+  :func:`~objpert.model_selection.random_stopping_certificate`.
 
 The recomputed certificate must equal the stored one; otherwise :class:`ModelFileError`.
 """

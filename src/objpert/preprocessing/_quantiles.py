@@ -13,8 +13,8 @@ log-weights plus Gumbel noise is distributed as the normalised weights), in log 
 no weight underflows; the noise comes from :func:`objpert._randomness.make_rng`.
 
 :class:`PrivateFeatureBounds` spends epsilon over 2 d such draws (a low and a high
-quantile per feature), composed by :func:`objpert.accounting._composition.compose`, and then
-scales like :class:`~objpert.preprocessing._bounded.BoundedScaler` with the bounds found.
+quantile per feature), composed by :func:`objpert.accounting.compose`, and then
+scales like :class:`~objpert.preprocessing.BoundedScaler` with the bounds found.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Spark DataFrame with the release of :class:`objpert.PrivateLogisticRegression` and
 :class:`objpert.PrivateRobustRegression` (Watkins & Arora 2026): plan, certificate and
 noise on the driver, each gradient step one round trip to the tasks serving the checked
-rows as numpy blocks (:class:`~objpert.spark._engine.SparkEngine`). Needs the ``spark``
+rows as numpy blocks (:class:`~objpert.spark.SparkEngine`). Needs the ``spark``
 extra (``pip install 'objpert[spark]'``) and Java.
 """
 

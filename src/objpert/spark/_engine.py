@@ -151,7 +151,8 @@ def _address(sc: Any) -> tuple[str, str]:
 
 def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, Any]:
     """The DataFrame reduced to float64 features (one array column, or numeric columns)
-    and the label column, and the features as :class:`~objpert.spark._executor.Source` names them."""
+    and the label column, and the features as :class:`~objpert.spark._executor.Source` names
+    them."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import functions as sf

@@ -6,7 +6,7 @@ DataFrame (a Vector column ``featuresCol``, or numeric columns ``inputCols``, an
 scikit-learn estimator's own (:class:`objpert.PrivateLogisticRegression`,
 :class:`objpert.PrivateRobustRegression`): the same parameter checks, plan, certificate,
 noise drawn once on the driver and exactly N steps; only the gradient steps run on the
-executors (:class:`~objpert.spark._engine.SparkEngine`). ``model.estimator_`` is that
+executors (:class:`~objpert.spark.SparkEngine`). ``model.estimator_`` is that
 fitted estimator, with every fitted attribute (``objpert.save`` and ``objpert.load``
 work on it; its ``certificate_`` is the release's).
 """

@@ -40,7 +40,8 @@ composition of continuous Gaussian steps). The plan: :mod:`.plan` (:class:`PeerP
 :func:`certify_peer` and the builder every planner uses), :mod:`.calibrate` (the dispatch
 behind ``objpert.plan``), :mod:`.names` (the option names).
 
-Plans are frozen :class:`PeerPlan` values whose :class:`~objpert.accounting._certificate.Certificate`
+Plans are frozen :class:`PeerPlan` values whose
+:class:`~objpert.accounting.Certificate`
 is recomputed from the plan's public fields by :func:`certify_peer`; a plan that does not
 certify its target is never returned. Each certificate reports the (epsilon, delta) it
 actually certifies (at most the target). Noise published added to a value (output

@@ -178,7 +178,8 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
         ),
     }
     return conclude(
-        plan, loss, basic([eps1, eps2], [0.0, 0.0])[0], basic_profile([delta1, delta2]), reasons, details,
+        plan, loss, basic([eps1, eps2], [0.0, 0.0])[0], basic_profile([delta1, delta2]), reasons,
+        details,
         gradient_bound=g, smoothness=smooth,
     )  # fmt: skip
 

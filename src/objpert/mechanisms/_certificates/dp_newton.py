@@ -10,7 +10,7 @@ bounded-influence condition of their privacy analysis). Replace-one
 the public constants alone (n public, ||x|| <= zeta, |l'| <= L1, 0 <= l'' <= L2):
 
 * gradient: (1/n)(l'_i x_i - l'_j x'_j) has norm <= 2 L1 zeta / n
-  (:func:`~objpert.certify._neighbours.replace_one_sensitivity`; the ridge term mu w is
+  (:func:`~objpert.certify.replace_one_sensitivity`; the ridge term mu w is
   the same on both datasets);
 * Hessian: (1/n)(A - B) with A = l''_i x_i x_i^T, B = l''_j x'_j x'_j^T positive
   semidefinite of Frobenius norm <= L2 zeta^2 each, so ||A - B||_F^2 =

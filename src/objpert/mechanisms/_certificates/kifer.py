@@ -17,7 +17,7 @@ ratio (||v||^2 + 2 |<b, v>|) / (2 s^2), ||v|| <= G, is at most epsilon / 2 excep
 probability delta. Kifer et al. state the theorem with the per-sample gradient bound
 zeta_g in the place of G. objpert's neighbours replace one row
 (:mod:`objpert.certify._neighbours`): the two differing rows' gradients can point in
-opposite directions, so G = 2 zeta_g (:func:`~objpert.certify._neighbours.replace_one_sensitivity`)
+opposite directions, so G = 2 zeta_g (:func:`~objpert.certify.replace_one_sensitivity`)
 and s = 2 zeta_g sqrt(8 log(2/delta) + 4 epsilon) / epsilon. With zeta_g in its place an
 explicit replace-one pair breaks the certificate (LOP-Clip, squared loss, n = 1001, d = 1,
 clip 1, epsilon = 1: the exact minimiser's delta is above 1.5e-6 where 1e-6 was
@@ -55,7 +55,7 @@ def lop_regulariser(smoothness: float, epsilon: float) -> float:
 def lop_noise(grad_bound: float, epsilon: float, delta: float) -> float:
     """s = G sqrt(8 log(2/delta) + 4 epsilon) / epsilon (sum form; Kifer et al. 2012,
     Theorem 2) at the replace-one sensitivity G = 2 zeta_g of the per-sample gradient
-    bound zeta_g = ``grad_bound`` (:func:`~objpert.certify._neighbours.replace_one_sensitivity`)."""
+    bound zeta_g = ``grad_bound`` (:func:`~objpert.certify.replace_one_sensitivity`)."""
     zeta = check_positive("grad_bound", grad_bound)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)

@@ -4,7 +4,7 @@ Redberg, Koskela & Wang (2023): the clipped objective is again a convex GLM with
 per-sample gradients of norm <= c and rank-one per-sample Hessians of norm <= L2 zeta^2,
 so both accountants of :mod:`.lop` (the exact-minimiser profile of Redberg et al. 2023,
 Section 3, and Kifer et al. 2012, Theorem 2) hold with c in place of L1 zeta: replace-one
-sensitivity 2 c (:func:`~objpert.certify._neighbours.replace_one_sensitivity`), and the
+sensitivity 2 c (:func:`~objpert.certify.replace_one_sensitivity`), and the
 loss need not have a bounded l'.
 """
 

@@ -15,7 +15,7 @@ Z ~ N(0, sigma^2 I_{dK}), n public, replace-one neighbours
   p_k^2 <= 2 (1 - p_y)^2 <= 2, approached when p concentrates on a wrong class (TF
   Privacy's ``multinomial_logistic.py`` takes the row bound zeta itself, which such a row
   exceeds); replace-one sensitivity G = 2 sqrt(2) zeta
-  (:func:`~objpert.certify._neighbours.replace_one_sensitivity`), 1/n of it in mean form.
+  (:func:`~objpert.certify.replace_one_sensitivity`), 1/n of it in mean form.
 * **Hessian** (diag(p) - p p^T) (x) x x^T: positive semi-definite, of rank at most K - 1
   (the vector of ones is in the kernel of diag(p) - p p^T), trace ||x||^2 (1 - ||p||^2)
   <= zeta^2 (1 - 1/K). The objective perturbation theorems for per-sample Hessians of

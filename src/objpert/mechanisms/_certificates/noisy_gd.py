@@ -60,7 +60,7 @@ def plan_noisy_gd(
     (gamma, s) = :func:`~.discrete.grid_noise` (sigma)); release w_T = -eta (g_1 + ... + g_T).
 
     Each step is a grid discrete Gaussian on the mean gradient, whose replace-one
-    sensitivity is 2 L1 zeta / n (:func:`~objpert.certify._neighbours.replace_one_sensitivity`
+    sensitivity is 2 L1 zeta / n (:func:`~objpert.certify.replace_one_sensitivity`
     of the per-row bound L1 zeta, over n; the ridge term is data-independent given w), plus
     gamma sqrt(d) for the rounding (:func:`~.discrete.grid_sensitivity`): rho-zCDP by
     Canonne, Kamath & Steinke (2020), Theorem 14; the T adaptively composed steps are

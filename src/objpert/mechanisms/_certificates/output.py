@@ -74,7 +74,7 @@ def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 
     Exact minimisers of replace-one neighbouring objectives differ by at most
     2 L1 zeta / (n mu) (Chaudhuri et al. 2011, Corollary 8, in mean form: the objectives
     differ by a (2 L1 zeta / n)-Lipschitz function,
-    :func:`~objpert.certify._neighbours.replace_one_sensitivity` of L1 zeta over n, and F
+    :func:`~objpert.certify.replace_one_sensitivity` of L1 zeta over n, and F
     is mu-strongly convex). A deterministic solver stopped at ||grad F(w)|| <= tolerance
     is within tolerance / mu of the exact minimiser, so its output has sensitivity
     (2 L1 zeta / n + 2 tolerance) / mu (:func:`~objpert.certify._neighbours.two_radii`).

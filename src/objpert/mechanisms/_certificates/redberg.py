@@ -20,7 +20,7 @@ S = S0 + {(x, y)}, S' = S0 + {(x', y')} with
   row shorter than zeta acts as a smaller box of derivatives at full norm). For
   collinear x, x' this is (Delta^2 + 2 Delta |W|) / (2 s^2), W ~ N(0, s^2), at the
   replace-one sensitivity Delta = 2 g
-  (:func:`~objpert.certify._neighbours.replace_one_sensitivity`):
+  (:func:`~objpert.certify.replace_one_sensitivity`):
   the folded Gaussian of Redberg et al. (2023); for x, x' at an angle it is the larger of
   two independent folded Gaussians with sensitivities Delta cos(psi/2), Delta sin(psi/2)
   (psi the angle between x and x'), whose

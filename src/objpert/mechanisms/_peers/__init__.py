@@ -4,7 +4,7 @@ One module per mechanism (:mod:`.lop`, :mod:`.amp`, :mod:`.output_perturbation`,
 :mod:`.noisy_gd`), the checks they share (:mod:`.checks`), their noise (:mod:`.noise`) and
 LOP-Clip's loss (:mod:`.clipped_loss`); this module runs them through one code path.
 
-Each follows :func:`objpert.mechanisms._perturbed_gd.perturbed_gradient_descent`: the
+Each follows :func:`objpert.mechanisms.perturbed_gradient_descent`: the
 plan's certificate is recomputed from its public fields before any data is touched (and
 must equal the stored one and meet the plan's target); data that break the contract
 (shape (n, d), rows of norm <= zeta, labels) are refused; the noise is drawn once, after

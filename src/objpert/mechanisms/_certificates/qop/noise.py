@@ -152,7 +152,8 @@ def output_noise_delta(
     d: int,
 ) -> float:
     """The delta2 the released output noise certifies at eps2 (flag v): the discrete
-    Gaussian on the grid of sigma_tilde (:func:`objpert.mechanisms._certificates.discrete.grid_noise`) with l2
+    Gaussian on the grid of sigma_tilde
+    (:func:`objpert.mechanisms._certificates.discrete.grid_noise`) with l2
     sensitivity 2 radius + gamma sqrt(d), by Canonne, Kamath & Steinke (2020), Theorem 14
     (rho-zCDP) and Corollary 13 (to (eps2, delta2)). 0 when there is no noise (radius 0)."""
     radius = output_radius(tau, eta, alpha, float(sigma2_value), beta)

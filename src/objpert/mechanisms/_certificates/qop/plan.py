@@ -132,6 +132,15 @@ class QOPPlan(Plan):
     mechanism = "qop"
 
     @property
+    def public_constants(self) -> Any:
+        """Refused: a QOP plan is computed from d, m and the per-sample smoothness alone
+        and keeps no loss, n or zeta."""
+        raise ParameterError(
+            "a QOP plan is computed from d, m and the per-sample smoothness alone; it keeps "
+            "no loss, n or zeta"
+        )
+
+    @property
     def epsilon(self) -> float:
         """The objective and output parts composed (basic composition)."""
         return self._composed[0]
@@ -359,7 +368,7 @@ def qop_plan(
         if not grid_delta <= d2:
             raise UnreachableTargetError(
                 f"the discrete output noise certifies delta2 = {grid_delta:.3g} > {d2:.3g} at "
-                f"eps2 = {e2:g} (flag v of objpert.mechanisms._certificates.qop): choose a smaller epsilon2"
+                f"eps2 = {e2:g} (flag v of docs/qop.md): choose a smaller epsilon2"
             )
         plan.update(
             inexact=True,

@@ -48,7 +48,8 @@ __all__ = [
     "wishart_constant",
 ]
 
-#: The two readings of alpha1 (flag (i) of :mod:`objpert.mechanisms._certificates.qop`): the authors' code,
+#: The two readings of alpha1 (flag (i) of :mod:`objpert.mechanisms._certificates.qop`): the
+#: authors' code,
 #: or gamma's argument on the lambda/2 scale of alpha.
 READINGS: tuple[str, ...] = ("authors", "half")
 
@@ -267,7 +268,8 @@ def min_eigenvalue_bound(d: int, m: float, delta3: float) -> float:
 def log_alpha1(
     d: int, m: float, delta1: float, delta3: float, *, reading: str = "authors"
 ) -> float:
-    """log alpha1 (docs/qop.md, "Calibration of sigma^2"; flag (i) of :mod:`objpert.mechanisms._certificates.qop`).
+    """log alpha1 (docs/qop.md, "Calibration of sigma^2"; flag (i) of
+    :mod:`objpert.mechanisms._certificates.qop`).
 
     ``authors``: alpha1 = gamma^{-1}(delta1 (1 - delta3) / D_m + gamma(a, alpha); a) - alpha.
     ``half``:    alpha1 = 2 gamma^{-1}(delta1 (1 - delta3) / D_m + gamma(a, alpha/2); a) - alpha.
