@@ -316,7 +316,7 @@ def test_every_run_trains_on_all_rows_and_the_certificate_meets_the_budget():
     assert (cert.epsilon, cert.delta) == random_stopping_certificate(
         cert.candidate_epsilon, cert.candidate_delta, 6, law="logarithmic"
     )
-    chosen = gs.best_estimator_.certificate_
+    chosen = gs.best_estimator_.release_certificate_
     assert chosen.epsilon <= cert.model_epsilon and chosen.delta <= cert.candidate_delta
     assert cert.model_epsilon + cert.score_epsilon <= cert.candidate_epsilon + 1e-15
     assert gs.best_params_ in [{"comparator_norm": c} for c in GRID["comparator_norm"]]

@@ -49,9 +49,23 @@ def test_a_search_saves_its_chosen_model_with_the_search_guarantee(searches, met
     model = objpert.load(path, key=KEY)
     assert type(model) is type(search.best_estimator_)
     np.testing.assert_array_equal(model.coef_, search.best_estimator_.coef_)
-    got = model.selection_certificate_
+    got = model.certificate_
     assert type(got) is type(search.certificate_)
     assert got.to_dict() == search.certificate_.to_dict()
+    own = search.best_estimator_.release_certificate_
+    assert model.release_certificate_.to_dict() == own.to_dict()
+
+
+@pytest.mark.parametrize("method", [*METHODS, "geometric"])
+def test_the_chosen_model_carries_the_search_certificate(searches, method, tmp_path):
+    """What releasing the chosen model cost is the search's guarantee: its certificate_ is
+    the search's (never the run's alone, which is smaller), and it is not saved alone."""
+    search = searches[method]
+    chosen = search.best_estimator_
+    assert chosen.certificate_ is search.certificate_
+    assert chosen.release_certificate_.epsilon <= search.certificate_.epsilon
+    with pytest.raises(objpert.ModelFileError, match="save the PrivateGridSearch"):
+        objpert.save(chosen, tmp_path / "alone.json", key=KEY)
 
 
 def _resigned(payload, path):
@@ -103,7 +117,7 @@ def test_the_report_states_the_search_guarantee_and_its_attack_bound(searches, m
     report = build_report(str(path), read(path, KEY))
     cert = search.certificate_
     assert (report.epsilon, report.delta) == (cert.epsilon, cert.delta)
-    own = search.best_estimator_.certificate_
+    own = search.best_estimator_.release_certificate_
     assert (report.own_epsilon, report.own_delta) == (own.epsilon, own.delta)
     # the attacker's bound is that of the search's one point, computed independently
     expected = 1.0 - tradeoff.point_tradeoff(np.array([0.01, 0.1]), cert.epsilon, cert.delta)

@@ -142,6 +142,15 @@ class SelectionCertificate(Certificate):
         return "\n".join(lines)
 
 
+def _carrying(model: Any, search_certificate: Any) -> Any:
+    """The chosen model, carrying what releasing it cost: the search's certificate as its
+    ``certificate_`` (it covers the choice and the model), its own release's as
+    ``release_certificate_``."""
+    model.release_certificate_ = model.certificate_
+    model.certificate_ = search_certificate
+    return model
+
+
 def split_certificate(
     candidates: Any, selection_epsilon: float, part_sizes: Any
 ) -> SelectionCertificate:
@@ -225,7 +234,9 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     best_estimator_, best_params_, best_index_ : the chosen candidate.
     certificate_ : :class:`SelectionCertificate` (split) or
         :class:`~objpert.model_selection.RandomStoppingCertificate`,
-        covering the choice and the chosen model.
+        covering the choice and the chosen model; ``best_estimator_.certificate_`` is the
+        same (what releasing the chosen model cost), its own release's certificate is
+        ``best_estimator_.release_certificate_``.
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -340,7 +351,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         self.certificate_ = split_certificate([m.certificate_ for m in models], eps_sel, sizes)
         self.best_index_ = index
         self.best_params_ = grid[index]
-        self.best_estimator_ = models[index]
+        self.best_estimator_ = _carrying(models[index], self.certificate_)
         self.n_candidates_ = len(models)
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "classes_"):
@@ -427,7 +438,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         )  # fmt: skip
         self.best_index_ = index
         self.best_params_ = grid[index]
-        self.best_estimator_ = chosen
+        self.best_estimator_ = _carrying(chosen, self.certificate_)
         self.n_candidates_ = len(runs)
         self.n_features_in_ = chosen.n_features_in_
         if hasattr(chosen, "classes_"):

@@ -107,6 +107,11 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         from objpert.persistence._selection_file import selection_record
 
         selection, model = selection_record(model)
+    elif hasattr(model, "release_certificate_"):
+        raise ModelFileError(
+            "this model was chosen by a private search, whose certificate covers the choice: "
+            "save the PrivateGridSearch itself"
+        )
     preprocessing = None
     if isinstance(model, Pipeline):  # its declared steps, then its estimator
         from objpert.persistence._pipeline_file import encode_preprocessing
@@ -123,7 +128,7 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         raise ModelFileError(f"this {name} is not fitted: call fit before save")
     secret = signing_key(key)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
-    cert = model.certificate_
+    cert = model.release_certificate_ if selection is not None else model.certificate_
     names = getattr(model, "feature_names_in_", None)
     payload: dict[str, Any] = {
         "format": FORMAT,

@@ -3,8 +3,8 @@
 ``objpert.save(search, path)`` for a fitted :class:`~objpert.model_selection.PrivateGridSearch`
 writes the chosen model's file (its plans, certificate, digest and signature as usual)
 with one more key, ``selection``: the search's method, its certificate and the chosen
-index. At load the record is re-derived, never trusted, and the model gets
-``selection_certificate_``:
+index. At load the record is re-derived, never trusted, and the model's
+``certificate_`` is the search's (its own release's is ``release_certificate_``):
 
 - **split** (Chaudhuri, Monteleoni & Sarwate 2011): every candidate's Watkins & Arora
   certificate is recomputed from its public constants (each trained on a part of the
@@ -120,7 +120,8 @@ def _random_stopping(data: dict[str, Any], model: Any) -> Any:
 
 def attach_selection(model: Any, record: Any) -> None:
     """Re-derive a ``selection`` record against the loaded model (a fitted estimator or a
-    pipeline ending in one) and set ``selection_certificate_`` on the estimator."""
+    pipeline ending in one) and make the search's certificate the estimator's
+    ``certificate_`` (its release's is kept as ``release_certificate_``)."""
     estimator = model[-1] if hasattr(model, "steps") else model
     if not isinstance(record, dict) or set(record) != {"method", "best_index", "certificate"}:
         raise ModelFileError("selection must hold method, best_index and certificate")
@@ -140,4 +141,5 @@ def attach_selection(model: Any, record: Any) -> None:
             "selection: the stored certificate differs from the recomputed one at "
             f"{quote_value(where, 200, quote=False)}"
         )
-    estimator.selection_certificate_ = cert
+    estimator.release_certificate_ = estimator.certificate_
+    estimator.certificate_ = cert

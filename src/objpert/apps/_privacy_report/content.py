@@ -322,12 +322,12 @@ def build_report(
     model = pipeline[-1] if hasattr(pipeline, "steps") else pipeline
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     mech = _mechanism_of(plans[0])
-    cert = model.certificate_
+    search = model.certificate_ if hasattr(model, "release_certificate_") else None
+    cert = model.release_certificate_ if search is not None else model.certificate_
     epsilons = tradeoff.epsilon_grid(float(cert.epsilon), points)
     deltas, method = _profile(plans, epsilons)
     point_eps = np.append(epsilons, float(cert.epsilon))
     point_delta = np.append(deltas, float(cert.delta) if cert.certified else 1.0)
-    search = getattr(model, "selection_certificate_", None)
     selection: tuple[tuple[str, str], ...] = ()
     own = (math.nan, math.nan)
     if search is not None:  # the search's guarantee covers the choice: it is the headline
