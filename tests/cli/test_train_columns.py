@@ -157,3 +157,26 @@ def test_missing_drop_trains_on_the_complete_rows_and_says_so(capsys, gaps):
     assert code == 0, err
     assert json.loads(out)["n"] == n - 2  # "n/a" is a declared category, not missing
     assert "2 row(s) with missing values were left out" in err and "do not publish" in err
+
+
+def test_an_undeclared_text_column_points_to_categories(tmp_path, capsys):
+    """A text column with no declaration is refused by naming --categories (with or
+    without --feature-bounds for the numeric ones)."""
+    import pandas as pd
+
+    from objpert.cli import main
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {"age": rng.integers(18, 90, 50), "job": rng.choice(["a", "b"], 50),
+         "label": rng.choice(["no", "yes"], 50)}
+    )  # fmt: skip
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    base = ["train", "--data", str(path), "--target", "label", "--classes", "no,yes",
+            "--epsilon", "1", "--delta", "1e-6",
+            "--out", str(tmp_path / "m.json")]  # fmt: skip
+    for extra in ([], ["--feature-bounds", "age=18:90"]):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--categories job=" in err

@@ -132,15 +132,20 @@ def test_a_step_that_reads_the_rows_is_refused_at_save(tmp_path, step, reason):
     assert not (tmp_path / "p.json").exists()
 
 
-@pytest.mark.parametrize("command", ["verify"])
-def test_the_command_line_says_what_a_pipeline_file_is(frame, tmp_path, capsys, command):
+@pytest.mark.parametrize(
+    "command", [["verify"], ["certify", "--model"], ["report", "--out", "REPORT"]]
+)
+def test_every_command_reads_a_pipeline_file(frame, tmp_path, capsys, command):
+    """verify, certify and report read the pipeline files train writes, as predict does."""
     from objpert.cli import main
 
     df, y = frame
     path = save(make_pipeline(_columns(), _model()).fit(df, y), tmp_path / "p.json", key=KEY)
-    assert main([command, str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "is a pipeline file" in err
+    args = [str(tmp_path / "r.html") if a == "REPORT" else a for a in command]
+    key = tmp_path / "key.txt"
+    key.write_bytes(KEY if isinstance(KEY, bytes) else KEY.encode())
+    assert main([*args, str(path), "--key-file", str(key)]) == 0, capsys.readouterr().err
+    assert "internal error" not in capsys.readouterr().err
 
 
 def test_objpert_predict_reads_the_raw_csv_of_a_pipeline_file(frame, tmp_path, capsys):

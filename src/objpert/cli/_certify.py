@@ -25,6 +25,7 @@ from objpert.cli._common import (
     add_problem_args,
     certificate_payload,
     count,
+    final_estimator,
     loss_params,
     read_key,
 )
@@ -68,13 +69,16 @@ def certify_model(args: argparse.Namespace) -> int:
     from objpert.certify._calibration import rederive_plan
     from objpert.cli._predict import load_model
 
-    model = load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
+    model = final_estimator(
+        load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
+    )
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     certs = [  # a multinomial plan's certificate is recomputed from its public fields
         plan.recertify() if plan.mechanism == "multinomial" else rederive_plan(plan)
         for plan in plans
     ]
-    stored = model.certificate_
+    search = model.certificate_ if hasattr(model, "release_certificate_") else None
+    stored = model.release_certificate_ if search is not None else model.certificate_
     if isinstance(stored, ComposedCertificate):  # recomposed as stored, from re-derived ones
         data = {**stored.to_dict(), "certificates": [c.to_dict() for c in certs]}
         total = type(stored).from_dict(data)
@@ -104,6 +108,11 @@ def certify_model(args: argparse.Namespace) -> int:
         "not_public": list(stored.not_public),
         "certificates": [certificate_payload(c) for c in certs],
     }
+    if search is not None:  # chosen by a private search: its guarantee is what was spent
+        payload["release_epsilon"], payload["release_delta"] = total.epsilon, total.delta
+        payload["epsilon"], payload["delta"] = search.epsilon, search.delta
+        payload["composition"] = search.method
+        payload["certified"] = payload["certified"] and bool(search.certified)
     emit(args, payload, [kv_table(f"Certificate of {args.model} (re-derived)", payload)])
     _print_reasons(args, reasons)
     return 0

@@ -11,7 +11,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from objpert._losses import LOSSES
 from objpert.accounting._certificate import ReleaseCertificate
@@ -505,17 +505,21 @@ def add_max_bytes_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def final_estimator(model: Any) -> Any:
+    """The private estimator of a loaded model: the model, or a pipeline's last step."""
+    return model[-1] if hasattr(model, "steps") else model
+
+
 def read_model(
     path: str,
     key: bytes | None,
     max_bytes: int | None = None,
     *,
-    pipelines: bool = False,
     ledgers: bool = False,
 ):
-    """:func:`objpert.persistence.read` of a model file, refusing one larger than
-    ``max_bytes`` (None: the library's limit) before it is read, a pipeline file unless
-    ``pipelines`` and a ledger file unless ``ledgers``."""
+    """:func:`objpert.persistence.read` of a model file (an estimator's or a pipeline's),
+    refusing one larger than ``max_bytes`` (None: the library's limit) before it is read,
+    and a ledger file unless ``ledgers``."""
     from objpert.persistence import read
 
     loaded = read(path, key, max_bytes=MODEL_MAX_BYTES if max_bytes is None else max_bytes)
@@ -525,11 +529,6 @@ def read_model(
         raise CliError(
             f"{path} is a privacy ledger (an accountant's file), not a model: objpert report "
             "reads it"
-        )
-    if not pipelines and not hasattr(loaded.model, "coef_"):  # a pipeline file
-        raise CliError(
-            f"{path} is a pipeline file: this command reads estimator files (objpert "
-            "predict takes pipeline files; in Python, objpert.load(path))"
         )
     return loaded
 

@@ -28,7 +28,7 @@ def load_model(
     """Read and check a model file (refusing one larger than ``max_bytes``, None: the
     library's limit, unread); an unverified one is reported as a one-line warning
     (appended to ``later`` when given, for the caller to print once it has succeeded)."""
-    loaded = read_model(path, key, max_bytes, pipelines=True)
+    loaded = read_model(path, key, max_bytes)
     if not loaded.verified:
         message = f"{path}: {loaded.warning}"
         if later is None:

@@ -26,9 +26,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     fmt = _format(args)
     import datetime
 
-    loaded = read_model(
-        args.model, read_key(args.key_file), args.max_bytes, pipelines=True, ledgers=True
-    )
+    loaded = read_model(args.model, read_key(args.key_file), args.max_bytes, ledgers=True)
     date = datetime.datetime.now(datetime.UTC).date().isoformat()
     from objpert.accounting._accountant import PrivacyAccountant
 

@@ -125,6 +125,18 @@ def parse_categories(items: list[str] | None, columns: Any, path: str) -> dict[s
     return out
 
 
+def _refuse_undeclared_text(X: Any, categories: dict) -> None:
+    """Text columns need their public categories declared (``--categories``)."""
+    from pandas.api.types import is_numeric_dtype
+
+    text = [c for c in X.columns if c not in categories and not is_numeric_dtype(X[c])]
+    if text:
+        raise CliError(
+            f"the columns {text[:5]} hold text: declare their public categories "
+            f"(--categories {text[0]}=a,b,c) or drop them"
+        )
+
+
 def _column_pipeline(estimator: Any, X: Any, categories: dict, bounds: Any, path: str):
     """The pipeline of declared columns: numeric columns scaled by their bounds (by name or
     in order), declared categorical columns one-hot encoded, then the estimator (which takes
@@ -206,6 +218,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     cap = threads if isinstance(threads, int) and threads >= 1 else None  # -1: every core
     categories = parse_categories(args.categories, X.columns, args.data)
     bounds = kwargs.get("feature_bounds")
+    _refuse_undeclared_text(X, categories)
     if categories or isinstance(bounds, dict):  # declared columns: a pipeline file
         kwargs.pop("feature_bounds", None)
         model = _column_pipeline(cls(**kwargs), X, categories, bounds, args.data)

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from objpert.cli._common import KEY_ENV, add_max_bytes_arg, read_key, read_model
+from objpert.cli._common import KEY_ENV, add_max_bytes_arg, final_estimator, read_key, read_model
 from objpert.cli._output import console, fmt, kv_table, new_table
 
 __all__ = ["add_parser", "cmd_verify", "verify_payload"]
@@ -27,7 +27,7 @@ _COMPOSITION_NAMES = {
 
 def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
     """What ``objpert verify`` reports about a loaded model file."""
-    model = loaded.model
+    model = final_estimator(loaded.model)
     cert = model.certificate_
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     composition = getattr(cert, "method", "single")
