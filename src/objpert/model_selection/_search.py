@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -142,12 +143,23 @@ class SelectionCertificate(Certificate):
         return "\n".join(lines)
 
 
+def _final(model: Any) -> Any:
+    """The private estimator of a candidate: the candidate, or its pipeline's last step."""
+    return model[-1] if isinstance(model, Pipeline) else model
+
+
+def _final_prefix(model: Any) -> str:
+    """How a pipeline names its last step's parameters (``step__``); "" for an estimator."""
+    return f"{model.steps[-1][0]}__" if isinstance(model, Pipeline) else ""
+
+
 def _carrying(model: Any, search_certificate: Any) -> Any:
-    """The chosen model, carrying what releasing it cost: the search's certificate as its
-    ``certificate_`` (it covers the choice and the model), its own release's as
-    ``release_certificate_``."""
-    model.release_certificate_ = model.certificate_
-    model.certificate_ = search_certificate
+    """The chosen model (or pipeline), carrying what releasing it cost: its estimator's
+    ``certificate_`` is the search's (it covers the choice and the model), its own
+    release's is ``release_certificate_``."""
+    estimator = _final(model)
+    estimator.release_certificate_ = estimator.certificate_
+    estimator.certificate_ = search_certificate
     return model
 
 
@@ -240,7 +252,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "estimator": [PrivateGLM],
+        "estimator": [PrivateGLM, Pipeline],
         "param_grid": [dict, list],
         "selection_epsilon": [None, Interval(Real, 0, None, closed="neither")],
         "score_bound": [Interval(Real, 0, None, closed="neither")],
@@ -281,9 +293,13 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             raise ParameterError(f"param_grid: {exc}") from None
         if not grid:
             raise ParameterError("param_grid has no candidates")
+        if not isinstance(_final(self.estimator), PrivateGLM):
+            raise ParameterError(
+                "estimator must be a private estimator of objpert or a Pipeline ending in one"
+            )
         models = [clone(self.estimator).set_params(**params) for params in grid]
-        for model in models:
-            model._public_constants()  # every candidate's public settings, before any data
+        for model in models:  # every candidate's public settings, before any data
+            _final(model)._public_constants()
         return grid, models
 
     def _method(self) -> str:
@@ -306,13 +322,13 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         grid, models = self._candidates()
         if method == "random_stopping":
             return self._fit_random_stopping(grid, models, X, y)
-        settings = [m._public_constants() for m in models]
+        settings = [_final(m)._public_constants() for m in models]
         eps_sel = (
             max(s.epsilon for s in settings)
             if self.selection_epsilon is None
             else check_positive("selection_epsilon", self.selection_epsilon)
         )
-        classify = models[0]._loss == "logistic"
+        classify = _final(models[0])._loss == "logistic"
         bound = check_positive("score_bound", self.score_bound)
         if is_dask(X) or is_dask(y):
             raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
@@ -348,7 +364,9 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
             index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
         del utilities  # statistics of the private rows: not kept
-        self.certificate_ = split_certificate([m.certificate_ for m in models], eps_sel, sizes)
+        self.certificate_ = split_certificate(
+            [_final(m).certificate_ for m in models], eps_sel, sizes
+        )
         self.best_index_ = index
         self.best_params_ = grid[index]
         self.best_estimator_ = _carrying(models[index], self.certificate_)
@@ -364,21 +382,22 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         """Random stopping on all the rows (the class docstring; the maths in
         :mod:`objpert.model_selection._random_stopping`)."""
         for params in grid:
-            fixed = sorted(set(params) & set(_RUN_SET))
+            fixed = sorted(p for p in params if p.rsplit("__", 1)[-1] in _RUN_SET)
             if fixed:
                 raise ParameterError(
                     f"random stopping sets {', '.join(fixed)} of each run itself (the "
                     "estimator's epsilon and delta are the budget of the whole search): "
                     "remove them from param_grid"
                 )
-        if getattr(models[0], "accountant", None) is not None:
+        if getattr(_final(models[0]), "accountant", None) is not None:
             raise ParameterError(
                 "random stopping cannot charge each run to the estimator's accountant (its "
                 "ledger would record the run count, which must stay hidden): fit without "
                 "one and charge the search's certificate_ to the ledger"
             )
-        settings = models[0]._public_constants()
+        settings = _final(models[0])._public_constants()
         epsilon, delta = settings.epsilon, settings.delta
+        prefix = _final_prefix(models[0])
         runs_mean = (
             RUNS_PER_CANDIDATE * len(models)
             if self.runs_mean is None
@@ -390,18 +409,18 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean, law)
         model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
         candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])
-        runs = [
-            clone(m).set_params(epsilon=model_eps, delta=delta_c, random_state=None) for m in models
-        ]
+        per_run = {"epsilon": model_eps, "delta": delta_c, "random_state": None}
+        runs = [clone(m).set_params(**{prefix + k: v for k, v in per_run.items()}) for m in models]
         for run in runs:
-            run._public_constants()  # every run's settings, before any data
-        classify = runs[0]._loss == "logistic"
+            _final(run)._public_constants()  # every run's settings, before any data
+        classify = _final(runs[0])._loss == "logistic"
         if is_dask(X) or is_dask(y):
             raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
-        _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
+        if not prefix:  # a pipeline's output width is known from its fitted steps only
+            _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
         count = rs.draw_runs(runs_mean, generator, law)  # never stored
         sensitivity = 1 if classify else SCORE_LEVELS
@@ -413,8 +432,9 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             for _ in range(count):
                 index = int(generator.integers(len(runs)))
                 seed = int(generator.integers(2**63)) if seeded else None
-                model = clone(runs[index]).set_params(random_state=seed).fit(X, y)
-                cert = model.certificate_
+                model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
+                model.fit(X, y)
+                cert = _final(model).certificate_
                 if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
                     raise PrivacyError(
                         f"a run's certificate {budget_text(cert.epsilon, cert.delta)} "
@@ -434,7 +454,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         del best, count  # the run count and the scores are not kept
         self.certificate_ = rs.search_certificate(
             candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
-            chosen.certificate_, law,
+            _final(chosen).certificate_, law,
         )  # fmt: skip
         self.best_index_ = index
         self.best_params_ = grid[index]
@@ -478,8 +498,9 @@ def _integer_utility(model: Any, X: Any, y: np.ndarray, classify: bool, bound: f
 
 def _release_bytes(model: Any) -> bytes:
     """The released coefficients and intercepts as bytes (the last key of the order)."""
-    coef = np.ascontiguousarray(model.coef_, dtype=np.float64)
-    intercept = np.ascontiguousarray(model.intercept_, dtype=np.float64)
+    estimator = _final(model)
+    coef = np.ascontiguousarray(estimator.coef_, dtype=np.float64)
+    intercept = np.ascontiguousarray(estimator.intercept_, dtype=np.float64)
     return coef.tobytes() + intercept.tobytes()
 
 

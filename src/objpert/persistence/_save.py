@@ -107,16 +107,16 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         from objpert.persistence._selection_file import selection_record
 
         selection, model = selection_record(model)
-    elif hasattr(model, "release_certificate_"):
-        raise ModelFileError(
-            "this model was chosen by a private search, whose certificate covers the choice: "
-            "save the PrivateGridSearch itself"
-        )
     preprocessing = None
     if isinstance(model, Pipeline):  # its declared steps, then its estimator
         from objpert.persistence._pipeline_file import encode_preprocessing
 
         preprocessing, model = encode_preprocessing(model)
+    if selection is None and hasattr(model, "release_certificate_"):
+        raise ModelFileError(
+            "this model was chosen by a private search, whose certificate covers the choice: "
+            "save the PrivateGridSearch itself"
+        )
         if not hasattr(model, "coef_"):
             raise ModelFileError("this pipeline is not fitted: call fit before save")
     name = type(model).__name__
