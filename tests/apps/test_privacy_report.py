@@ -331,3 +331,18 @@ def test_console_command_error_is_one_line(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and done.stdout == ""
     _one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize("name", ["binary", "three", "robust"])
+def test_the_report_states_its_privacy_unit_first_and_cites_no_repository_path(models, name):
+    """An officer reads the unit first; the page names no file of the source tree."""
+    key = None if name == "three" else KEY
+    for fmt in ("html", "md"):
+        text = render(_report(models[name], key), fmt)
+        summary = text[text.index("Summary") :]
+        assert "Privacy unit: one row" in summary
+        assert summary.index("Privacy unit") < summary.index("What was released")
+        assert not re.search(r"\bdocs/|\.md\b|src/objpert", text), re.search(
+            r".{40}(docs/|\.md\b|src/objpert).{40}", text
+        )
+        assert "person's row" not in text

@@ -203,12 +203,15 @@ _UNSET = {
 }
 
 
-def _declared(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def _declared(params: dict[str, Any], pipeline: bool) -> tuple[tuple[str, str], ...]:
+    """The estimator's declared settings; in a pipeline, its steps declare the columns."""
+    unset = {**_UNSET, "feature_bounds": "None: the pipeline's steps declare the columns "
+             "(see the columns above)"} if pipeline else _UNSET  # fmt: skip
     out = []
     for key, label in _DECLARED:
         if key in params:
             value = params[key]
-            text = str(value) if value is not None else _UNSET.get(key, "None (default)")
+            text = str(value) if value is not None else unset.get(key, "None (default)")
             out.append((label, text if len(text) <= 300 else text[:297] + "..."))
     if "prior" in params:
         text = prior_text(params["prior"]) or "None: the ridge is centred at 0"
@@ -356,7 +359,7 @@ def build_report(
         classes=tuple(str(c) for c in classes) if is_classifier else None,
         label_set_declared=declared_labels if is_classifier else None,
         n_features=int(model.n_features_in_),
-        declared=_declared(params),
+        declared=_declared(params, pipeline is not model),
         releases=tuple(_release(p) for p in plans),
         composition=str(getattr(model.certificate_, "method", "single")),
         epsilon=float(cert.epsilon),

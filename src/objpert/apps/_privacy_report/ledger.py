@@ -217,7 +217,7 @@ def _summary(r: LedgerReport) -> Section:
         items.append(f"Purpose: {r.purpose}")
     items.append(
         f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_number(r.delta)})-differential privacy "
-        "for every person's row, for all the steps together (their privacy-loss "
+        "for every row, for all the steps together (their privacy-loss "
         f"distributions composed); at the budget's epsilon {fmt_number(r.budget_epsilon)} "
         f"the composed delta is {fmt_upper(r.delta_at_budget)} (budget "
         f"{fmt_number(r.budget_delta)})."

@@ -53,7 +53,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Block:
     return Block("table", header=header, rows=tuple(rows))
 
 
-#: What no objpert certificate covers (docs/threat-model.md, summarised).
+#: What no objpert certificate covers (objpert's threat model, summarised).
 NOT_COVERED: tuple[str, ...] = (
     "The neighbouring relation is the replacement of one row: the number of rows n is "
     "public, enters every plan and is revealed by the release. Adding or removing a person "
@@ -138,7 +138,12 @@ def _summary(r: PrivacyReport) -> Section:
         if names
         else f" on {r.n_features} features"
     )
-    items = [f"What was released: {what} ({r.estimator}){over}{labels}: its weights only."]
+    items = [
+        "Privacy unit: one row of the training data (one person only where each person has "
+        "at most one row). Neighbouring datasets differ in one row, replaced; the number of "
+        "rows is public.",
+        f"What was released: {what} ({r.estimator}){over}{labels}: its weights only.",
+    ]
     if r.selection:
         items.append(
             "How it was chosen: by a private search among candidate settings on the same "
@@ -155,9 +160,9 @@ def _summary(r: PrivacyReport) -> Section:
     if r.certified and not r.seeded:
         items.append(
             f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
-            "privacy for every person's row: replacing any one row of the training data "
-            "changes the probability of any outcome by at most a factor e^epsilon, except "
-            "with probability delta."
+            "privacy for every row: replacing any one row of the training data changes the "
+            "probability of any outcome by at most a factor e^epsilon, except with "
+            "probability delta."
         )
     else:
         items.append("The guarantee: NONE (see the notices above).")
@@ -172,8 +177,8 @@ def _summary(r: PrivacyReport) -> Section:
         )
     else:
         items.append(
-            "Not covered: what the threat model lists below (nothing in this model was read "
-            "from the training data)."
+            "Not covered: what the threat model lists below (no structural choice of this "
+            "model, such as its label set or its bounds, was read from the training data)."
         )
     return Section("Summary", (Block("list", items=tuple(items)),))
 
@@ -183,16 +188,17 @@ def attack_text(r: Any, after: str) -> str:
     report has neither rate); ``after``: what the attacker has seen, if it needs saying."""
     bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
     at = [
-        f"{fmt_upper(100 * bounds[a], 3)}% at a {100 * a:g}% false-positive rate"
+        f"at most {fmt_upper(100 * bounds[a], 3)}% of the rows that were used while "
+        f"wrongly naming {100 * a:g}% of the rows that were not"
         for a in (0.01, 0.1)
         if a in bounds
     ]
     if not at:
         return ""
     return (
-        f"An attacker testing whether one person's row was used{after} can be right at most "
-        + " and ".join(at)
-        + " (random guessing: the false-positive rate itself)."
+        f"An attacker testing whether a given row was used{after} can name "
+        + ", or ".join(at)
+        + " (guessing at random names as many of each)."
     )
 
 
@@ -202,12 +208,12 @@ def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_aror
     if mu is not None:
         return (
             f"Gaussian-DP: {what} is {fmt_upper(mu)}-GDP (Dong, Roth & Su 2022): telling "
-            "whether one person's row was used is no easier than telling apart two normal "
+            "whether a given row was used is no easier than telling apart two normal "
             f"distributions {fmt_upper(mu)} standard deviations apart."
         )
     profile = (
         "a privacy profile with a log-determinant term (softmax objective perturbation, "
-        "docs/multiclass.md)"
+        "objpert's documentation on multiclass models)"
         if mechanism == "multinomial"
         else "a privacy profile with a truncation term (Watkins & Arora 2026, Theorem C.13)"
     )
@@ -311,7 +317,8 @@ def _mechanism(r: PrivacyReport) -> Section:
             "softmax cross-entropy plus (mu/2) ||W||^2 + <Z, W> is minimised over the (d, K) "
             "weights until its gradient norm is at most a public tolerance (nothing is "
             "released otherwise), and the minimiser is released on a grid plus discrete "
-            "Gaussian noise (docs/multiclass.md). N is the solver's public iteration budget. "
+            "Gaussian noise (objpert's documentation on multiclass models). N is the "
+            "solver's public iteration budget. "
             "Every constant below is public: chosen before the data were read, and re-derived "
             "when the file was loaded."
         )
@@ -405,7 +412,8 @@ def _profile(r: PrivacyReport) -> Section:
         rows.append((fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}"))
     how = (
         "the exact-minimiser profile of softmax objective perturbation at epsilon minus the "
-        "output noise's epsilon, plus the output noise's delta (docs/multiclass.md)"
+        "output noise's epsilon, plus the output noise's delta (objpert's documentation on "
+        "multiclass models)"
         if r.mechanism == "multinomial"
         else "the smallest delta that Theorem C.13 of Watkins & Arora (2026) (eq. 50) "
         "certifies over a grid of truncation radii"
@@ -448,7 +456,7 @@ def attacker_section(r: Any, what: str = "the released model") -> Section:
         ylim=(0.0, 1.0),
     )
     text = (
-        f"An attacker who sees {what} and wants to tell whether one person's row "
+        f"An attacker who sees {what} and wants to tell whether a given row "
         "was in the training data runs a test. Whatever the test, and even if the attacker "
         "knows every other row, at a given false-positive rate its true-positive rate is "
         "at most the number below: 1 - f(alpha), with f the trade-off function that the "
@@ -470,7 +478,7 @@ def _not_covered(r: PrivacyReport) -> Section:
     return Section(
         "What the certificate does not cover",
         (
-            _p("From the threat model of objpert (docs/threat-model.md):"),
+            _p("From objpert's threat model:"),
             Block("list", items=tuple(items)),
         ),
     )
