@@ -20,13 +20,14 @@ def _blocks() -> list[str]:
 
 def test_the_pipeline_examples_run_and_certify(capsys):
     blocks = _blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing read from the data
         exec(compile(blocks[0], str(DOC), "exec"), namespace)
         public_model, public_cert = namespace["model"], namespace["certificate"]
         exec(compile(blocks[1], str(DOC), "exec"), namespace)
+        exec(compile(blocks[2], str(DOC), "exec"), namespace)  # the search of the pipeline
     assert public_cert.epsilon == 1.0 and public_cert.delta <= 1e-6
     assert public_cert.not_public == ()
     assert public_model[-1].pipeline_data_norm_ == pytest.approx(2.0)
@@ -37,3 +38,4 @@ def test_the_pipeline_examples_run_and_certify(capsys):
     assert public_model.score(frame, churned) > majority
     printed = capsys.readouterr().out.split("\n")
     assert printed[0] == "2.0"
+    assert "True" in printed  # the chosen pipeline's certificate is the search's
