@@ -346,3 +346,17 @@ def test_the_report_states_its_privacy_unit_first_and_cites_no_repository_path(m
             r".{40}(docs/|\.md\b|src/objpert).{40}", text
         )
         assert "person's row" not in text
+
+
+def test_the_curator_and_the_purpose_head_the_summary(models, tmp_path, capsys):
+    out = tmp_path / "r.md"
+    key = tmp_path / "key"
+    key.write_bytes(KEY)
+    args = ["report", models["binary"], "--key-file", str(key), "--out", str(out),
+            "--curator", "The clinic", "--purpose", "Triage"]  # fmt: skip
+    assert main(args) == 0
+    text = out.read_text()
+    summary = text[text.index("Summary") :]
+    assert "Curator: The clinic" in summary and "Purpose: Triage" in summary
+    order = [summary.index(s) for s in ("Privacy unit", "Curator", "Purpose", "What was")]
+    assert order == sorted(order)

@@ -343,3 +343,16 @@ def test_train_signs_with_key_file(table, tmp_path, capsys, monkeypatch):
     other.write_bytes(b"another")
     code, _, err = run(capsys, [*argv, "--key-file", str(other)])
     assert code == 2 and "signature does not verify" in err
+
+
+def test_predict_notes_when_one_class_takes_almost_every_prediction():
+    """The note reads the predictions only (the rows given to predict)."""
+    from types import SimpleNamespace
+
+    from objpert.cli._predict import one_class_note
+
+    model = SimpleNamespace(classes_=np.array(["no", "yes"]))
+    assert "96.0%" in one_class_note(model, np.array(["no"] * 96 + ["yes"] * 4))
+    assert one_class_note(model, np.array(["no"] * 90 + ["yes"] * 10)) == ""
+    assert one_class_note(SimpleNamespace(), np.zeros(100)) == ""  # regression
+    assert one_class_note(model, np.array(["no"] * 10)) == ""  # too few rows to say

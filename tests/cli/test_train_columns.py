@@ -180,3 +180,19 @@ def test_an_undeclared_text_column_points_to_categories(tmp_path, capsys):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--categories job=" in err
+
+
+def test_categories_naming_the_target_points_to_classes(tmp_path, capsys):
+    import pandas as pd
+
+    from objpert.cli import main
+
+    df = pd.DataFrame({"age": [20, 30, 40, 50] * 5, "label": ["no", "yes"] * 10})
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    args = ["train", "--data", str(path), "--target", "label", "--epsilon", "1",
+            "--delta", "1e-6", "--feature-bounds", "age=18:90", "--categories",
+            "label=no,yes", "--out", str(tmp_path / "m.json")]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--classes no,yes" in err

@@ -112,7 +112,34 @@ def cmd_predict(args: argparse.Namespace) -> int:
         console(stderr=True).print(kv_table("prediction", payload))
     for line in later:
         warn(line)
+    note = one_class_note(model, pred)
+    if note:
+        warn(note)
     return 0
+
+
+#: A class taking at least this share of the predictions is worth a note.
+ONE_CLASS_SHARE = 0.95
+
+
+def one_class_note(model: Any, pred: Any) -> str:
+    """A note when one class takes almost every prediction (a statistic of the rows given
+    to predict, never of the training rows): the private model may be too noisy to
+    separate the classes at its epsilon. "" otherwise (or for a regression model)."""
+    import numpy as np
+
+    if getattr(model, "classes_", None) is None or len(pred) < 20:
+        return ""
+    values, counts = np.unique(np.asarray(pred), return_counts=True)
+    share = counts.max() / len(pred)
+    if share < ONE_CLASS_SHARE:
+        return ""
+    label = values[counts.argmax()]
+    return (
+        f"{100 * share:.1f}% of these {len(pred)} predictions are {label!r}: at this epsilon "
+        "the private model may barely separate the classes (a larger epsilon or n, fewer "
+        "features, or a prior from public data can help; see the user guide)"
+    )
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

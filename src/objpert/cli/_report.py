@@ -32,7 +32,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     ledger = isinstance(loaded.model, PrivacyAccountant)
     build = build_ledger_report if ledger else build_report
-    report = build(args.model, loaded, title=args.title, purpose=args.purpose, date=date)
+    report = build(
+        args.model, loaded, title=args.title, purpose=args.purpose, curator=args.curator,
+        date=date,
+    )  # fmt: skip
     text = render(report, fmt)
     if args.out is None:
         sys.stdout.write(text)
@@ -61,6 +64,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="the report's title (default: the file)")
     p.add_argument(
         "--purpose", default=None, help="what the model is for, in a sentence, for the reader"
+    )
+    p.add_argument(
+        "--curator", default=None, help="who holds the training data and released the model"
     )
     p.add_argument(
         "--out",

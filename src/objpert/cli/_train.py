@@ -105,9 +105,11 @@ def check_labels_for_loss(y, loss: str, target: str, path: str, classes: Any) ->
         )
 
 
-def parse_categories(items: list[str] | None, columns: Any, path: str) -> dict[str, list[str]]:
+def parse_categories(
+    items: list[str] | None, columns: Any, path: str, target: str | None = None
+) -> dict[str, list[str]]:
     """--categories COLUMN=a,b,c (repeatable): each declared column's public categories
-    (compared as text)."""
+    (compared as text); the target's labels are declared by --classes instead."""
     out: dict[str, list[str]] = {}
     for item in items or ():
         column, _, text = item.partition("=")
@@ -116,6 +118,11 @@ def parse_categories(items: list[str] | None, columns: Any, path: str) -> dict[s
             raise CliError(
                 f"--categories {one_line(repr(item), 80)}: give COLUMN=a,b,c (each category "
                 "once, none empty)"
+            )
+        if column == target:
+            raise CliError(
+                f"--categories declares {column!r}, the target: declare its labels with "
+                f"--classes {text}"
             )
         if column not in columns:
             raise CliError(f"--categories: {path} has no column {column!r}")
@@ -216,7 +223,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         y = y.to_numpy(dtype=str)  # text labels (object dtype in pandas): declared strings
     threads = kwargs.get("n_jobs")  # --n-jobs K
     cap = threads if isinstance(threads, int) and threads >= 1 else None  # -1: every core
-    categories = parse_categories(args.categories, X.columns, args.data)
+    categories = parse_categories(args.categories, X.columns, args.data, args.target)
     bounds = kwargs.get("feature_bounds")
     _refuse_undeclared_text(X, categories)
     if categories or isinstance(bounds, dict):  # declared columns: a pipeline file

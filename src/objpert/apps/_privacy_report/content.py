@@ -119,6 +119,7 @@ class PrivacyReport:
     own_delta: float = math.nan
     title: str | None = None
     purpose: str | None = None
+    curator: str | None = None
     date: str | None = None
 
     @property
@@ -308,6 +309,7 @@ def build_report(
     points: int = 401,
     title: str | None = None,
     purpose: str | None = None,
+    curator: str | None = None,
     date: str | None = None,
 ) -> PrivacyReport:
     """The report of a model file (an estimator's or a pipeline's) read by
@@ -382,6 +384,7 @@ def build_report(
         own_delta=own[1],
         title=title,
         purpose=purpose,
+        curator=curator,
         date=date,
     )
 

@@ -83,6 +83,7 @@ class LedgerReport:
     tradeoff_tpr: tuple[float, ...]
     title: str | None = None
     purpose: str | None = None
+    curator: str | None = None
     date: str | None = None
 
     @property
@@ -124,6 +125,7 @@ def build_ledger_report(
     points: int = 401,
     title: str | None = None,
     purpose: str | None = None,
+    curator: str | None = None,
     date: str | None = None,
 ) -> LedgerReport:
     """The report of a ledger file read by :func:`objpert.persistence.read`."""
@@ -171,6 +173,7 @@ def build_ledger_report(
         tradeoff_tpr=tuple(float(t) for t in curve),
         title=title,
         purpose=purpose,
+        curator=curator,
         date=date,
     )
 
@@ -213,6 +216,8 @@ def _summary(r: LedgerReport) -> Section:
         f"What was released: {len(r.steps)} private step(s) on one data set, {k} release(s) "
         "in all (listed below); their outputs only.",
     ]
+    if r.curator:
+        items.append(f"Curator: {r.curator}")
     if r.purpose:
         items.append(f"Purpose: {r.purpose}")
     items.append(

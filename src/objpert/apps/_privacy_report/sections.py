@@ -141,16 +141,18 @@ def _summary(r: PrivacyReport) -> Section:
     items = [
         "Privacy unit: one row of the training data (one person only where each person has "
         "at most one row). Neighbouring datasets differ in one row, replaced; the number of "
-        "rows is public.",
-        f"What was released: {what} ({r.estimator}){over}{labels}: its weights only.",
+        "rows is public."
     ]
+    if r.curator:
+        items.append(f"Curator: {r.curator}")
+    if r.purpose:
+        items.append(f"Purpose: {r.purpose}")
+    items.append(f"What was released: {what} ({r.estimator}){over}{labels}: its weights only.")
     if r.selection:
         items.append(
             "How it was chosen: by a private search among candidate settings on the same "
             "data; the guarantee below covers the choice and the model together."
         )
-    if r.purpose:
-        items.append(f"Purpose: {r.purpose}")
     if r.prior:
         items.append(
             f"public prior: {r.prior}. The ridge was centred at this public model supplied by "
