@@ -1,0 +1,52 @@
+"""A save never destroys the file it replaces: a full disk or an interruption while
+writing leaves the previous model file whole (and no temporary file behind)."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import numpy as np
+import pytest
+
+import objpert
+
+KEY = b"k" * 32
+
+
+@pytest.fixture(scope="module")
+def models():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 3)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    fit = objpert.PrivateLogisticRegression(data_norm=1.0, classes=[0, 1], max_iter=300)
+    return fit.fit(X, y), objpert.PrivateLogisticRegression(
+        data_norm=1.0, classes=[0, 1], max_iter=300, epsilon=2.0
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("fault", [OSError(errno.ENOSPC, "No space left"), KeyboardInterrupt()])
+def test_a_failed_save_leaves_the_previous_file_whole(models, tmp_path, monkeypatch, fault):
+    first, second = models
+    path = objpert.save(first, tmp_path / "model.json", key=KEY)
+    before = path.read_bytes()
+
+    def fails(fd):
+        raise fault
+
+    monkeypatch.setattr(os, "fsync", fails)
+    with pytest.raises(type(fault)):
+        objpert.save(second, path, key=KEY)
+    assert path.read_bytes() == before
+    assert objpert.load(path, key=KEY).coef_.tolist() == first.coef_.tolist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json"]
+
+
+def test_a_save_replaces_the_file_and_keeps_its_mode(models, tmp_path):
+    first, second = models
+    path = objpert.save(first, tmp_path / "model.json", key=KEY)
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o600)
+    objpert.save(second, path, key=KEY)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert objpert.load(path, key=KEY).coef_.tolist() == second.coef_.tolist()
