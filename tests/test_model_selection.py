@@ -188,3 +188,25 @@ def test_a_seeded_search_warns_of_its_testing_seed_once():
         _unseeded_search(5).fit(X, y)
     seeds = [w for w in caught if issubclass(w.category, TestingSeedWarning)]
     assert len(seeds) == 1, [str(w.message) for w in seeds]
+
+
+def test_searches_are_bounded_before_any_work():
+    """A mean run count above MAX_RUNS_MEAN and a grid above MAX_CANDIDATES points are
+    refused at once (counted, never built), naming the limit."""
+    import time
+
+    from objpert.model_selection._search import MAX_CANDIDATES, MAX_RUNS_MEAN
+
+    X = np.zeros((10, 2))
+    y = np.array([0, 1] * 5)
+    est = PrivateLogisticRegression(data_norm=1.0, classes=[0, 1])
+    with pytest.raises(ParameterError, match="runs_mean"):
+        PrivateGridSearch(
+            estimator=est, param_grid={"mu": [0.1]}, method="random_stopping",
+            runs_mean=MAX_RUNS_MEAN + 1,
+        ).fit(X, y)  # fmt: skip
+    start = time.perf_counter()
+    huge = {"mu": list(np.linspace(0.1, 1.0, 1000)), "comparator_norm": list(range(1, 1001))}
+    with pytest.raises(ParameterError, match=f"at most {MAX_CANDIDATES}"):
+        PrivateGridSearch(estimator=est, param_grid=huge).fit(X, y)
+    assert time.perf_counter() - start < 5.0

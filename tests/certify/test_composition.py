@@ -235,3 +235,12 @@ def test_uncertified_release_is_not_certified():
     cc = compose([fake_certificate(0.5, 1e-7), bad], "basic")
     assert not cc.certified
     assert cc.delta >= 1.0
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-310])
+def test_a_budget_too_small_to_split_is_refused_not_zeroed(epsilon):
+    """Each release's epsilon would underflow to 0 (or a subnormal): refused, never a
+    per-release epsilon of 0."""
+    with pytest.raises(ParameterError, match="too small to split"):
+        split_budget(epsilon, 1e-6, 3)
+    assert split_budget(1e-300, 1e-6, 3).epsilon_i > 0

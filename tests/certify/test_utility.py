@@ -166,3 +166,14 @@ def test_theorem_410_end_to_end_on_a_tiny_logistic_problem():
         beta = 0.1
         U = utility.corollary_411(pc, sigma, N, beta).empirical
         assert np.mean(excess > U) <= beta
+
+
+@pytest.mark.parametrize("N", [0.5, [1, 2.5], 1e-9])
+def test_a_utility_bound_takes_a_whole_number_of_steps(N):
+    from objpert.certify import problem, utility
+    from objpert.exceptions import ParameterError
+
+    pc = problem("logistic", n=100, d=3, zeta=1.0, mu=0.1)
+    with pytest.raises(ParameterError, match="whole number"):
+        utility.theorem_47(pc, 0.5, N)
+    assert np.all(np.isfinite(utility.theorem_47(pc, 0.5, [1, 2, 3])))

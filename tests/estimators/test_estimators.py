@@ -359,3 +359,16 @@ def test_top_level_exports_are_the_estimators_and_persistence():
     assert objpert.save is persistence.save and objpert.load is persistence.load
     with pytest.raises(AttributeError):
         objpert.no_such_thing  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array(["2020-01-01"] * 40, dtype="datetime64[D]"),
+        np.array([np.timedelta64(1, "D")] * 40),
+    ],
+)
+def test_a_regression_target_of_dates_is_refused(y):
+    X = np.random.default_rng(0).uniform(-1, 1, (40, 2)) / 2
+    with pytest.raises(DataError, match="dates or durations"):
+        PrivateRobustRegression(data_norm=1.0).fit(X, y)

@@ -647,3 +647,11 @@ def test_sparse_input_gives_the_dense_release():
     dense = seeded("lop", X, y, plan, 1)
     sp = seeded("lop", sparse.csr_matrix(X), y, plan, 1)
     np.testing.assert_allclose(sp.weights, dense.weights, rtol=1e-8, atol=1e-10)
+
+
+def test_the_mean_form_never_hands_out_a_zero_noise():
+    from objpert.mechanisms._certificates.kifer import lop_mean_form
+
+    with pytest.raises(ParameterError, match="underflows"):
+        lop_mean_form(10**9, 1e-320, 1.0, 1.0, 1e-6)
+    assert lop_mean_form(100, 1.0, 1.0, 1.0, 1e-6)[1] > 0

@@ -239,6 +239,11 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
             f"delta = {delta!r} is too small to split over k = {k} releases: each release's "
             "delta would underflow the float64 range"
         )
+    if k > 1 and not epsilon / k >= sys.float_info.min:
+        raise ParameterError(
+            f"epsilon = {epsilon!r} is too small to split over k = {k} releases: each "
+            "release's epsilon would underflow the float64 range"
+        )
     if k == 1:
         return Split("single", 1, epsilon, delta, epsilon, delta, 0.0, epsilon, delta)
     b = _basic_split(epsilon, delta, k)

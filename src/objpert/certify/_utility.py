@@ -16,7 +16,8 @@ from numpy.typing import ArrayLike
 from objpert._special import log_over, square
 from objpert._validation import check_int, check_nonnegative, check_open_unit, check_positive
 from objpert.certify._constants import ProblemConstants
-from objpert.certify._sequences import rho_power
+from objpert.certify._sequences import as_iterations, rho_power
+from objpert.exceptions import ParameterError
 
 __all__ = [
     "SingleReleaseBound",
@@ -28,6 +29,15 @@ __all__ = [
     "theorem_49",
     "theorem_410",
 ]
+
+
+def _whole_steps(N: ArrayLike) -> ArrayLike:
+    """N, a number of gradient steps: refused (ParameterError) unless every value is a
+    whole number (the step count is an integer; rho^N itself takes any real exponent)."""
+    values = as_iterations(N)
+    if not np.all(np.floor(values) == values):
+        raise ParameterError(f"N must be a whole number of steps; got {N!r}")
+    return N
 
 
 def e_opt(
@@ -46,7 +56,7 @@ def e_opt(
         else check_nonnegative("grad_norm_at_zero", grad_norm_at_zero)
     )
     a, b, d, s = g0 / pc.mu, 1.0 / pc.mu, pc.d, sigma
-    r_n = rho_power(pc, N)
+    r_n = rho_power(pc, _whole_steps(N))
     quad = b * b * d * s * s + 2 * a * b * s * math.sqrt(d) + a * a
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         val = 0.5 * pc.L * r_n * r_n * quad + r_n * (b * d * s * s + a * s * math.sqrt(d))

@@ -307,6 +307,11 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             as_feature_matrix(X)  # objpert's messages: non-numeric, dates, non-finite values
         if not y_numeric and y is not None and _ndim(y) == 1:
             check_labels(y)  # dates and times, mixed kinds (None among strings): DataError
+        if y_numeric and getattr(getattr(y, "dtype", None), "kind", None) in ("m", "M"):
+            raise DataError(
+                "the regression target holds dates or durations: convert it to numbers "
+                "(for example days since a public origin) before fitting"
+            )
         # Non-finite values pass here so that objpert._data refuses them (DataError).
         try:
             return validate_data(

@@ -74,6 +74,11 @@ METHODS = ("split", "random_stopping")
 SCORE_FRACTION = 0.1
 #: Default mean number of runs per grid point (random stopping): M = 4 m.
 RUNS_PER_CANDIDATE = 4
+#: The largest mean run count of a random-stopping search (each run trains a model on all
+#: the rows): a public compute bound.
+MAX_RUNS_MEAN = 10_000
+#: The most grid points a search takes (split: each trains on 1/(m + 1) of the rows).
+MAX_CANDIDATES = 1000
 #: Regression scores: each clipped squared error is floored onto this many integer levels
 #: of [0, score_bound**2] (an integer sum, so the discrete Laplace noise is exact).
 SCORE_LEVELS = 1024
@@ -231,9 +236,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         follows its own random_state.
     method : {"split", "random_stopping"}, default="split"
         How the candidates are trained and chosen (see above).
-    runs_mean : int >= 1 or None, default=None
+    runs_mean : int in [1, 10000] or None, default=None
         Random stopping: the mean number of runs (public; the logarithmic law's mean is
-        the smallest of its means at least this); None: 4 per grid point.
+        the smallest of its means at least this); None: 4 per grid point. At most
+        ``MAX_RUNS_MEAN`` (a public compute bound; a grid has at most ``MAX_CANDIDATES``
+        = 1000 points).
     law : {"logarithmic", "geometric"} or None, default=None
         Random stopping: the law of the number of runs; None: "logarithmic" (each run gets
         epsilon / 2 against epsilon / 3 for the geometric law).
@@ -258,7 +265,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         "score_bound": [Interval(Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE,
         "method": [StrOptions(set(METHODS))],
-        "runs_mean": [None, Interval(Integral, 1, None, closed="left")],
+        "runs_mean": [None, Interval(Integral, 1, MAX_RUNS_MEAN, closed="both")],
         "law": [None, StrOptions(set(rs.LAWS))],
         "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
     }
@@ -288,9 +295,16 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
     def _candidates(self) -> tuple[list[dict], list[Any]]:
         try:
-            grid = list(ParameterGrid(self.param_grid))
+            points = ParameterGrid(self.param_grid)
+            size = len(points)
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"param_grid: {exc}") from None
+        if size > MAX_CANDIDATES:  # counted before any is built
+            raise ParameterError(
+                f"param_grid has {size} candidates; a private search takes at most "
+                f"{MAX_CANDIDATES} (each costs privacy or rows): search a coarser grid"
+            )
+        grid = list(points)
         if not grid:
             raise ParameterError("param_grid has no candidates")
         if not isinstance(_final(self.estimator), PrivateGLM):

@@ -317,6 +317,18 @@ def _read_bytes(path: str | Path, max_bytes: int) -> bytes:
     return data
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: a file with a key twice is refused
+    (readers disagree on which value counts, so a signature over one would not cover
+    the other)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ModelFileError(f"the key {quote_value(key, 60)} is given twice")
+        out[key] = value
+    return out
+
+
 def _read(path: str | Path, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
     data = _read_bytes(path, check_max_bytes(max_bytes))
     try:
@@ -326,8 +338,9 @@ def _read(path: str | Path, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
     del data
     try:
         payload = json.loads(
-            text, parse_constant=_no_constant, parse_float=_finite_float, parse_int=_bounded_int
-        )
+            text, parse_constant=_no_constant, parse_float=_finite_float,
+            parse_int=_bounded_int, object_pairs_hook=_unique_keys,
+        )  # fmt: skip
     except (json.JSONDecodeError, ModelFileError) as exc:
         raise ModelFileError(f"{path}: not a JSON model file ({exc})") from None
     except (RecursionError, ValueError) as exc:  # nesting, Python's integer-digits limit

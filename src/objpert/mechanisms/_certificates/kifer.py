@@ -38,6 +38,7 @@ import math
 from objpert._special import log_over
 from objpert._validation import check_computed, check_int, check_open_unit, check_positive
 from objpert.certify._neighbours import replace_one_sensitivity
+from objpert.exceptions import ParameterError
 
 __all__ = ["lop_delta", "lop_mean_form", "lop_noise", "lop_regulariser"]
 
@@ -72,10 +73,13 @@ def lop_mean_form(
     """(mu_min, sigma) for the mean form: mu >= 2L/(n eps), z ~ N(0, sigma^2 I), sigma = s/n
     (s from :func:`lop_noise`, at the replace-one sensitivity 2 zeta_g)."""
     n = check_int("n", n, 1)
-    return (
-        lop_regulariser(smoothness, epsilon) / n,
-        lop_noise(grad_bound, epsilon, delta) / n,
-    )
+    sigma = lop_noise(grad_bound, epsilon, delta) / n
+    if not sigma > 0.0:
+        raise ParameterError(
+            f"the noise scale of the mean form underflows to {sigma!r} (gradient bound "
+            f"{grad_bound!r} over n = {n}): rescale the features or the loss"
+        )
+    return lop_regulariser(smoothness, epsilon) / n, sigma
 
 
 def lop_delta(n: int, grad_bound: float, sigma: float, epsilon: float) -> float:

@@ -1,5 +1,6 @@
-"""A save never destroys the file it replaces: a full disk or an interruption while
-writing leaves the previous model file whole (and no temporary file behind)."""
+"""Model files keep their integrity: a save never destroys the file it replaces (a full
+disk or an interruption while writing leaves the previous model file whole, and no
+temporary file behind), and a file that gives a key twice is refused."""
 
 from __future__ import annotations
 
@@ -50,3 +51,19 @@ def test_a_save_replaces_the_file_and_keeps_its_mode(models, tmp_path):
     objpert.save(second, path, key=KEY)
     assert path.stat().st_mode & 0o777 == 0o600
     assert objpert.load(path, key=KEY).coef_.tolist() == second.coef_.tolist()
+
+
+def test_a_file_with_a_key_given_twice_is_refused(models, tmp_path):
+    """Readers disagree on which of two "coef" values counts: such a file never loads,
+    even when re-signed."""
+    import json
+
+    first, _ = models
+    path = objpert.save(first, tmp_path / "model.json", key=KEY)
+    text = path.read_text()
+    doubled = text.replace('"coef":', '"coef": [[0.0, 0.0, 0.0]], "coef":', 1)
+    assert json.loads(doubled)["coef"] == json.loads(text)["coef"]  # Python keeps the last
+    bad = tmp_path / "doubled.json"
+    bad.write_text(doubled)
+    with pytest.raises(objpert.ModelFileError, match="given twice"):
+        objpert.load(bad, key=KEY)
