@@ -213,3 +213,38 @@ def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
     (tmp_path / "q.json").write_text(json.dumps(payload))
     with pytest.raises(ModelFileError, match="within ranges"):
         load(tmp_path / "q.json")
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "reason"),
+    [("params", {"accountant": "os.system"}, "accountant"), ("seeded", "no", "seeded")],
+)
+def test_a_private_bounds_record_is_checked_as_its_constructor(
+    frame, tmp_path, where, value, reason
+):
+    """A file's PrivateFeatureBounds parameters meet the constructor's constraints, and its
+    seeded flag is a boolean (the text "no" is not read as true)."""
+    from objpert.persistence._fileformat import digest
+
+    df, y = frame
+    private = ColumnTransformer([
+        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)]),
+         ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(private, _model()).fit(df, y)
+    path = save(pipe, tmp_path / "p.json")
+    payload = json.loads(path.read_text())
+    record = payload["preprocessing"]["steps"][0][1]["transformers"][0][1]
+    if where == "params":
+        record["params"].update(value)
+    else:
+        record[where] = value
+    payload["digest"], payload["signature"] = None, None
+    payload["digest"] = digest(payload)
+    (tmp_path / "q.json").write_text(json.dumps(payload))
+    with pytest.raises(ModelFileError, match=reason), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        load(tmp_path / "q.json")

@@ -222,6 +222,9 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         """This transformer as fitted when it released ``bounds`` on n rows (a model
         file's record of the release): the bounds checked against ``ranges``, the
         certificate recomputed from the public parameters, nothing read from any row."""
+        self._validate_params()  # a file's parameters, checked as the constructor's
+        if not isinstance(seeded, bool):
+            raise ParameterError(f"seeded must be true or false; got {seeded!r}")
         ranges = self._checked()[3]
         released = check_bounds(bounds, "bounds")
         if (
@@ -232,7 +235,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
             raise ParameterError(
                 "the released bounds must hold one (lo, hi) pair per feature within ranges"
             )
-        return self._released(released, check_int("n", n, 1), bool(seeded))
+        return self._released(released, check_int("n", n, 1), seeded)
 
     def _width(self) -> int:
         return len(check_bounds(self.ranges, "ranges"))
