@@ -248,3 +248,39 @@ def test_a_private_bounds_record_is_checked_as_its_constructor(
     with pytest.raises(ModelFileError, match=reason), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         load(tmp_path / "q.json")
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda p: p.update(columns=None, n_features_in=10**9), "n_features_in"),
+        (lambda p: p.update(columns=None, n_features_in=5 * 10**7), "n_features_in"),
+        (lambda p: p.update(columns=[f"c{i}" for i in range(400_000)]), "columns"),
+        (lambda p: p.update(columns=["tenure"] * 4), "distinct"),
+        (
+            lambda p: p["steps"][0][1]["transformers"][1][1]["params"].update(
+                categories=[[str(i) for i in range(400_000)], ["card"]]
+            ),
+            "output columns",
+        ),
+    ],
+)
+def test_a_small_hostile_file_is_refused_before_large_work(frame, tmp_path, edit, reason):
+    """The declared widths are checked against each other and a public limit before any
+    row of that width is built: a few kilobytes of JSON never cost gigabytes."""
+    import time
+
+    from objpert.persistence._fileformat import digest
+
+    df, y = frame
+    path = save(make_pipeline(_columns(), _model()).fit(df, y), tmp_path / "p.json")
+    payload = json.loads(path.read_text())
+    edit(payload["preprocessing"])
+    payload["digest"], payload["signature"] = None, None
+    payload["digest"] = digest(payload)
+    (tmp_path / "q.json").write_text(json.dumps(payload))
+    start = time.perf_counter()
+    with pytest.raises(ModelFileError, match=reason), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        load(tmp_path / "q.json")
+    assert time.perf_counter() - start < 5.0

@@ -201,6 +201,65 @@ def _restored(step: Any) -> Any:
     return step
 
 
+#: The most input columns a pipeline file may declare (a public limit on the work of
+#: loading one: its synthetic row is built before the steps are checked).
+MAX_COLUMNS = 100_000
+
+
+def _check_width(names: Any, width: Any) -> None:
+    """The input columns: a count in [1, MAX_COLUMNS], and their names (if any) as many
+    distinct strings, checked before anything of that size is built."""
+    if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_COLUMNS:
+        raise ModelFileError(
+            f"preprocessing: n_features_in must be an integer in [1, {MAX_COLUMNS}]; got "
+            f"{quote_value(width)}"
+        )
+    if names is None:
+        return
+    if not isinstance(names, list) or len(names) != width:
+        raise ModelFileError(
+            f"preprocessing: columns must be a list of {width} names (n_features_in)"
+        )
+    if not all(isinstance(c, str) for c in names) or len(set(names)) != width:
+        raise ModelFileError("preprocessing: columns must be distinct strings")
+
+
+def _declared_width(step: Any) -> int | None:
+    """How many columns ``step`` outputs, from its declared parameters alone (None when
+    a step does not say): bounded scalers and private bounds one per feature, encoders
+    one per category, binners one per bin."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from objpert.preprocessing import (
+        BoundedBinner,
+        BoundedOneHotEncoder,
+        BoundedScaler,
+        PrivateFeatureBounds,
+    )
+
+    try:
+        if isinstance(step, BoundedScaler):
+            return len(step.bounds)
+        if isinstance(step, PrivateFeatureBounds):
+            return len(step.ranges)
+        if isinstance(step, BoundedOneHotEncoder):
+            return sum(len(c) for c in step.categories)
+        if isinstance(step, BoundedBinner):
+            return sum(len(e) - 1 for e in step.edges)
+        if isinstance(step, Pipeline):
+            return _declared_width(step.steps[-1][1])
+        if isinstance(step, FeatureUnion):
+            parts = [_declared_width(t) for _, t in step.transformer_list]
+        elif isinstance(step, ColumnTransformer) and step.remainder == "drop":
+            parts = [_declared_width(t) for _, t, _ in step.transformers if t != "drop"]
+        else:
+            return None
+    except TypeError:  # a malformed parameter: the steps' own checks name it
+        return None
+    return None if any(p is None for p in parts) else sum(parts)
+
+
 def _declared_categories(step: Any, columns: list[Any]) -> dict[Any, list[Any]]:
     """The declared categories of every input column a one-hot encoder reads directly."""
     from objpert.preprocessing import BoundedOneHotEncoder
@@ -233,6 +292,13 @@ def rebuild(spec: Any, estimator: Any) -> Any:
         raise ModelFileError("preprocessing must be an object with a list of steps")
     steps = [(str(n), _decode(s)) for n, s in spec["steps"]]
     names, width = spec.get("columns"), spec.get("n_features_in")
+    _check_width(names, width)
+    out_width = _declared_width(steps[-1][1])  # from the parameters: before any work
+    if out_width is not None and out_width != estimator.n_features_in_:
+        raise ModelFileError(
+            f"the preprocessing declares {out_width} output columns but the estimator takes "
+            f"{estimator.n_features_in_}"
+        )
     columns = list(names) if names is not None else list(range(int(width)))
     declared = _declared_categories(steps[0][1], columns)
     values = {c: cats[0] for c, cats in declared.items()}  # one declared category each
