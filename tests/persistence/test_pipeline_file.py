@@ -8,8 +8,8 @@ import json
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from churn_frames import churn_frame
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -33,17 +33,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::objpert.TestingSeedWarning")
 
 @pytest.fixture(scope="module")
 def frame():
-    rng = np.random.default_rng(3)
-    df = pd.DataFrame(
-        {
-            "tenure": rng.integers(0, 73, N),
-            "charges": rng.uniform(18, 120, N),
-            "contract": rng.choice(CATEGORIES[0], N),
-            "payment": rng.choice(CATEGORIES[1], N),
-        }
-    )
-    y = ((df["contract"] == "month") * 1.0 - df["tenure"] / 36 > 0).astype(int).to_numpy()
-    return df, y
+    return churn_frame(N, CATEGORIES, 3)
 
 
 def _columns():
@@ -53,6 +43,14 @@ def _columns():
             ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
         ]
     )
+
+
+def _private_columns():
+    return ColumnTransformer([
+        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)]),
+         ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
 
 
 def _model():
@@ -186,11 +184,7 @@ def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
     from objpert.accounting import pipeline_certificate
 
     df, y = frame
-    private = ColumnTransformer([
-        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)]),
-         ["tenure", "charges"]),
-        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
-    ])  # fmt: skip
+    private = _private_columns()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe = make_pipeline(private, _model()).fit(df, y)
@@ -227,11 +221,7 @@ def test_a_private_bounds_record_is_checked_as_its_constructor(
     from objpert.persistence._fileformat import digest
 
     df, y = frame
-    private = ColumnTransformer([
-        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)]),
-         ["tenure", "charges"]),
-        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
-    ])  # fmt: skip
+    private = _private_columns()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe = make_pipeline(private, _model()).fit(df, y)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from churn_frames import churn_frame
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 
@@ -24,17 +24,7 @@ N = 1200
 
 @pytest.fixture(scope="module")
 def frame():
-    rng = np.random.default_rng(5)
-    df = pd.DataFrame(
-        {
-            "tenure": rng.integers(0, 73, N),
-            "charges": rng.uniform(18, 120, N),
-            "contract": rng.choice(CATEGORIES[0], N),
-            "payment": rng.choice(CATEGORIES[1], N),
-        }
-    )
-    y = ((df["contract"] == "month") * 1.0 - df["tenure"] / 36 > 0).astype(int).to_numpy()
-    return df, y
+    return churn_frame(N, CATEGORIES, 5)
 
 
 def _pipeline() -> Pipeline:
