@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "objpert"
 #: library part, and no part may import it.
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": ("exceptions", "_jsonable", "_validation"),
-    "foundations": ("_special", "_losses", "_randomness", "_forksafe"),
+    "foundations": ("_special", "_losses", "_randomness", "_forksafe", "_files"),
     "privacy arithmetic": ("accounting",),
     "certificates": ("certify",),
     "engines": ("_engines",),

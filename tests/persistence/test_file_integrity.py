@@ -67,3 +67,36 @@ def test_a_file_with_a_key_given_twice_is_refused(models, tmp_path):
     bad.write_text(doubled)
     with pytest.raises(objpert.ModelFileError, match="given twice"):
         objpert.load(bad, key=KEY)
+
+
+@pytest.mark.parametrize("what", ["predictions", "figure"])
+def test_predictions_and_figures_are_written_whole_or_not_at_all(tmp_path, monkeypatch, what):
+    """objpert predict --out and every figure go through the same atomic write."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from objpert._files import save_figure, write_atomically
+
+    path = tmp_path / ("p.csv" if what == "predictions" else "f.png")
+    path.write_bytes(b"old")
+
+    def write() -> None:
+        if what == "predictions":
+            write_atomically(path, "prediction\n1\n")
+        else:
+            fig, ax = plt.subplots()
+            ax.plot([0, 1], [0, 1])
+            save_figure(fig, path, dpi=50)
+            plt.close(fig)
+
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "full")))
+    with pytest.raises(OSError):
+        write()
+    assert path.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    monkeypatch.undo()
+    write()
+    assert path.read_bytes() != b"old"
+    if what == "figure":
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

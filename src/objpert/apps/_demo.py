@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from objpert._files import save_figure
 from objpert.apps.datasets import Dataset, load
 from objpert.exceptions import IterationBudgetWarning
 
@@ -159,7 +160,7 @@ def plot(rows: list[DemoRow], path: str) -> str:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 

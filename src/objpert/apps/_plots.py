@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from objpert._files import save_figure
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._constants import ProblemConstants
@@ -67,6 +68,6 @@ def plot_privacy_profiles(
     ax2.grid(True, which="both", alpha=0.3)
     ax2.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, softmax
 
+from objpert._files import save_figure
 from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.exceptions import ObjpertError, ParameterError
 from objpert.mechanisms._certificates import qop
@@ -233,5 +234,5 @@ def _plot_figure1(result: Figure1Result, path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[1].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from objpert._files import save_figure
 from objpert._solvers import stochastic_davis_yin
 from objpert._validation import check_int, check_positive
 from objpert.exceptions import ParameterError, TestingSeedWarning
@@ -317,5 +318,5 @@ def _plot_figure2(result: Figure2Result, path: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)

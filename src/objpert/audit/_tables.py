@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from objpert._files import save_figure
 from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.audit._attacks import (
     DEFAULT_DELTA,
@@ -205,6 +206,6 @@ def plot_audit(report: AuditReport, path: str, *, floor: float = 1e-6) -> str:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from objpert._files import write_atomically
 from objpert.cli._common import (
     CliError,
     add_max_bytes_arg,
@@ -100,7 +101,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.out:
         import pandas as pd
 
-        pd.DataFrame({"prediction": pred}).to_csv(args.out, index=False)
+        write_atomically(args.out, pd.DataFrame({"prediction": pred}).to_csv(index=False))
         payload["predictions_file"] = args.out
     elif not args.json:
         for p in pred:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
+from objpert._files import write_atomically
 from objpert.cli._common import KEY_ENV, CliError, add_max_bytes_arg, read_key, read_model
-from objpert.persistence._save import write_atomically
 
 __all__ = ["add_parser", "cmd_report"]
 
@@ -43,7 +42,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     try:
-        write_atomically(Path(args.out), text)  # an old report stays whole on a failure
+        write_atomically(args.out, text)  # an old report stays whole on a failure
     except OSError as err:
         raise CliError(f"cannot write {args.out}: {err.strerror or err}") from None
     print(f"objpert: wrote {args.out} ({fmt}; signature: {loaded.status})", file=sys.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from importlib.metadata import version
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from objpert._files import write_atomically
 from objpert.certify._plan import WatkinsAroraPlan
 from objpert.exceptions import ModelFileError
 from objpert.persistence._fileformat import (
@@ -31,7 +31,6 @@ from objpert.persistence._load import _rebuild
 __all__ = [
     "save",
     "to_payload",
-    "write_atomically",
 ]
 
 
@@ -196,27 +195,3 @@ def save(model: Any, path: str | Path, key: bytes | str | None = None) -> Path:
     path = Path(path)
     write_atomically(path, json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that ``path`` holds either its old content or all the
-    new one, never a part: a temporary file in the same folder, flushed to disk, then
-    renamed over ``path`` (atomic on POSIX and Windows). A full disk or an interruption
-    leaves the previous file whole and removes the temporary one."""
-    import os
-    import tempfile
-
-    data = text.encode("utf-8")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644  # as a plain write's
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

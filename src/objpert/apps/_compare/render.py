@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from objpert._files import save_figure
 from objpert.apps._compare.harness import CompareRow
 from objpert.apps._compare.methods import BATCHED_NOTE
 
@@ -131,6 +132,6 @@ def plot(rows: list[CompareRow], path: str) -> str:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
