@@ -87,7 +87,7 @@ def plan_amp(
     (:func:`~.lop.objective_noise`: ``profile``, the exact privacy profile of Redberg et al.
     2023, Section 3, at mu (default 2 L2 zeta^2 / (n epsilon1)); ``kifer``, Kifer et al.
     2012, Theorem 2, mu = max(mu, mu_min(epsilon1)); ``tightest``, the default, the one
-    with the smaller sigma, recorded in ``objective_accountant``). The solver stops at
+    with the smaller sigma, recorded in the plan's ``accountant``). The solver stops at
     ||grad F_priv(w)|| <= gamma (default 1e-9 L1 zeta; Iyengar et al. use 1/n^2), so
     ||w - w*|| <= gamma / mu by mu-strong convexity.
 
@@ -161,7 +161,7 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     delta2 = cdp_delta(grid["rho"], eps2)
     details = {
         **objective,
-        "objective_accountant": plan.accountant,
+        "accountant": plan.accountant,
         "epsilon_objective": eps1,
         "delta_objective": delta1,
         "epsilon_output": eps2,
