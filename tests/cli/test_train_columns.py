@@ -159,6 +159,27 @@ def test_missing_drop_trains_on_the_complete_rows_and_says_so(capsys, gaps):
     assert "2 row(s) with missing values were left out" in err and "do not publish" in err
 
 
+def test_missing_drop_is_recorded_in_the_file_and_the_report_without_the_count(
+    capsys, gaps, tmp_path
+):
+    """The model file and the report say that rows were left out and that the rows trained
+    on are not covered, and neither holds how many were left out."""
+    from objpert.estimators._base import ROWS_LEFT_OUT
+
+    root, _ = gaps
+    model = tmp_path / "m.json"
+    code, out, err = _train_gaps(capsys, root, "--missing", "drop", "--out", str(model))
+    assert code == 0, err
+    assert ROWS_LEFT_OUT in json.loads(out)["not_public"]
+    text = model.read_text()
+    assert ROWS_LEFT_OUT in text and 'left out": 2' not in text and "dropped" not in text
+    report = tmp_path / "r.md"
+    assert main(["report", str(model), "--out", str(report)]) == 0, capsys.readouterr()
+    body = report.read_text()
+    assert "Rows with missing values were left out before training" in body
+    assert "2 row" not in body
+
+
 def test_an_undeclared_text_column_points_to_categories(tmp_path, capsys):
     """A text column with no declaration is refused by naming --categories (with or
     without --feature-bounds for the numeric ones)."""

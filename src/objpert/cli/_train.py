@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from objpert._validation import check_open_unit, check_positive
@@ -193,6 +194,7 @@ def _column_pipeline(estimator: Any, X: Any, categories: dict, bounds: Any, path
 def cmd_train(args: argparse.Namespace) -> int:
     from objpert.cli._params import estimator_kwargs
     from objpert.estimators import fit_statistics
+    from objpert.estimators._base import ROWS_LEFT_OUT
     from objpert.persistence import save
 
     key = read_key(args.key_file)
@@ -241,6 +243,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     warn_lines(caught)
     estimator = model[-1] if hasattr(model, "steps") else model
     epsilon, delta = kwargs["epsilon"], kwargs["delta"]
+    if dropped:  # the rows trained on depend on the data: recorded, not covered
+        estimator.certificate_ = replace(
+            estimator.certificate_, not_public=(*estimator.certificate_.not_public, ROWS_LEFT_OUT)
+        )
     cert = estimator.certificate_
     certified = bool(cert.certified and cert.epsilon <= epsilon and cert.delta <= delta)
     if not certified:

@@ -78,6 +78,7 @@ from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
 __all__ = [
     "DATA_NORM",
     "LABEL_SET",
+    "ROWS_LEFT_OUT",
     "FitSettings",
     "PrivateGLM",
     "as_data_error",
@@ -89,6 +90,11 @@ __all__ = [
 
 #: The name under which a label set read from the data is recorded as not public.
 LABEL_SET = "label set"
+
+#: The ``not_public`` item of a model trained on the complete rows of a table whose
+#: incomplete rows were left out: which rows (and so how many) were trained on depends on
+#: the private data, while the certificate treats the number of rows as public.
+ROWS_LEFT_OUT = "which rows were trained on: rows with missing values were left out"
 
 
 def warn_label_set(classes: Any) -> None:

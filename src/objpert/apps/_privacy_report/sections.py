@@ -14,6 +14,7 @@ from objpert.apps._privacy_report.content import (
     profile_rows,
 )
 from objpert.apps._privacy_report.svg import Series, line_plot
+from objpert.estimators._base import ROWS_LEFT_OUT
 
 __all__ = [
     "NOT_COVERED",
@@ -25,6 +26,17 @@ __all__ = [
     "sections",
     "sources_section",
 ]
+
+
+#: What leaving out incomplete rows means for the guarantee (the count stays with the data
+#: holder: it is a statistic of the private rows and is in no file).
+ROWS_LEFT_OUT_TEXT = (
+    "Rows with missing values were left out before training. How many were left out is a "
+    "statistic of the private data: it stays with whoever trained the model and is in no "
+    "file. The guarantee treats the number of rows trained on as public, so it does not "
+    "protect whether a person's row was complete (and so trained on); it protects the "
+    "values of the rows that were trained on."
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,8 @@ def _headline(r: PrivacyReport) -> list[Block]:
                 f"declared, and the certificate does not cover them: {', '.join(r.not_public)}.",
             )
         )
+    if ROWS_LEFT_OUT in r.not_public:
+        blocks.append(Block("alert", ROWS_LEFT_OUT_TEXT))
     if r.seeded:
         blocks.append(
             Block(
