@@ -210,3 +210,56 @@ def test_sequential_search_with_an_accountant_stops_at_the_budget(data):
             search.fit(*data)
     assert 0 < len(accountant.steps) < len(MUS) * 3 + 1
     assert accountant.spent <= 3.0
+
+
+UNDECLARED = {  # calls whose every fit reads the label set and the row bound from the rows
+    "GridSearchCV": lambda est, X, y: GridSearchCV(est, {"mu": MUS}, cv=3).fit(X, y),
+    "cross_val_score": lambda est, X, y: cross_val_score(est, X, y, cv=5),
+    "cross_val_predict": lambda est, X, y: cross_val_predict(est, X, y, cv=3),
+    "validation_curve": lambda est, X, y: validation_curve(
+        est, X, y, param_name="mu", param_range=MUS[1:], cv=3
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDECLARED))
+def test_a_selection_shows_each_warning_once_per_cause(data, name):
+    """Every fit of the call reads the label set and the row bound from the rows (a
+    warning each, with the fold's own numbers): the call shows one warning per cause,
+    three in all, where every fit used to print its own."""
+    import re
+
+    X, y = data
+    est = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, random_state=None)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")  # the strictest display: every warning issued
+        UNDECLARED[name](est, X, y)
+    causes = [(w.category, re.sub(r"[-+]?\d[\d.eE+-]*", "#", str(w.message))) for w in record]
+    assert len(causes) == len(set(causes)) == 3, [str(w.message)[:80] for w in record]
+    text = " | ".join(str(w.message) for w in record)
+    assert "fits this private" in text and "label set" in text and "data_norm=None" in text
+
+
+def test_an_error_filter_still_stops_the_fit_inside_a_selection(data):
+    X, y = data
+    est = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, classes=[0, 1], random_state=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", message="data_norm=None", category=PrivacyLeakWarning)
+        with pytest.raises(PrivacyLeakWarning, match="data_norm=None"):
+            cross_val_score(est, X, y, cv=3, error_score="raise")
+
+
+def test_a_model_fitted_in_a_selection_pickles(data):
+    import pickle
+
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best = GridSearchCV(_estimator(), {"mu": MUS[:2]}, cv=2).fit(X, y).best_estimator_
+    back = pickle.loads(pickle.dumps(best))
+    np.testing.assert_array_equal(back.predict_proba(X), best.predict_proba(X))
+    assert back.certificate_.not_public == best.certificate_.not_public
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back.fit(X, y)  # a refit of the copy still works

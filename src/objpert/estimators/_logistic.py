@@ -29,6 +29,7 @@ from objpert.estimators._multinomial import (
     use_multinomial,
 )
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.estimators._selection import once_per_cause
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateLogisticRegression"]
@@ -284,64 +285,65 @@ default=None
         certifies the target. Dask arrays or DataFrames (or any X with ``client`` set) are
         fitted on the cluster; see docs/dask.md.
         """
-        p = self._fit_settings()
-        declared = p.classes
-        if declared is not None:  # the releases are known before the data are read
-            k = len(declared)
-            if self._multinomial_for(k, self.client is not None, p):
-                check_multinomial_budget(self, X, p, k)  # in-memory arrays only
+        with once_per_cause(self):
+            p = self._fit_settings()
+            declared = p.classes
+            if declared is not None:  # the releases are known before the data are read
+                k = len(declared)
+                if self._multinomial_for(k, self.client is not None, p):
+                    check_multinomial_budget(self, X, p, k)  # in-memory arrays only
+                else:
+                    self._check_budget(X, p, 1 if k == 2 else k)
+            on_cluster = self._on_cluster(X, y)
+            if on_cluster:
+                prepared = self._prepare_dask(X, y, "classes", p)
+                read: tuple[str, ...] = ()
+                bound_rows = 0  # feature_bounds are for in-memory data
+                classes, codes = prepared.classes, prepared.y  # codes: a Dask array
+                data_errors("the labels cannot be classes", check_classification_targets, classes)
             else:
-                self._check_budget(X, p, 1 if k == 2 else k)
-        on_cluster = self._on_cluster(X, y)
-        if on_cluster:
-            prepared = self._prepare_dask(X, y, "classes", p)
-            read: tuple[str, ...] = ()
-            bound_rows = 0  # feature_bounds are for in-memory data
-            classes, codes = prepared.classes, prepared.y  # codes: a Dask array
-            data_errors("the labels cannot be classes", check_classification_targets, classes)
-        else:
-            X, y = self._validate_training(X, y, y_numeric=False)
-            X, p, read, bound_rows = self._bound_features(X, p)
-            data_errors("the labels cannot be classes", check_classification_targets, y)
+                X, y = self._validate_training(X, y, y_numeric=False)
+                X, p, read, bound_rows = self._bound_features(X, p)
+                data_errors("the labels cannot be classes", check_classification_targets, y)
+                if declared is None:
+                    classes, codes = np.unique(y, return_inverse=True)
+                else:
+                    classes, codes = declared, class_codes(y, declared)
+                prepared = None
+            not_public: tuple[str, ...] = read
             if declared is None:
-                classes, codes = np.unique(y, return_inverse=True)
-            else:
-                classes, codes = declared, class_codes(y, declared)
-            prepared = None
-        not_public: tuple[str, ...] = read
-        if declared is None:
-            warn_label_set(classes)
-            not_public = (LABEL_SET, *not_public)
-            if len(classes) < 2:
-                raise DataError(
-                    f"the training labels hold only one class ({classes.tolist()!r}); a "
-                    "classifier needs at least two: declare the label set with classes=[...]"
+                warn_label_set(classes)
+                not_public = (LABEL_SET, *not_public)
+                if len(classes) < 2:
+                    raise DataError(
+                        f"the training labels hold only one class ({classes.tolist()!r}); a "
+                        "classifier needs at least two: declare the label set with classes=[...]"
+                    )
+            if prepared is None:  # X prepared once, class codes as placeholder targets
+                prepared = prepare(
+                    X,
+                    codes.astype(np.float64),
+                    labels="real",
+                    data_norm=p.data_norm,
+                    fit_intercept=p.fit_intercept,
+                    intercept_scaling=p.intercept_scaling,
+                    clip=p.clip,
                 )
-        if prepared is None:  # X prepared once, class codes as placeholder targets
-            prepared = prepare(
-                X,
-                codes.astype(np.float64),
-                labels="real",
-                data_norm=p.data_norm,
-                fit_intercept=p.fit_intercept,
-                intercept_scaling=p.intercept_scaling,
-                clip=p.clip,
-            )
-        if self._multinomial_for(len(classes), on_cluster, p):
-            clipped, seconds = fit_multinomial(
-                self, prepared, np.asarray(codes), len(classes), p, not_public
-            )
-            self.classes_ = classes
-            self._finish_fit(p, bound_rows + clipped, seconds)
+            if self._multinomial_for(len(classes), on_cluster, p):
+                clipped, seconds = fit_multinomial(
+                    self, prepared, np.asarray(codes), len(classes), p, not_public
+                )
+                self.classes_ = classes
+                self._finish_fit(p, bound_rows + clipped, seconds)
+                return self
+            # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
+            ks = [1] if len(classes) == 2 else range(len(classes))
+            targets = [np.where(codes == k, 1.0, -1.0) for k in ks]
+            clipped, seconds = self._release(prepared, targets, p, not_public, classes)
+            self.multi_class_ = "ovr"
+            self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
+            self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
             return self
-        # binary: +1 for classes_[1]; one-vs-rest: release k has +1 for class k, -1 otherwise
-        ks = [1] if len(classes) == 2 else range(len(classes))
-        targets = [np.where(codes == k, 1.0, -1.0) for k in ks]
-        clipped, seconds = self._release(prepared, targets, p, not_public, classes)
-        self.multi_class_ = "ovr"
-        self.classes_ = classes  # set with the weights: a failed refit leaves no mixture
-        self._finish_fit(p, bound_rows + clipped, seconds)  # shown at fit time, not kept
-        return self
 
     def _multinomial_for(self, k: int, on_cluster: bool, p) -> bool:
         """Whether this fit of k classes is one multinomial release (the public rule of

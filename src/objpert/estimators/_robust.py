@@ -19,6 +19,7 @@ from objpert.estimators._base import (
 )
 from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.estimators._selection import once_per_cause
 from objpert.exceptions import DataError
 
 __all__ = ["PrivateRobustRegression"]
@@ -129,27 +130,28 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     def fit(self, X, y):
         """Release the model for (X, y) (real targets). Errors and Dask input as in
         :meth:`PrivateLogisticRegression.fit`."""
-        p = self._fit_settings()
-        self._check_budget(X, p, 1)  # before the data are read
-        if self._on_cluster(X, y):
-            prepared = self._prepare_dask(X, y, "real", p)
-            clipped, seconds = self._release(prepared, [prepared.y], p)
-            self._finish_fit(p, clipped, seconds)  # shown at fit time, never kept
+        with once_per_cause(self):
+            p = self._fit_settings()
+            self._check_budget(X, p, 1)  # before the data are read
+            if self._on_cluster(X, y):
+                prepared = self._prepare_dask(X, y, "real", p)
+                clipped, seconds = self._release(prepared, [prepared.y], p)
+                self._finish_fit(p, clipped, seconds)  # shown at fit time, never kept
+                return self
+            X, y = self._validate_training(X, y, y_numeric=True)
+            X, p, read, bound_rows = self._bound_features(X, p)
+            prepared = prepare(
+                X,
+                y,
+                labels="real",
+                data_norm=p.data_norm,
+                fit_intercept=p.fit_intercept,
+                intercept_scaling=p.intercept_scaling,
+                clip=p.clip,
+            )
+            clipped, seconds = self._release(prepared, [prepared.y], p, read)
+            self._finish_fit(p, bound_rows + clipped, seconds)
             return self
-        X, y = self._validate_training(X, y, y_numeric=True)
-        X, p, read, bound_rows = self._bound_features(X, p)
-        prepared = prepare(
-            X,
-            y,
-            labels="real",
-            data_norm=p.data_norm,
-            fit_intercept=p.fit_intercept,
-            intercept_scaling=p.intercept_scaling,
-            clip=p.clip,
-        )
-        clipped, seconds = self._release(prepared, [prepared.y], p, read)
-        self._finish_fit(p, bound_rows + clipped, seconds)
-        return self
 
     def _set_release_attributes(self, coef, intercept):
         self.coef_ = np.ascontiguousarray(coef[0])

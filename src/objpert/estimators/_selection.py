@@ -15,6 +15,9 @@ frames there and, when it finds one of these searches:
 * marks the clone, so that its fit records ``"model selection by GridSearchCV (19 fits)"``
   in ``certificate_.not_public`` (and so in the saved file, ``certify --model`` and the
   report);
+* shows each warning of the fits inside it once per cause (per call): the fits of one
+  call share a record of the causes shown (:func:`once_per_cause`), so five folds that
+  read the row bound from the data print one warning, not five;
 * with an ``accountant``, refuses a search that would fit in other processes (the
   ledger cannot follow them): one :class:`~objpert.exceptions.PrivacyError`, raised before
   any fit, instead of a pickling traceback. Fits in this process charge the ledger one by
@@ -27,10 +30,13 @@ plus the refit); a successive-halving search adds rounds as it goes, so its warn
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import warnings
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -39,7 +45,7 @@ from sklearn.base import _clone_parametrized
 
 from objpert.exceptions import PrivacyError, PrivacyLeakWarning
 
-__all__ = ["SelectionGuard", "SelectionUse", "find_selection"]
+__all__ = ["SelectionGuard", "SelectionUse", "find_selection", "once_per_cause"]
 
 #: scikit-learn's public cross-validation helpers (cross_val_score calls cross_validate).
 HELPERS = (
@@ -59,6 +65,63 @@ INSTEAD = (
 
 _warned: weakref.WeakSet[Any] = weakref.WeakSet()  # the calls warned (their Parallel)
 _lock = threading.Lock()
+
+
+_NUMBERS = re.compile(r"[-+]?\d[\d.eE+-]*")
+
+
+class _CausesShown:
+    """The causes (category, and message less its numbers) of the warnings shown so far in one
+    model-selection call, shared by its fits in this process (a copy pickled to another
+    process starts empty: each process then shows each cause once)."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[Any, str]] = set()
+
+    def first(self, w: warnings.WarningMessage) -> bool:
+        cause = (w.category, _NUMBERS.sub("#", str(w.message)))
+        with _lock:
+            if cause in self.seen:
+                return False
+            self.seen.add(cause)
+        return True
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return (_CausesShown, ())
+
+
+_calls: weakref.WeakKeyDictionary[Any, _CausesShown] = weakref.WeakKeyDictionary()
+
+
+def _causes_of(token: Any) -> _CausesShown | None:
+    """The shared record of one call's warnings (None: a call that cannot be told apart)."""
+    if token is None:
+        return None
+    with _lock:
+        try:
+            return _calls.setdefault(token, _CausesShown())
+        except TypeError:  # not weakly referable
+            return None
+
+
+@contextmanager
+def once_per_cause(model: Any) -> Iterator[None]:
+    """The body of an estimator's ``fit``: inside a model-selection call, each warning of
+    its fits is shown once per cause (the first fit's), not once per fit. Outside one, and
+    for the warning filters (``"error"`` still raises inside the fit), nothing changes."""
+    causes = model.__dict__.get("_selection_causes")
+    if causes is None:
+        yield
+        return
+    catcher = warnings.catch_warnings(record=True)
+    caught = catcher.__enter__()
+    try:
+        yield
+    finally:
+        catcher.__exit__(None, None, None)
+        for w in caught:  # after the context: the caller's filters and display
+            if causes.first(w):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 @dataclass(frozen=True)
@@ -265,6 +328,7 @@ class SelectionGuard:
                 stacklevel=use.depth + 1,
             )
         clone._selection_record = use.record
+        clone._selection_causes = _causes_of(use.token)
         return clone
 
     def _check_selection_accountant(self, use: SelectionUse) -> None:
