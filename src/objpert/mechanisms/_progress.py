@@ -25,6 +25,7 @@ __all__ = [
     "check_verbose",
     "in_notebook",
     "show_progress",
+    "spinner",
     "step_progress",
     "sweep_work",
 ]
@@ -102,3 +103,19 @@ def step_progress(
                 bar.update(task, completed=k + 1)
 
         yield tick
+
+
+@contextlib.contextmanager
+def spinner(description: str, show: bool) -> Iterator[None]:
+    """A transient spinner with the elapsed time on stderr (when ``show`` and rich is
+    installed), for work whose length must not be shown (a hidden run count)."""
+    if not show:
+        yield
+        return
+    try:
+        from rich.console import Console
+    except ImportError:
+        yield
+        return
+    with Console(stderr=True).status(description):
+        yield

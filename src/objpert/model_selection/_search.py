@@ -56,6 +56,7 @@ from objpert.exceptions import (
 )
 from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.mechanisms._exponential import exponential_mechanism
+from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
 from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
 
@@ -247,6 +248,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     score_fraction : float in (0, 1) or None, default=None
         Random stopping: the share of each run's epsilon spent on its noisy score; None:
         0.1. ``selection_epsilon`` is for the split method only.
+    verbose : "auto", bool or None, default="auto"
+        Progress on stderr: the split method's fits done of all, random stopping's
+        elapsed time (its number of runs stays hidden); "auto" (or None) shows it on a
+        terminal for a long search, True always, False never. When shown, the fits show
+        no bar of their own. It never changes what is computed.
 
     Attributes
     ----------
@@ -268,6 +274,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         "runs_mean": [None, Interval(Integral, 1, MAX_RUNS_MEAN, closed="both")],
         "law": [None, StrOptions(set(rs.LAWS))],
         "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
+        "verbose": [StrOptions({"auto"}), "boolean", None],
     }
 
     def __init__(
@@ -282,6 +289,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         runs_mean: int | None = None,
         law: str | None = None,
         score_fraction: float | None = None,
+        verbose: bool | str | None = "auto",
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -292,6 +300,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         self.runs_mean = runs_mean
         self.law = law
         self.score_fraction = score_fraction
+        self.verbose = verbose
 
     def _candidates(self) -> tuple[list[dict], list[Any]]:
         try:
@@ -360,8 +369,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         bounds = np.cumsum((0, *sizes))
         parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         y = np.asarray(y)
-        for model, part in zip(models, parts[:-1], strict=True):
-            model.fit(_take(X, part), y[part])
+        show = self._quiet_fits(models, X, len(models))
+        with step_progress("private search (split)", len(models), show) as tick:
+            for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
+                model.fit(_take(X, part), y[part])
+                tick(i)
         val = parts[-1]
         Xv, yv = _take(X, val), y[val]
         if classify:
@@ -441,8 +453,10 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
         y_arr = np.asarray(y)
         best: tuple[tuple[int, float, bytes], int, Any] | None = None
-        with warnings.catch_warnings():  # the runs' seeds come from the search's own
-            warnings.simplefilter("ignore", TestingSeedWarning)  # generator (warned once)
+        show = self._quiet_fits(runs, X, runs_mean)
+        running = "private search (random stopping; the number of runs stays hidden)"
+        with warnings.catch_warnings(), spinner(running, show):  # the runs' seeds come from
+            warnings.simplefilter("ignore", TestingSeedWarning)  # the search's (warned once)
             for _ in range(count):
                 index = int(generator.integers(len(runs)))
                 seed = int(generator.integers(2**63)) if seeded else None
@@ -478,6 +492,18 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         if hasattr(chosen, "classes_"):
             self.classes_ = chosen.classes_
         return self
+
+    def _quiet_fits(self, models: list[Any], X: Any, fits: int) -> bool:
+        """Whether the search shows its progress (``verbose``; "auto": on a terminal, for
+        about ``fits`` fits of long work); when it does, the fits show none of their own."""
+        steps = _final(models[0]).max_iter
+        work = sweep_work(X, steps * fits) if hasattr(X, "shape") else None
+        show = show_progress(self.verbose, steps * fits, work)
+        if show:
+            prefix = _final_prefix(models[0])
+            for model in models:
+                model.set_params(**{prefix + "verbose": False})
+        return show
 
     def _best(self) -> Any:
         check_is_fitted(self, "best_estimator_")
