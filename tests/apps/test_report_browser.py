@@ -72,3 +72,32 @@ def test_a_ledger_report_renders_in_a_headless_browser(tmp_path):
     shot = tmp_path / "ledger.png"
     _browser("--hide-scrollbars", "--window-size=1100,2000", f"--screenshot={shot}", page.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_pipeline_report_from_train_reads_right_in_a_browser(tmp_path, capsys):
+    """A pipeline file written by ``objpert train`` with declared columns and left-out
+    incomplete rows: the page states the privacy unit in its summary, says rows were left
+    out (not how many), and shows no contradicting "None" bound."""
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    n = 300
+    df = pd.DataFrame(
+        {"age": rng.integers(18, 90, n).astype(float), "income": rng.uniform(0, 2e5, n),
+         "plan": rng.choice(["basic", "pro"], n), "label": rng.choice(["no", "yes"], n)}
+    )  # fmt: skip
+    df.loc[[4, 7, 11], "income"] = np.nan
+    data = tmp_path / "d.csv"
+    df.to_csv(data, index=False)
+    model = tmp_path / "m.json"
+    argv = ["train", "--data", str(data), "--target", "label", "--classes", "no,yes",
+            "--epsilon", "1", "--delta", "1e-6", "--feature-bounds", "age=18:99,income=0:200000",
+            "--categories", "plan=basic,pro", "--missing", "drop", "--out", str(model)]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    page = tmp_path / "r.html"
+    assert main(["report", str(model), "--out", str(page), "--curator", "A clinic"]) == 0
+    dom = _browser("--dump-dom", page.as_uri()).stdout
+    summary = dom[dom.index("Summary") : dom.index("What an attacker")]
+    assert "Privacy unit: one row" in summary and "Curator: A clinic" in summary
+    assert "Rows with missing values were left out before training" in dom
+    assert "3 row" not in dom and ": None" not in dom and "docs/" not in dom
