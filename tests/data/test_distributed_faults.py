@@ -39,6 +39,7 @@ from objpert.exceptions import (  # noqa: E402
 )
 
 pytestmark = [
+    pytest.mark.load,
     pytest.mark.filterwarnings("ignore::objpert.exceptions.TestingSeedWarning"),
     pytest.mark.filterwarnings("ignore::objpert.exceptions.PrivacyLeakWarning"),
 ]

@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "register_at_fork") or sys.platform == "win32", reason="needs fork"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not hasattr(os, "register_at_fork") or sys.platform == "win32", reason="needs fork"
+    ),
+    pytest.mark.load,
+]
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

@@ -19,6 +19,8 @@ import pytest
 from objpert._engines import distributed_direct as direct
 from objpert._losses import get_loss
 
+pytestmark = pytest.mark.load
+
 TOKEN = b"t" * 32
 
 

@@ -27,7 +27,7 @@ from scipy import sparse
 from objpert._engines import distributed_direct as direct
 from objpert._losses import get_loss
 
-pytestmark = pytest.mark.filterwarnings("ignore")
+pytestmark = [pytest.mark.filterwarnings("ignore"), pytest.mark.load]
 
 
 class Worker:
