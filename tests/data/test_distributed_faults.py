@@ -168,7 +168,7 @@ def test_killed_worker_with_scattered_input_is_recovered(client, data, monkeypat
     assert seen[-1].restores == 1 and seen[-1].direct_steps >= len(seen) - 3
     close(got.coef_, ref.coef_)
     close(got.intercept_, ref.intercept_)
-    assert elapsed < 60  # recovered, not waiting out the step timeout (a loaded machine)
+    assert elapsed < 50  # recovered, not waiting out the 60 s step timeout (loaded: slack)
     client.wait_for_workers(2, timeout=180)
     assert killed[0] not in client.run(os.getpid).values()  # the worker was restarted
 
