@@ -6,6 +6,8 @@
   (dp-accounting), composed and queried;
 - :mod:`~objpert.accounting._accountant`: :class:`PrivacyAccountant`, a budget that refuses
   a release before it is made, and the composed certificates;
+- :func:`group_privacy`: a release's privacy loss for k rows at once (one person's rows),
+  computed from its privacy profile (:mod:`~objpert.accounting._group`);
 - :func:`pipeline_certificate`: one certificate for the private steps of a fitted
   pipeline (basic composition, or their PLDs composed).
 
@@ -22,6 +24,7 @@ from objpert.accounting._accountant import (
     compose_certificates,
 )
 from objpert.accounting._certificate import Certificate
+from objpert.accounting._group import group_privacy
 from objpert.accounting._pipeline import pipeline_certificate
 from objpert.accounting._plan import Plan, PublicConstants, Target
 from objpert.accounting._pld import (
@@ -60,6 +63,7 @@ __all__ = [
     "from_certificate",
     "from_plan",
     "gaussian",
+    "group_privacy",
     "laplace",
     "pipeline_certificate",
     "point",
