@@ -204,7 +204,7 @@ def plan_from_dict(data: dict[str, Any]) -> WatkinsAroraPlan:
     if not isinstance(data, dict):
         raise ModelFileError(f"a plan must be a JSON object; got {type(data).__name__}")
     names = {f.name for f in fields(WatkinsAroraPlan)}
-    required = {f.name for f in fields(WatkinsAroraPlan) if f.name != "objective"}
+    required = {f.name for f in fields(WatkinsAroraPlan) if f.name not in ("objective", "rows")}
     missing = sorted(required - set(data))
     if missing:
         raise ModelFileError(f"plan is missing keys {missing}")
