@@ -41,6 +41,7 @@ never with releases certified for another unit (:mod:`objpert.accounting._unit`)
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -73,19 +74,23 @@ def group_privacy(release: Any, rows: int) -> PrivacyLoss:
     loss = release if isinstance(release, PrivacyLoss) else _loss_of(release)
     if rows == 1:
         return loss
+    if loss.rows != 1:
+        raise ParameterError(
+            f"this release is already certified for units of {loss.rows} rows: group "
+            "privacy starts from a release certified for one row"
+        )
     p = dict(loss.parameters)
     if loss.kind == "gaussian":
-        return gaussian(p["sigma"], rows * p["sensitivity"], loss.count)
-    if loss.kind == "laplace":
-        return laplace(p["scale"], rows * p["sensitivity"], loss.count)
-    if loss.kind == "zcdp":
-        return zcdp(rows * rows * p["rho"], loss.count)
-    if loss.kind == "group":  # a group of groups: the chain over every row
-        base, rows = p["base"], rows * p["rows"]
+        out = gaussian(p["sigma"], rows * p["sensitivity"], loss.count)
+    elif loss.kind == "laplace":
+        out = laplace(p["scale"], rows * p["sensitivity"], loss.count)
+    elif loss.kind == "zcdp":
+        out = zcdp(rows * rows * p["rho"], loss.count)
     else:
         base = PrivacyLoss(loss.kind, loss.parameters, loss.epsilon, loss.delta)
-    params = (("base", base), ("rows", rows))
-    return PrivacyLoss("group", params, count=loss.count, certificate=loss.certificate)
+        params = (("base", base), ("rows", rows))
+        out = PrivacyLoss("group", params, count=loss.count)
+    return replace(out, rows=rows, certificate=loss.certificate)
 
 
 def _loss_of(cert: Any) -> PrivacyLoss:

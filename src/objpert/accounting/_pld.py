@@ -66,6 +66,7 @@ __all__ = [
     "PrivacyLoss",
     "available",
     "check_discretization",
+    "check_same_unit",
     "compose",
     "delta_for_epsilon",
     "distribution",
@@ -327,12 +328,26 @@ def _group_profile(base: PrivacyLoss, rows: int, discretization: float) -> Any:
     return group_profile_function(rows, profile, float(probe[max(flat, 1)]))
 
 
+def check_same_unit(losses: Any) -> int:
+    """The rows per privacy unit all ``losses`` are certified for; ParameterError when they
+    differ (a release for one row and one for a person of k rows do not compose: group the
+    one-row release first, :func:`objpert.accounting.group_privacy`)."""
+    units = sorted({getattr(x, "rows", 1) for x in losses})
+    if len(units) > 1:
+        raise ParameterError(
+            "releases certified for different privacy units do not compose (rows per unit "
+            f"{units}); certify each for the same unit (objpert.accounting.group_privacy)"
+        )
+    return units[0] if units else 1
+
+
 def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
     """The PLD of all ``losses`` released on the same data (a dp-accounting object);
     identical losses are self-composed once."""
     items = list(losses)
     if not items:
         raise ParameterError("composition needs at least one release; got none")
+    check_same_unit(items)
     counts: dict[PrivacyLoss, int] = {}
     for loss in items:
         if not isinstance(loss, PrivacyLoss):

@@ -422,7 +422,7 @@ def _neighbours(
     differ = np.any(np.not_equal(X, Xp), axis=1) | np.not_equal(y, yp)
     if np.count_nonzero(differ) > rows:
         raise ParameterError(
-            f"S and S' must differ in at most {rows} row{'s' if rows > 1 else ''} "
+            f"S and S' must differ in at most {'one row' if rows == 1 else f'{rows} rows'} "
             f"(neighbouring); they differ in {int(np.count_nonzero(differ))}"
         )
 

@@ -136,14 +136,16 @@ def _event(cert: ReleaseCertificate, radius: tuple[float, float] | None) -> pld.
         params.append(("rows", pc.rows))
     params.append(("sigma", float(cert.sigma)))
     if kind == "limit":
-        return pld.PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert)
+        return pld.PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert, pc.rows)
     if radius is None:
         r, r_outer = cert.details.get("radius"), cert.details.get("radius_outer")
         radius = None if r is None or r_outer is None else (float(r), float(r_outer))
     params.append(("iterations", int(cert.iterations)))
     params.append(("radius", radius))
     params.append(("point", (float(cert.epsilon), float(cert.delta))))
-    return pld.PrivacyLoss("watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert)
+    return pld.PrivacyLoss(
+        "watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert, pc.rows
+    )
 
 
 def _constants(p: dict[str, Any]) -> ProblemConstants:

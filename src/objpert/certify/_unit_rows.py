@@ -66,7 +66,7 @@ from objpert.certify._plan import WatkinsAroraPlan, _finish
 from objpert.certify._sigma_search import _best_sigma, _bound, _golden
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
-__all__ = ["one_row_constants", "unit_plan", "unit_routes"]
+__all__ = ["group_route_certificate", "one_row_constants", "unit_plan", "unit_routes"]
 
 _MU_DECADES = 1.0  # the ridge is searched within this many decades of the row plan's
 _MU_STEPS = 18  # golden-section steps of log mu
@@ -149,6 +149,17 @@ def one_row_constants(plan: WatkinsAroraPlan) -> Any:
     return replace(plan.rebuilt_constants(), rows=1)
 
 
+def group_route_certificate(plan: WatkinsAroraPlan, epsilon: float | None = None) -> Any:
+    """The release of ``plan`` certified for one row (Theorem C.13 at its sigma, N and
+    inner radius, at ``epsilon``, default the plan's epsilon over its rows): the
+    certificate whose whole profile group privacy turns into the unit's."""
+    epsilon = plan.epsilon / plan.rows if epsilon is None else check_positive("epsilon", epsilon)
+    return theorem_c13.certify(
+        one_row_constants(plan), plan.sigma, plan.iterations, epsilon, r=plan.radius,
+        truncation=plan.truncation,
+    )  # fmt: skip
+
+
 def unit_routes(
     plan: WatkinsAroraPlan, rows: int | None = None, epsilon: float | None = None
 ) -> dict[str, float]:
@@ -168,11 +179,7 @@ def unit_routes(
         pc_k, plan.sigma, plan.iterations, epsilon, r=plan.radius, r_outer=r_outer,
         truncation=plan.truncation,
     )  # fmt: skip
-    pc_1 = one_row_constants(plan)
-    one = theorem_c13.certify(
-        pc_1, plan.sigma, plan.iterations, plan.epsilon if plan.rows == 1 else epsilon / rows,
-        r=plan.radius, truncation=plan.truncation,
-    )  # fmt: skip
+    one = group_route_certificate(plan, epsilon / rows)
     group = 1.0
     if one.certified:
         dist = pld.distribution(group_privacy(one.privacy_loss(), rows))
