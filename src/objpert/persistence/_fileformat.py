@@ -104,7 +104,7 @@ _REQUIRED = (
     "signature",
 )
 # preprocessing: a pipeline's steps; selection: the private search that chose the model
-_OPTIONAL = ("objpert_version", "preprocessing", "selection")
+_OPTIONAL = ("objpert_version", "preprocessing", "selection", "privacy_unit")
 _UNSIGNED = ("digest", "signature")  # the digest covers everything but these
 _CLASS_KINDS = "biufUO"  # bool, int, uint, float, str, object (of str/int/float/bool)
 

@@ -27,6 +27,7 @@ from objpert.persistence._fileformat import (
     signing_key,
 )
 from objpert.persistence._load import _rebuild
+from objpert.persistence._unit_record import UNIT_KEY, release_certificate, unit_record
 
 __all__ = [
     "save",
@@ -130,6 +131,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     secret = signing_key(key)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     cert = model.release_certificate_ if selection is not None else model.certificate_
+    unit = unit_record(cert)  # a guarantee per privacy unit: recorded, recomputed at load
+    cert = release_certificate(model, cert)
     names = getattr(model, "feature_names_in_", None)
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -147,6 +150,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         "releases": _release_records(model, plans),
         "certificate": _jsonable(cert.to_dict()),
     }
+    if unit is not None:
+        payload[UNIT_KEY] = unit
     if preprocessing is not None:
         payload["preprocessing"] = preprocessing
     if selection is not None:
