@@ -202,3 +202,27 @@ def test_cli_train_with_a_privacy_unit(tmp_path, capsys):
         assert main([*argv, *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("objpert: error:") and "\n" not in err
+
+
+def test_private_grid_search_splits_the_units():
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=240)
+    search = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2), param_grid={"mu": [0.05, 0.5]}, random_state=0
+    )
+    with pytest.warns(ClippingNotice):
+        search.fit(X, y, privacy_unit=ids)
+    cert = search.certificate_
+    assert cert.rows_per_unit == 2 and sum(cert.part_sizes) == 240
+    assert "one person, up to 2 rows" in cert.covers
+    assert all(c.rows == 2 for c in cert.candidates)
+    with pytest.raises(ParameterError, match="max_rows_per_unit"):
+        PrivateGridSearch(estimator=model(), param_grid={"mu": [0.05, 0.5]}).fit(
+            X, y, privacy_unit=ids
+        )
+    with pytest.raises(ParameterError, match="method='split'"):
+        PrivateGridSearch(
+            estimator=model(max_rows_per_unit=2, random_state=None),
+            param_grid={"mu": [0.05, 0.5]}, method="random_stopping",
+        ).fit(X, y, privacy_unit=ids)  # fmt: skip

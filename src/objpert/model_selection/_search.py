@@ -57,6 +57,7 @@ from objpert.exceptions import (
 from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.model_selection import _random_stopping as rs
+from objpert.model_selection._units import check_search_unit, scoring_rows, unit_parts
 from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
 
 __all__ = [
@@ -107,10 +108,18 @@ class SelectionCertificate(Certificate):
         return all(c.certified for c in self.candidates) and self.delta < 1.0
 
     @property
+    def rows_per_unit(self) -> int:
+        """The candidates' privacy unit (rows per unit; 1: one row)."""
+        units = sorted({c.rows_per_unit for c in self.candidates})
+        return units[0] if len(units) == 1 else max(units)
+
+    @property
     def covers(self) -> str:
+        k = self.rows_per_unit
+        what = "rows" if k == 1 else f"units (one person, up to {k} rows)"
         return (
             f"the choice among {len(self.candidates)} candidates, each trained on its own "
-            "part of the rows, and the chosen model"
+            f"part of the {what}, and the chosen model"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,9 +340,12 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             )
         return self.method
 
-    def fit(self, X: Any, y: Any) -> PrivateGridSearch:
+    def fit(self, X: Any, y: Any, privacy_unit: Any = None) -> PrivateGridSearch:
+        """Choose and release one candidate; ``privacy_unit``: each row's unit id, for a
+        search per person of up to k rows (method="split", :mod:`._units`)."""
         method = self._method()
         grid, models = self._candidates()
+        k = 1 if privacy_unit is None else check_search_unit([_final(m) for m in models], method)
         if method == "random_stopping":
             return self._fit_random_stopping(grid, models, X, y)
         settings = [_final(m)._public_constants() for m in models]
@@ -349,31 +361,40 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
-        sizes = split_sizes(n, len(models) + 1)
-        if min(sizes) < 2:
-            raise DataError(
-                f"{len(models)} candidates need at least {2 * (len(models) + 1)} rows "
-                f"(2 per part); got {n}"
-            )
         generator, _ = make_rng(self.random_state)
-        order = generator.permutation(n)  # independent of the rows' values
-        bounds = np.cumsum((0, *sizes))
-        parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+        if privacy_unit is not None:  # the units are split, not the rows
+            parts, sizes, codes = unit_parts(
+                privacy_unit, n, split_sizes, len(models) + 1, generator
+            )
+            ids = np.asarray(privacy_unit, dtype=object)
+        else:
+            sizes = split_sizes(n, len(models) + 1)
+            if min(sizes) < 2:
+                raise DataError(
+                    f"{len(models)} candidates need at least {2 * (len(models) + 1)} rows "
+                    f"(2 per part); got {n}"
+                )
+            order = generator.permutation(n)  # independent of the rows' values
+            bounds = np.cumsum((0, *sizes))
+            parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         y = np.asarray(y)
         for model, part in zip(models, parts[:-1], strict=True):
-            model.fit(_take(X, part), y[part])
-        val = parts[-1]
+            meta = {} if privacy_unit is None else {
+                _final_prefix(model) + "privacy_unit": ids[part]
+            }  # fmt: skip
+            model.fit(_take(X, part), y[part], **meta)
+        val = parts[-1] if privacy_unit is None else scoring_rows(codes, parts[-1], k)
         Xv, yv = _take(X, val), y[val]
         if classify:
             utilities = [float(np.sum(m.predict(Xv) == yv)) for m in models]
-            sensitivity = 1.0
+            sensitivity = float(k)  # one unit: up to k scoring rows
         else:
             clip = bound * bound
             utilities = [
                 -float(np.sum(np.minimum((np.asarray(m.predict(Xv)) - yv) ** 2, clip)))
                 for m in models
             ]
-            sensitivity = clip
+            sensitivity = k * clip
         with warnings.catch_warnings():  # the generator is the search's own: a seed (if
             warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
             index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)

@@ -1,0 +1,65 @@
+"""A private search per privacy unit (one person of up to k rows; docs/privacy-unit.md).
+
+``PrivateGridSearch(method="split").fit(X, y, privacy_unit=ids)``: the units, not the
+rows, are split at random (independently of the rows' values) into the m + 1 parts, so
+one person's rows all lie in one part; every candidate is fitted for one unit of up to k
+rows (its ``max_rows_per_unit``); the scoring part keeps at most k rows per unit (keyed
+hash, :func:`objpert.estimators._unit.keep_rows`), so that replacing one unit changes a
+score by at most k times one row's change: the exponential mechanism's sensitivity is
+multiplied by k. The parallel composition of the module docstring of
+:mod:`objpert.model_selection._search` then holds with "unit" in place of "row".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from objpert.estimators._unit import keep_rows, unit_codes
+from objpert.exceptions import DataError, ParameterError
+
+__all__ = ["check_search_unit", "scoring_rows", "unit_parts"]
+
+
+def check_search_unit(finals: list[Any], method: str) -> int:
+    """The k every candidate is certified for (``max_rows_per_unit``); ParameterError
+    for random stopping or candidates that disagree."""
+    if method != "split":
+        raise ParameterError(
+            "a search per privacy unit uses method='split' (random stopping's scores are per row)"
+        )
+    ks = {getattr(f, "max_rows_per_unit", None) for f in finals}
+    if len(ks) != 1 or None in ks:
+        raise ParameterError(
+            "a search with privacy_unit needs every candidate's max_rows_per_unit set, to "
+            f"one value; got {sorted(map(str, ks))}"
+        )
+    return int(ks.pop())
+
+
+def unit_parts(
+    ids: Any, n: int, sizes_of: Any, parts: int, generator: np.random.Generator
+) -> tuple[list[np.ndarray], tuple[int, ...], np.ndarray]:
+    """(row indices of each part, units per part, unit codes): the m units permuted at
+    random and cut into ``parts`` parts of public sizes ``sizes_of(m, parts)``."""
+    codes, _ = unit_codes(ids, n)
+    units = int(codes.max()) + 1
+    sizes = sizes_of(units, parts)
+    if min(sizes) < 2:
+        raise DataError(
+            f"{parts - 1} candidates need at least {2 * parts} privacy units (2 per part); "
+            f"got {units}"
+        )
+    order = generator.permutation(units)  # independent of the rows' values
+    part_of = np.empty(units, dtype=np.int64)
+    bounds = np.cumsum((0, *sizes))
+    for i in range(parts):
+        part_of[order[bounds[i] : bounds[i + 1]]] = i
+    row_part = part_of[codes]
+    return [np.flatnonzero(row_part == i) for i in range(parts)], tuple(sizes), codes
+
+
+def scoring_rows(codes: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """The scoring part's rows, at most k per unit (a keyed hash, fresh key)."""
+    return rows[keep_rows(codes[rows], k)]
