@@ -128,3 +128,25 @@ def test_logistic_release_with_two_rows_replaced_is_below_its_certificate(unit2)
     Xp[:2], yp[:2] = -X[:2], -y[:2]
     prof = pairwise_profile(X, y, Xp, yp, unit2, EPS[:4], samples=2000, rng=9)
     assert not prof.flagged and prof.below_certified
+
+
+def test_group_route_calibration_meets_the_target_and_relaxes_the_classical_one():
+    """A Gaussian mechanism calibrated per row stands in for a plan: the group route's
+    one-row target is at least the classical one, and its group delta at most the target."""
+    from types import SimpleNamespace
+
+    from objpert.accounting import _pld as pld
+    from objpert.accounting._gaussian_mechanism import calibrate_gaussian, gaussian_delta
+    from objpert.accounting._group import crude_row_target
+    from objpert.certify._unit_rows import group_route_plan
+
+    def plan_at(eps, dlt):
+        sigma = calibrate_gaussian(1.0, eps, dlt)
+        return SimpleNamespace(
+            epsilon=eps, delta=dlt, sigma=sigma, privacy_loss=lambda: pld.gaussian(sigma)
+        )
+
+    k, eps, delta = 4, 1.0, 1e-6
+    plan, grouped = group_route_plan(plan_at, k, eps, delta)
+    assert grouped <= delta and plan.delta >= crude_row_target(eps, delta, k)[1]
+    assert grouped == pytest.approx(gaussian_delta(eps, k, plan.sigma), rel=0.05)

@@ -66,7 +66,13 @@ from objpert.certify._plan import WatkinsAroraPlan, _finish
 from objpert.certify._sigma_search import _best_sigma, _bound, _golden
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
-__all__ = ["group_route_certificate", "one_row_constants", "unit_plan", "unit_routes"]
+__all__ = [
+    "group_route_certificate",
+    "group_route_plan",
+    "one_row_constants",
+    "unit_plan",
+    "unit_routes",
+]
 
 _MU_DECADES = 1.0  # the ridge is searched within this many decades of the row plan's
 _MU_STEPS = 18  # golden-section steps of log mu
@@ -185,3 +191,34 @@ def unit_routes(
         dist = pld.distribution(group_privacy(one.privacy_loss(), rows))
         group = pld.delta_for_epsilon(dist, epsilon)
     return {"direct": float(direct.delta), "group": float(group)}
+
+
+def group_route_plan(
+    plan_at: Any, rows: int, epsilon: float, delta: float, steps: int = 8
+) -> tuple[WatkinsAroraPlan, float]:
+    """The group route's calibration: a one-row plan ``plan_at(epsilon / k, delta_1)``
+    whose group-privacy guarantee for k = ``rows`` rows at ``epsilon`` (the chain bound on
+    its one-row profile) is at most ``delta``, with delta_1 as large as a bisection of
+    log delta_1 over [classical target, delta] finds in ``steps`` steps; returns the plan
+    and its k-row delta. The classical target (:func:`crude_row_target`) always
+    qualifies: the chain bound is at most the classical one."""
+    rows = check_int("rows", rows, 1)
+    eps_1, lo = crude_row_target(epsilon, delta, rows)
+
+    def k_row_delta(delta_1: float) -> tuple[WatkinsAroraPlan, float]:
+        plan = plan_at(eps_1, delta_1)
+        dist = pld.distribution(group_privacy(plan.privacy_loss(), rows))
+        return plan, pld.delta_for_epsilon(dist, epsilon)
+
+    best = k_row_delta(lo)
+    if best[1] > delta:  # never: the chain bound's equal split is the classical bound
+        raise UnreachableTargetError(f"the group route does not reach delta = {delta:g}")
+    a, b = math.log(lo), math.log(delta)
+    for _ in range(steps):
+        mid = (a + b) / 2.0
+        found = k_row_delta(math.exp(mid))
+        if found[1] <= delta:
+            best, a = found, mid
+        else:
+            b = mid
+    return best
