@@ -143,10 +143,6 @@ def test_bad_unit_settings_are_refused():
         model(max_rows_per_unit=3, calibration="corollary413", epsilon=1.0).fit(
             X, y, privacy_unit=ids
         )
-    with pytest.raises(ParameterError, match="multi_class='ovr'"):
-        model(max_rows_per_unit=3, classes=[0, 1, 2], multi_class="multinomial").fit(
-            X, y, privacy_unit=ids
-        )
     with pytest.raises(DataError):
         model(max_rows_per_unit=3).fit(X, y, privacy_unit=ids[:-1])
 
@@ -226,3 +222,17 @@ def test_private_grid_search_splits_the_units():
             estimator=model(max_rows_per_unit=2, random_state=None),
             param_grid={"mu": [0.05, 0.5]}, method="random_stopping",
         ).fit(X, y, privacy_unit=ids)  # fmt: skip
+
+
+def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):
+    X, y, ids, _ = panel()
+    y3 = np.where(X[:, 1] > 0.5, 2, y)
+    clf = model(max_rows_per_unit=3, classes=[0, 1, 2], multi_class="multinomial")
+    with pytest.warns(ClippingNotice):
+        clf.fit(X, y3, privacy_unit=ids)
+    cert = clf.certificate_
+    assert cert.route == "group" and cert.rows == 3 and cert.certified
+    assert cert.epsilon == 2.0 and cert.delta <= 1e-5
+    assert clf.plan_.n == 150 * 3 and cert.release.epsilon == pytest.approx(2.0 / 3)
+    with pytest.raises(ModelFileError, match="cannot be saved yet"):
+        objpert.save(clf, tmp_path / "m.json")

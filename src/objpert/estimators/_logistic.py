@@ -29,6 +29,7 @@ from objpert.estimators._multinomial import (
     use_multinomial,
 )
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.estimators._unit import fit_multinomial_per_unit
 from objpert.exceptions import DataError, ParameterError
 
 __all__ = ["PrivateLogisticRegression"]
@@ -345,14 +346,8 @@ default=None
                 clip=p.clip,
             )
         if self._multinomial_for(len(classes), on_cluster, p):
-            if self.max_rows_per_unit is not None:
-                raise ParameterError(
-                    "a multinomial release is certified for one row only: for a guarantee "
-                    "per privacy unit use multi_class='ovr'"
-                )
-            clipped, seconds = fit_multinomial(
-                self, prepared, np.asarray(codes), len(classes), p, not_public
-            )
+            fit = fit_multinomial if p.units is None else fit_multinomial_per_unit
+            clipped, seconds = fit(self, prepared, np.asarray(codes), len(classes), p, not_public)
             self.classes_ = classes
             self._finish_fit(p, bound_rows + clipped, seconds)
             return self

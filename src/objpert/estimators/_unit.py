@@ -191,3 +191,36 @@ def check_unit_settings(k: Any, calibration: str) -> int | None:
             "one row); got calibration={calibration!r}"
         )
     return int(k)
+
+
+def fit_multinomial_per_unit(
+    model: Any, prepared: Any, codes: np.ndarray, n_classes: int, p: Any, not_public: Any
+) -> tuple[int, float]:
+    """A multinomial release for one unit of k = ``p.rows_per_unit`` rows by the group
+    route: the softmax release (certified for one row) calibrated at the classical
+    one-row target (epsilon / k, delta / (k e^{(k-1) epsilon / k})) on the n = m k rows,
+    and its certificate for k rows by group privacy at epsilon
+    (:func:`objpert.accounting.group_certificate`, at most delta: its chain bound is at
+    most the classical one)."""
+    from objpert.accounting._group import crude_row_target
+    from objpert.accounting._unit import group_certificate
+    from objpert.estimators._multinomial import fit_multinomial
+    from objpert.exceptions import PrivacyError
+
+    if model.accountant is not None:
+        raise ParameterError(
+            "a multinomial fit per privacy unit cannot charge an accountant yet: use "
+            "multi_class='ovr', or charge its certificate_ after the fit"
+        )
+    k = p.rows_per_unit
+    prepared, (padded,) = pad_rows(prepared, [codes], p.units * k)  # zero rows: class 1
+    eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, k)
+    out = fit_multinomial(
+        model, prepared, padded.astype(np.int64), n_classes,
+        replace(p, epsilon=eps_1, delta=delta_1), not_public,
+    )  # fmt: skip
+    cert = group_certificate(model.certificate_, k, p.epsilon, unit=p.unit_name)
+    if not (cert.certified and cert.delta <= p.delta):  # a bug guard: never happens
+        raise PrivacyError(f"the group route does not certify the target: {cert.delta:.3g}")
+    model.certificate_ = cert
+    return out

@@ -35,6 +35,12 @@ def unit_record(cert: Any) -> dict[str, Any] | None:
     """The record of a unit certificate (None for a row-level one)."""
     if not isinstance(cert, UnitCertificate):
         return None
+    wa_forms = ("c13", "theorem41", "limit")  # Watkins & Arora's: recomputed at load
+    if cert.route == "group" and getattr(cert.release, "form", "") not in wa_forms:
+        raise ModelFileError(
+            "a model certified per privacy unit by group privacy of a multinomial release "
+            "cannot be saved yet (its plan is for the one-row target): use multi_class='ovr'"
+        )
     return {"unit": cert.unit, "rows_per_unit": cert.rows, "route": cert.route}
 
 
