@@ -374,7 +374,7 @@ def build_report(
         n_features=int(model.n_features_in_),
         declared=_declared(params, pipeline is not model),
         releases=tuple(_release(p) for p in plans),
-        composition=str(getattr(model.certificate_, "method", "single")),
+        composition=str(getattr(getattr(unit_cert, "release", unit_cert), "method", "single")),
         epsilon=float(cert.epsilon),
         delta=float(cert.delta),
         certified=bool(cert.certified),
