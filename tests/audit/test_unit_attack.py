@@ -32,7 +32,7 @@ def plan(rows: int):
 
 def test_unit_pair_differs_in_k_rows():
     pair = unit_pair(canonical_pair(), K)
-    differ = np.any(pair.X != pair.X_prime, axis=1) | (pair.y != pair.y_prime)
+    differ = np.any(pair.X_prime != pair.X, axis=1) | (pair.y != pair.y_prime)
     assert np.count_nonzero(differ) == K and differ[-K:].all()
     with pytest.raises(ParameterError):
         unit_pair(canonical_pair(), AUDIT_N)

@@ -70,8 +70,8 @@ __all__ = [
     "make_pair",
     "parse_pair",
     "random_pair",
-    "unit_pair",
     "release_outputs",
+    "unit_pair",
     "worst_case_pair",
 ]
 
