@@ -79,3 +79,20 @@ def test_the_accountant_composes_one_unit_and_refuses_another(plans):
         )  # fmt: skip
     with pytest.raises(ParameterError):  # a k-row release is not grouped again
         group_certificate(group_certificate(plans["lop"].certificate, K), 2)
+
+
+def test_a_ledger_of_person_level_releases_round_trips(plans, tmp_path):
+    import warnings
+
+    from objpert.accounting import gaussian, group_privacy
+
+    ledger = PrivacyAccountant(epsilon=8.0, delta=1e-4)
+    ledger.spend(group_certificate(plans["lop"].certificate, K), name="lop")
+    ledger.spend(group_certificate(plans["watkins_arora"].certificate, K), name="wa")
+    ledger.spend(group_privacy(gaussian(5.0), K), name="gaussian")
+    path = objpert.save(ledger, tmp_path / "ledger.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unsigned
+        back = objpert.load(path)
+    assert back.spent == pytest.approx(ledger.spent, rel=1e-12)
+    assert [x.rows for s in back.steps for x in s.losses] == [K, K, K]
