@@ -200,7 +200,7 @@ def test_cli_train_with_a_privacy_unit(tmp_path, capsys):
         assert err.startswith("objpert: error:") and "\n" not in err
 
 
-def test_private_grid_search_splits_the_units():
+def test_private_grid_search_splits_the_units(tmp_path):
     from objpert.model_selection import PrivateGridSearch
 
     X, y, ids, _ = panel(m=240)
@@ -213,6 +213,8 @@ def test_private_grid_search_splits_the_units():
     assert cert.rows_per_unit == 2 and sum(cert.part_sizes) == 240
     assert "one person, up to 2 rows" in cert.covers
     assert all(c.rows == 2 for c in cert.candidates)
+    with pytest.raises(ModelFileError, match="cannot be saved yet"):
+        objpert.save(search, tmp_path / "search.json")
     with pytest.raises(ParameterError, match="max_rows_per_unit"):
         PrivateGridSearch(estimator=model(), param_grid={"mu": [0.05, 0.5]}).fit(
             X, y, privacy_unit=ids
