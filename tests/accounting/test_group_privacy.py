@@ -123,3 +123,19 @@ def test_uncertified_release_is_refused(plan):
     bad = replace(plan.certificate, certified=False, delta=1.0)
     with pytest.raises(PrivacyError):
         group_privacy(bad, 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.5, 50.0), st.floats(0.1, 5.0), st.integers(1, 20), st.integers(1, 5))
+def test_group_privacy_of_gaussians_scales_the_sensitivity(sigma, sensitivity, k, count):
+    grouped = group_privacy(pld.gaussian(sigma, sensitivity, count), k)
+    p = dict(grouped.parameters)
+    assert grouped.kind == "gaussian" and grouped.count == count
+    assert p["sigma"] == sigma and p["sensitivity"] == pytest.approx(k * sensitivity)
+    assert grouped.rows == k
+
+
+@pytest.mark.parametrize("rows", [True, 0, -2, 2.5, "3", None])
+def test_group_privacy_refuses_bad_rows(rows):
+    with pytest.raises(ParameterError):
+        group_privacy(pld.gaussian(1.0), rows)
