@@ -189,7 +189,8 @@ default=None
         multinomial release, its solver's public iteration budget (the count it used
         depends on the private rows and is not kept).
     certificate_ : Certificate or ComposedCertificate
-        The release's certificate (binary) or the composition of the K releases.
+        The release's certificate (binary) or the composition of the K releases; with
+        ``max_rows_per_unit``, a :class:`~objpert.accounting.UnitCertificate` wrapping it.
     plan_ : Plan or list of Plan
     releases_ : list of CertifiedRelease
         Each release's weights, plan, certificate, iterations and seed flag (no statistic

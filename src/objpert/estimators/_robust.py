@@ -52,6 +52,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         c' = ``intercept_scaling`` (0.0 without an intercept).
     n_iter_ : ndarray of shape (1,)
     certificate_ : Certificate
+        A :class:`~objpert.accounting.UnitCertificate` with ``max_rows_per_unit``.
     plan_ : Plan
     releases_ : list of CertifiedRelease
         As for :class:`PrivateLogisticRegression` (no statistic of the private rows).
