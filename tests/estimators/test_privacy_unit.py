@@ -49,7 +49,7 @@ def model(**kw):
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=80), st.integers(1, 5))
 def test_each_unit_keeps_min_of_its_rows_and_k(units, k):
     codes = np.asarray(units, dtype=np.int64)
-    keep = keep_rows(codes, k)
+    keep = keep_rows(codes.astype(str), k)
     kept = Counter(codes[keep].tolist())
     for unit, count in Counter(units).items():
         assert kept[unit] == min(count, k)
@@ -73,8 +73,30 @@ def test_unit_ids_are_checked():
         unit_codes([1, 2], 3)
     with pytest.raises(DataError, match="missing"):
         unit_codes([1, None, 2], 3)
-    codes, name = unit_codes(pd.Series(["a", "b", "a"], name="pid"), 3)
-    assert codes.tolist() == [0, 1, 0] and name == "pid"
+    codes, name, labels = unit_codes(pd.Series(["a", "b", "a"], name="pid"), 3)
+    assert codes.tolist() == [0, 1, 0] and name == "pid" and labels.tolist() == ["a", "b", "a"]
+
+
+def test_replacing_one_unit_changes_no_other_units_rows():
+    """The neighbouring relation the k-row theorem needs: with one key, replacing one
+    unit's rows (any number of them, another id) leaves every other unit's kept rows."""
+    rng = np.random.default_rng(5)
+    units = [f"u{i}" for i in range(30)]
+    rows = [u for u in units for _ in range(int(rng.integers(1, 8)))]
+    swapped = ["new"] * 9 + [u for u in rows if u != units[0]]
+    key = b"x" * 16
+
+    def kept(labels):
+        labels = np.asarray(labels)
+        keep = keep_rows(labels, 3, key=key)
+        out = {}
+        for i in keep:  # (unit, rank of the row among its unit's rows)
+            u = labels[i]
+            out.setdefault(u, []).append(int(np.sum(labels[:i] == u)))
+        return out
+
+    a, b = kept(rows), kept(swapped)
+    assert all(a[u] == b[u] for u in units[1:]) and len(b["new"]) == 3
 
 
 def test_person_level_fit_certifies_one_unit_of_k_rows():
@@ -238,3 +260,17 @@ def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):
     assert clf.plan_.n == 150 * 3 and cert.release.epsilon == pytest.approx(2.0 / 3)
     with pytest.raises(ModelFileError, match="cannot be saved yet"):
         objpert.save(clf, tmp_path / "m.json")
+
+
+def test_a_search_puts_every_other_unit_in_the_same_part_when_one_is_replaced():
+    from objpert.model_selection._search import split_sizes
+    from objpert.model_selection._units import unit_parts
+
+    ids = np.repeat([f"u{i}" for i in range(40)], 3)
+    other = ids.copy()
+    other[other == "u7"] = "zz"  # u7 replaced in its place by another person
+    parts_a, sizes, _ = unit_parts(ids, ids.size, split_sizes, 4, np.random.default_rng(1))
+    parts_b, _, _ = unit_parts(other, ids.size, split_sizes, 4, np.random.default_rng(1))
+    assert sizes == (10, 10, 10, 10)
+    for pa, pb in zip(parts_a, parts_b, strict=True):
+        assert np.array_equal(pa, pb)  # the same rows in every part

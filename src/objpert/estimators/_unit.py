@@ -5,8 +5,9 @@ replacing one unit's rows, up to k of them:
 
 1. **Contribution bounding.** Each unit keeps at most k of its rows, chosen by a keyed
    hash (BLAKE2b under a fresh random key of 16 bytes from the OS) of the unit's id and
-   the row's index: independent of the rows' values and of their order, and different at
-   every fit. How many rows were dropped is a statistic of the private data: it is shown
+   the row's rank among that unit's rows: independent of the rows' values, different at
+   every fit, and reading nothing of the other units (replacing one unit's rows changes
+   no other unit's choice, so the bounded datasets differ in at most k rows). How many rows were dropped is a statistic of the private data: it is shown
    to whoever runs ``fit`` (:class:`~objpert.exceptions.ClippingNotice`), never stored.
 2. **n = m k.** The m units (public, as the number of rows is for one row) each hold k
    rows: a unit with fewer rows is completed with zero rows, which add nothing to the
@@ -56,9 +57,10 @@ class UnitRows:
         self.keep, self.units, self.name = keep, units, name
 
 
-def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str]:
-    """One integer code per row for the unit ids (DataError when they are not one id per
-    row, or missing), and the ids' name (a pandas Series' name, else "")."""
+def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str, np.ndarray]:
+    """One integer code per row for the unit ids, the ids' name (a pandas Series' name,
+    else "") and the ids as text (DataError when they are not one id per row, or
+    missing)."""
     name = getattr(ids, "name", None)
     name = "" if name is None else str(name)
     values = np.asarray(ids, dtype=object)
@@ -72,32 +74,39 @@ def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str]:
             f"privacy_unit has {len(missing)} missing id(s) (None or NaN), first at row "
             f"{missing[0]}: every row needs the id of its unit"
         )
-    try:
-        _, codes = np.unique(values.astype(str), return_inverse=True)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - astype(str) takes anything
-        raise DataError(f"privacy_unit ids cannot be compared: {exc}") from None
-    return codes.astype(np.int64), name
+    labels = values.astype(str)
+    _, codes = np.unique(labels, return_inverse=True)
+    return codes.astype(np.int64), name, labels
 
 
-def keep_rows(codes: np.ndarray, k: int, key: bytes | None = None) -> np.ndarray:
-    """The indices of the rows kept: per unit, the k with the smallest keyed hash
-    BLAKE2b_key(code, row index) (``key``: fresh random bytes unless given, for tests)."""
+def keep_rows(labels: np.ndarray, k: int, key: bytes | None = None) -> np.ndarray:
+    """The indices of the rows kept: per unit, the k whose keyed hash BLAKE2b_key(id, j)
+    is smallest, j the row's rank among its unit's rows (in table order). The hash reads
+    only the unit's own id and rows, so replacing one unit's rows leaves every other
+    unit's choice as it was; ``key``: fresh random bytes unless given (for tests)."""
     key = secrets.token_bytes(_KEY_BYTES) if key is None else key
+    labels = np.asarray(labels).astype(str)
+    _, codes = np.unique(labels, return_inverse=True)
+    order = np.argsort(codes, kind="stable")  # by unit, table order within each
+    sorted_codes = codes[order]
+    starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
+    within = np.empty(codes.size, dtype=np.int64)
+    within[order] = np.arange(codes.size) - starts  # j: the row's rank in its unit
     hashes = np.fromiter(
         (
             int.from_bytes(
-                hashlib.blake2b(f"{c}:{i}".encode(), digest_size=8, key=key).digest(), "big"
+                hashlib.blake2b(f"{u}\x00{j}".encode(), digest_size=8, key=key).digest(),
+                "big",
             )
-            for i, c in enumerate(codes.tolist())
+            for u, j in zip(labels.tolist(), within.tolist(), strict=True)
         ),
         dtype=np.uint64,
         count=codes.size,
     )
-    order = np.lexsort((hashes, codes))  # by unit, then by hash
-    sorted_codes = codes[order]
-    starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
-    rank = np.arange(codes.size) - starts
-    return np.sort(order[rank < k])
+    by_hash = np.lexsort((hashes, codes))  # by unit, then by hash
+    ranked = codes[by_hash]
+    rank = np.arange(codes.size) - np.searchsorted(ranked, ranked, side="left")
+    return np.sort(by_hash[rank < k])
 
 
 def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
@@ -111,7 +120,7 @@ def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
                 "fit(X, y, privacy_unit=ids)"
             )
         return None
-    codes, name = unit_codes(ids, n)
+    codes, name, labels = unit_codes(ids, n)
     units = int(codes.max()) + 1 if codes.size else 0
     if k is None:
         if units < n:
@@ -123,7 +132,7 @@ def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
                 stacklevel=4,
             )
         return None
-    keep = keep_rows(codes, k)
+    keep = keep_rows(labels, k)
     dropped = n - keep.size
     if dropped:
         warnings.warn(

@@ -363,7 +363,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             raise DataError("y must have one label per row of X")
         generator, _ = make_rng(self.random_state)
         if privacy_unit is not None:  # the units are split, not the rows
-            parts, sizes, codes = unit_parts(
+            parts, sizes, labels = unit_parts(
                 privacy_unit, n, split_sizes, len(models) + 1, generator
             )
             ids = np.asarray(privacy_unit, dtype=object)
@@ -383,7 +383,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                 _final_prefix(model) + "privacy_unit": ids[part]
             }  # fmt: skip
             model.fit(_take(X, part), y[part], **meta)
-        val = parts[-1] if privacy_unit is None else scoring_rows(codes, parts[-1], k)
+        val = parts[-1] if privacy_unit is None else scoring_rows(labels, parts[-1], k)
         Xv, yv = _take(X, val), y[val]
         if classify:
             utilities = [float(np.sum(m.predict(Xv) == yv)) for m in models]

@@ -41,9 +41,14 @@ def check_search_unit(finals: list[Any], method: str) -> int:
 def unit_parts(
     ids: Any, n: int, sizes_of: Any, parts: int, generator: np.random.Generator
 ) -> tuple[list[np.ndarray], tuple[int, ...], np.ndarray]:
-    """(row indices of each part, units per part, unit codes): the m units permuted at
-    random and cut into ``parts`` parts of public sizes ``sizes_of(m, parts)``."""
-    codes, _ = unit_codes(ids, n)
+    """(row indices of each part, units per part, unit ids as text): the m units, in the
+    order of their first rows (a dataset is a sequence of units: replacing one keeps its
+    place), permuted at random and cut into ``parts`` parts of public sizes
+    ``sizes_of(m, parts)``; so replacing one unit changes one part only."""
+    _, _, labels = unit_codes(ids, n)
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
+    place = np.argsort(np.argsort(first, kind="stable"), kind="stable")  # by first row
+    codes = place[codes]  # each unit's place: the order of its first row in the table
     units = int(codes.max()) + 1
     sizes = sizes_of(units, parts)
     if min(sizes) < 2:
@@ -57,9 +62,10 @@ def unit_parts(
     for i in range(parts):
         part_of[order[bounds[i] : bounds[i + 1]]] = i
     row_part = part_of[codes]
-    return [np.flatnonzero(row_part == i) for i in range(parts)], tuple(sizes), codes
+    return [np.flatnonzero(row_part == i) for i in range(parts)], tuple(sizes), labels
 
 
-def scoring_rows(codes: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
-    """The scoring part's rows, at most k per unit (a keyed hash, fresh key)."""
-    return rows[keep_rows(codes[rows], k)]
+def scoring_rows(labels: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """The scoring part's rows, at most k per unit (keyed hash of the unit's id and the
+    row's rank in it, fresh key: :func:`objpert.estimators._unit.keep_rows`)."""
+    return rows[keep_rows(labels[rows], k)]
