@@ -7,13 +7,15 @@ replacing one unit's rows, up to k of them:
    hash (BLAKE2b under a fresh random key of 16 bytes from the OS) of the unit's id and
    the row's rank among that unit's rows: independent of the rows' values, different at
    every fit, and reading nothing of the other units (replacing one unit's rows changes
-   no other unit's choice, so the bounded datasets differ in at most k rows). How many rows were dropped is a statistic of the private data: it is shown
-   to whoever runs ``fit`` (:class:`~objpert.exceptions.ClippingNotice`), never stored.
+   no other unit's choice). How many rows were dropped is a statistic of the private
+   data: it is shown to whoever runs ``fit`` (:class:`~objpert.exceptions.ClippingNotice`),
+   never stored.
 2. **n = m k.** The m units (public, as the number of rows is for one row) each hold k
    rows: a unit with fewer rows is completed with zero rows, which add nothing to the
    objective's gradient or Hessian (x = 0, the intercept column included). So neighbours
-   (one unit's rows replaced) have the same n = m k and differ in at most k rows, the
-   relation of the k-row theorem (:mod:`objpert.certify._unit_rows`).
+   (one unit's rows replaced) have the same n = m k and, as multisets (the objective is
+   a sum over rows, blind to their order), differ in at most k rows: the relation of the
+   k-row theorem (:mod:`objpert.certify._unit_rows`).
 3. **Certificate.** Each release is calibrated for k-row neighbours (the direct route);
    :class:`~objpert.accounting.UnitCertificate` names the unit and keeps, for a single
    release, the tighter of the direct route and group privacy of the same release's
