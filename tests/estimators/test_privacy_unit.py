@@ -241,11 +241,16 @@ def test_private_grid_search_splits_the_units(tmp_path):
         PrivateGridSearch(estimator=model(), param_grid={"mu": [0.05, 0.5]}).fit(
             X, y, privacy_unit=ids
         )
-    with pytest.raises(ParameterError, match="method='split'"):
-        PrivateGridSearch(
-            estimator=model(max_rows_per_unit=2, random_state=None),
-            param_grid={"mu": [0.05, 0.5]}, method="random_stopping",
-        ).fit(X, y, privacy_unit=ids)  # fmt: skip
+    stopping = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2, random_state=None),
+        param_grid={"mu": [0.05, 0.5]}, method="random_stopping", runs_mean=3,
+        random_state=0,
+    )  # fmt: skip
+    with pytest.warns(ClippingNotice):
+        stopping.fit(X, y, privacy_unit=ids)
+    assert stopping.certificate_.rows_per_unit == 2 and stopping.certificate_.certified
+    assert "one person, up to 2 rows" in stopping.certificate_.covers
+    assert stopping.certificate_.n_rows == 240 * 2
 
 
 def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):

@@ -57,7 +57,12 @@ from objpert.exceptions import (
 from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.model_selection import _random_stopping as rs
-from objpert.model_selection._units import check_search_unit, scoring_rows, unit_parts
+from objpert.model_selection._units import (
+    check_search_unit,
+    scoring_rows,
+    unit_parts,
+    unit_scoring,
+)
 from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
 
 __all__ = [
@@ -345,9 +350,9 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         search per person of up to k rows (method="split", :mod:`._units`)."""
         method = self._method()
         grid, models = self._candidates()
-        k = 1 if privacy_unit is None else check_search_unit([_final(m) for m in models], method)
+        k = 1 if privacy_unit is None else check_search_unit([_final(m) for m in models])
         if method == "random_stopping":
-            return self._fit_random_stopping(grid, models, X, y)
+            return self._fit_random_stopping(grid, models, X, y, privacy_unit, k)
         settings = [_final(m)._public_constants() for m in models]
         eps_sel = (
             max(s.epsilon for s in settings)
@@ -412,10 +417,12 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _fit_random_stopping(
-        self, grid: list[dict], models: list[Any], X: Any, y: Any
+        self, grid: list[dict], models: list[Any], X: Any, y: Any, ids: Any = None, k: int = 1
     ) -> PrivateGridSearch:
         """Random stopping on all the rows (the class docstring; the maths in
-        :mod:`objpert.model_selection._random_stopping`)."""
+        :mod:`objpert.model_selection._random_stopping`); per privacy unit (``ids``, k rows
+        per unit): every run fitted per unit, scored on at most k rows per unit with
+        sensitivity k (:mod:`._units`)."""
         for params in grid:
             fixed = sorted(p for p in params if p.rsplit("__", 1)[-1] in _RUN_SET)
             if fixed:
@@ -454,11 +461,15 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
+        scored, meta, n_public = np.arange(n), {}, n
+        if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
+            scored, n_public = unit_scoring(ids, n, k)
+            meta = {prefix + "privacy_unit": ids}
         if not prefix:  # a pipeline's output width is known from its fitted steps only
-            _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
+            _check_runs_certify(runs, grid, n_public, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
         count = rs.draw_runs(runs_mean, generator, law)  # never stored
-        sensitivity = 1 if classify else SCORE_LEVELS
+        sensitivity = k * (1 if classify else SCORE_LEVELS)
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
         y_arr = np.asarray(y)
         best: tuple[tuple[int, float, bytes], int, Any] | None = None
@@ -468,7 +479,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                 index = int(generator.integers(len(runs)))
                 seed = int(generator.integers(2**63)) if seeded else None
                 model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
-                model.fit(X, y)
+                model.fit(X, y, **meta)
                 cert = _final(model).certificate_
                 if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
                     raise PrivacyError(
@@ -476,7 +487,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                         f"(certified={cert.certified}) exceeds the per-run budget "
                         f"{budget_text(model_eps, delta_c)}: nothing is released"
                     )
-                utility = _integer_utility(model, X, y_arr, classify, bound)
+                utility = _integer_utility(model, _take(X, scored), y_arr[scored], classify, bound)
                 noisy = utility + discrete_laplace(generator, scale)
                 # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
                 # score, then an independent uniform, then the released coefficients
@@ -488,7 +499,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         _, index, chosen = best
         del best, count  # the run count and the scores are not kept
         self.certificate_ = rs.search_certificate(
-            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
+            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n_public,
             _final(chosen).certificate_, law,
         )  # fmt: skip
         self.best_index_ = index

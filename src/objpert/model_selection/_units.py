@@ -1,5 +1,10 @@
 """A private search per privacy unit (one person of up to k rows; docs/privacy-unit.md).
 
+Random stopping per unit: every run is fitted per unit on all the rows and scored on at
+most k rows per unit (:func:`unit_scoring`), with the score's sensitivity k; each run is
+then (epsilon_c, delta_c)-DP for the replacement of one unit, and the random-stopping
+theorems hold for any neighbouring relation.
+
 ``PrivateGridSearch(method="split").fit(X, y, privacy_unit=ids)``: the units, not the
 rows, are split at random (independently of the rows' values) into the m + 1 parts, so
 one person's rows all lie in one part; every candidate is fitted for one unit of up to k
@@ -19,16 +24,12 @@ import numpy as np
 from objpert.estimators._unit import keep_rows, unit_codes
 from objpert.exceptions import DataError, ParameterError
 
-__all__ = ["check_search_unit", "scoring_rows", "unit_parts"]
+__all__ = ["check_search_unit", "scoring_rows", "unit_parts", "unit_scoring"]
 
 
-def check_search_unit(finals: list[Any], method: str) -> int:
+def check_search_unit(finals: list[Any]) -> int:
     """The k every candidate is certified for (``max_rows_per_unit``); ParameterError
-    for random stopping or candidates that disagree."""
-    if method != "split":
-        raise ParameterError(
-            "a search per privacy unit uses method='split' (random stopping's scores are per row)"
-        )
+    for candidates that disagree or leave it unset."""
     ks = {getattr(f, "max_rows_per_unit", None) for f in finals}
     if len(ks) != 1 or None in ks:
         raise ParameterError(
@@ -69,3 +70,11 @@ def scoring_rows(labels: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     """The scoring part's rows, at most k per unit (keyed hash of the unit's id and the
     row's rank in it, fresh key: :func:`objpert.estimators._unit.keep_rows`)."""
     return rows[keep_rows(labels[rows], k)]
+
+
+def unit_scoring(ids: Any, n: int, k: int) -> tuple[np.ndarray, int]:
+    """Random stopping per unit: the rows every run is scored on (at most k per unit, a
+    keyed hash; replacing one unit changes at most k of them, so a count of correct
+    predictions moves by at most k) and the public n = units x k the runs train on."""
+    codes, _, labels = unit_codes(ids, n)
+    return scoring_rows(labels, np.arange(n), k), (int(codes.max()) + 1) * k
