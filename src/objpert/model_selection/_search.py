@@ -461,9 +461,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
-        scored, meta, n_public = np.arange(n), {}, n
+        y_arr = np.asarray(y)
+        X_score, y_score, meta, n_public = X, y_arr, {}, n
         if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
             scored, n_public = unit_scoring(ids, n, k)
+            X_score, y_score = _take(X, scored), y_arr[scored]
             meta = {prefix + "privacy_unit": ids}
         if not prefix:  # a pipeline's output width is known from its fitted steps only
             _check_runs_certify(runs, grid, n_public, getattr(X, "shape", (n, 0))[-1])
@@ -471,7 +473,6 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         count = rs.draw_runs(runs_mean, generator, law)  # never stored
         sensitivity = k * (1 if classify else SCORE_LEVELS)
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
-        y_arr = np.asarray(y)
         best: tuple[tuple[int, float, bytes], int, Any] | None = None
         with warnings.catch_warnings():  # the runs' seeds come from the search's own
             warnings.simplefilter("ignore", TestingSeedWarning)  # generator (warned once)
@@ -487,7 +488,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                         f"(certified={cert.certified}) exceeds the per-run budget "
                         f"{budget_text(model_eps, delta_c)}: nothing is released"
                     )
-                utility = _integer_utility(model, _take(X, scored), y_arr[scored], classify, bound)
+                utility = _integer_utility(model, X_score, y_score, classify, bound)
                 noisy = utility + discrete_laplace(generator, scale)
                 # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
                 # score, then an independent uniform, then the released coefficients
