@@ -6,6 +6,10 @@
   (dp-accounting), composed and queried;
 - :mod:`~objpert.accounting._accountant`: :class:`PrivacyAccountant`, a budget that refuses
   a release before it is made, and the composed certificates;
+- :func:`group_privacy`: a release's privacy loss for k rows at once (one person's rows),
+  computed from its privacy profile (:mod:`~objpert.accounting._group`), and
+  :class:`UnitCertificate`, the guarantee for one person of up to k rows
+  (:func:`group_certificate`: by group privacy);
 - :func:`pipeline_certificate`: one certificate for the private steps of a fitted
   pipeline (basic composition, or their PLDs composed).
 
@@ -22,6 +26,7 @@ from objpert.accounting._accountant import (
     compose_certificates,
 )
 from objpert.accounting._certificate import Certificate
+from objpert.accounting._group import group_privacy
 from objpert.accounting._pipeline import pipeline_certificate
 from objpert.accounting._plan import Plan, PublicConstants, Target
 from objpert.accounting._pld import (
@@ -38,6 +43,7 @@ from objpert.accounting._pld import (
     point,
     zcdp,
 )
+from objpert.accounting._unit import UnitCertificate, group_certificate
 
 __all__ = [
     "DEFAULT_DISCRETIZATION",
@@ -51,6 +57,7 @@ __all__ = [
     "Remaining",
     "Step",
     "Target",
+    "UnitCertificate",
     "as_losses",
     "available",
     "compose",
@@ -60,6 +67,8 @@ __all__ = [
     "from_certificate",
     "from_plan",
     "gaussian",
+    "group_certificate",
+    "group_privacy",
     "laplace",
     "pipeline_certificate",
     "point",

@@ -235,8 +235,11 @@ class PrivacyAccountant:
         return self._delta_of(self._with(as_losses(item))) <= self.delta
 
     def _admit(self, item: Any, name: str | None) -> tuple[list[pldlib.PrivacyLoss], Any]:
-        """The losses of ``item`` and the ledger's PLD with them, or BudgetExceededError."""
+        """The losses of ``item`` and the ledger's PLD with them, or BudgetExceededError
+        (ParameterError for a release certified for another privacy unit than the
+        ledger's first)."""
         losses = as_losses(item)
+        pldlib.check_same_unit([*losses, *(x for s in self._steps for x in s.losses)])
         total = self._with(losses)
         after = self._delta_of(total)
         if after > self.delta:

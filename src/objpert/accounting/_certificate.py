@@ -100,6 +100,12 @@ class Certificate(ABC):
         return "\n".join(lines)
 
     @property
+    def rows_per_unit(self) -> int:
+        """The rows of one privacy unit the guarantee is for: 1 (replace one row) unless
+        the certificate says otherwise (:class:`objpert.accounting.UnitCertificate`)."""
+        return 1
+
+    @property
     def covers_structure(self) -> bool:
         """Whether every structural choice of the model was public (``not_public`` empty)."""
         return not self.not_public
@@ -152,6 +158,12 @@ class ReleaseCertificate(Certificate):
     @property
     def covers(self) -> str:
         return f"one release ({FORM_NAMES.get(self.form, self.form)})"
+
+    @property
+    def rows_per_unit(self) -> int:
+        """The neighbours' differing rows the constants were derived for (1: replace-one)."""
+        rows = self.constants.get("rows", 1) if isinstance(self.constants, dict) else 1
+        return int(rows)
 
     def __repr__(self) -> str:
         """One line: the form, the guarantee and the run (``to_dict`` has everything)."""

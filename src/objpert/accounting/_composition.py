@@ -287,6 +287,14 @@ class ComposedCertificate(Certificate):
     def covers(self) -> str:
         return f"{self.k} releases on the same data ({self.method} composition)"
 
+    @property
+    def rows_per_unit(self) -> int:
+        """The parts' rows per privacy unit (ParameterError where they differ)."""
+        units = sorted({c.rows_per_unit for c in self.certificates})
+        if len(units) > 1:
+            raise ParameterError(f"the releases are certified for different units {units}")
+        return units[0] if units else 1
+
     def privacy_losses(self) -> list[Any]:
         """The releases' own privacy losses (each composes as its whole profile)."""
         return [c.privacy_loss() for c in self.certificates]

@@ -49,6 +49,9 @@ class PrivacyLoss:
     ``epsilon``/``delta``: the release's own certified point (for reports; NaN for
     Gaussian, Laplace and zCDP releases, whose profile has no distinguished point).
     ``certificate``: the certificate it came from, if any (not part of its identity).
+    ``rows``: the neighbouring relation its numbers are for: datasets that differ in up to
+    that many rows (1: replace-one; k: one privacy unit of up to k rows,
+    :mod:`objpert.accounting._group`). Losses of different ``rows`` do not compose.
     """
 
     kind: str
@@ -57,17 +60,20 @@ class PrivacyLoss:
     delta: float = math.nan
     count: int = 1
     certificate: Any = field(default=None, compare=False, repr=False)
+    rows: int = 1
 
     def times(self, count: int) -> PrivacyLoss:
         """``count`` identical copies of this release (composed)."""
         count = check_int("count", count, 1)
         return PrivacyLoss(
             self.kind, self.parameters, self.epsilon, self.delta, self.count * count,
-            self.certificate,
+            self.certificate, self.rows,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "count": self.count}
+        if self.rows != 1:
+            out["rows"] = self.rows
         out["parameters"] = {
             k: (list(v) if isinstance(v, tuple) else v) for k, v in self.parameters
         }

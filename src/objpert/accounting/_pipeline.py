@@ -64,6 +64,12 @@ def pipeline_certificate(
     certs = released_certificates(pipeline)
     if not certs:
         raise ParameterError("the pipeline holds no fitted private release (certificate_)")
+    units = sorted({c.rows_per_unit for c in certs})
+    if len(units) > 1:
+        raise ParameterError(
+            "the pipeline's releases are certified for different privacy units (rows per "
+            f"unit {units}): they do not compose; fit every private step for the same unit"
+        )
     if composition == "basic":
         if len(certs) == 1:
             return certs[0]

@@ -66,6 +66,7 @@ __all__ = [
     "PrivacyLoss",
     "available",
     "check_discretization",
+    "check_same_unit",
     "compose",
     "delta_for_epsilon",
     "distribution",
@@ -74,6 +75,7 @@ __all__ = [
     "from_plan",
     "gaussian",
     "laplace",
+    "one_row_profile",
     "point",
     "register_profile",
     "zcdp",
@@ -89,7 +91,7 @@ _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to 
 _MAX_POINT_EPSILON = 700.0
 _ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
 
-KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point")
+KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point", "group")
 
 
 def available() -> bool:
@@ -282,13 +284,61 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
         idx = np.unique(np.rint(np.linspace(0, steps, _ZCDP_POINTS)).astype(np.int64))
         eps = idx * discretization
         return _profile_pld(eps, profiles.zcdp_profile(p["rho"], eps), discretization)
-    if kind not in _PROFILES:
+    if kind == "group":  # the chain bound on the base release's profile (_group)
+        profile = _group_profile(p["base"], p["rows"], discretization)
+    elif kind not in _PROFILES:
         raise ParameterError(f"unknown privacy-loss kind {kind!r}; expected one of {KINDS}")
-    profile = _PROFILES[kind](p)
+    else:
+        profile = _PROFILES[kind](p)
     end = _grid_end(profile, discretization)
     check_points(2 * math.ceil(end / discretization) + 1, f"a {kind} release", discretization)
     eps = np.arange(math.ceil(end / discretization) + 1) * discretization
     return _profile_pld(eps, profile(eps), discretization)
+
+
+def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
+    """delta(epsilon) of one release of ``loss`` (its count ignored): a registered profile,
+    zCDP's, or the tight pair of an (epsilon, delta) point."""
+    from objpert.accounting._group import point_profile
+
+    p = dict(loss.parameters)
+    if loss.kind == "point":
+        return lambda e: point_profile(p["epsilon"], p["delta"], e)
+    if loss.kind == "zcdp":
+        return lambda e: profiles.zcdp_profile(p["rho"], e)
+    if loss.kind not in _PROFILES:
+        raise ParameterError(f"no privacy profile is known for a {loss.kind!r} release")
+    return _PROFILES[loss.kind](p)
+
+
+def _group_profile(base: PrivacyLoss, rows: int, discretization: float) -> Any:
+    """The chain bound of ``rows`` rows on the profile of ``base``
+    (:func:`objpert.accounting._group.group_profile_function`), up to where the base's
+    profile is below :data:`TAIL`."""
+    from objpert.accounting._group import group_profile_function
+
+    profile = one_row_profile(base)
+    if base.kind == "point":  # flat beyond its epsilon: the chain's best split is there
+        point_epsilon = dict(base.parameters)["epsilon"]
+        return group_profile_function(rows, profile, max(point_epsilon, discretization))
+    end = _grid_end(profile, discretization)
+    probe = np.linspace(0.0, end, 4097)  # where the profile stops falling (a point's: at e)
+    values = profile(probe)
+    flat = int(np.argmax(values <= values[-1] * (1.0 + 1e-12)))
+    return group_profile_function(rows, profile, float(probe[max(flat, 1)]))
+
+
+def check_same_unit(losses: Any) -> int:
+    """The rows per privacy unit all ``losses`` are certified for; ParameterError when they
+    differ (a release for one row and one for a person of k rows do not compose: group the
+    one-row release first, :func:`objpert.accounting.group_privacy`)."""
+    units = sorted({getattr(x, "rows", 1) for x in losses})
+    if len(units) > 1:
+        raise ParameterError(
+            "releases certified for different privacy units do not compose (rows per unit "
+            f"{units}); certify each for the same unit (objpert.accounting.group_privacy)"
+        )
+    return units[0] if units else 1
 
 
 def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
@@ -297,6 +347,7 @@ def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
     items = list(losses)
     if not items:
         raise ParameterError("composition needs at least one release; got none")
+    check_same_unit(items)
     counts: dict[PrivacyLoss, int] = {}
     for loss in items:
         if not isinstance(loss, PrivacyLoss):

@@ -71,6 +71,7 @@ __all__ = [
     "parse_pair",
     "random_pair",
     "release_outputs",
+    "unit_pair",
     "worst_case_pair",
 ]
 
@@ -203,6 +204,20 @@ def canonical_pair(
     e1 = np.eye(d)[0]
     other = np.zeros(d) if loss == "squared" else -zeta * e1
     return _assemble("canonical", X_shared, y_shared, zeta * e1, 1.0, other, 1.0, zeta, loss)
+
+
+def unit_pair(pair: NeighbouringPair, rows: int) -> NeighbouringPair:
+    """``pair`` made a pair of datasets that differ in one privacy unit of ``rows`` rows:
+    its last ``rows`` rows are each the differing row (x on one side, x' on the other);
+    the audit of a release certified for one person of up to that many rows."""
+    rows = check_int("rows", rows, 1)
+    if rows >= pair.n:
+        raise ParameterError(f"rows must be below n = {pair.n}; got {rows}")
+    X, y, Xp, yp = (a.copy() for a in (pair.X, pair.y, pair.X_prime, pair.y_prime))
+    X[-rows:], y[-rows:] = X[-1], y[-1]
+    Xp[-rows:], yp[-rows:] = Xp[-1], yp[-1]
+    name = f"{pair.name} x {rows} rows"
+    return NeighbouringPair(name, X, y, Xp, yp, pair.zeta, pair.loss)
 
 
 def random_pair(

@@ -117,14 +117,17 @@ def linear_plan(
     epsilon: float,
     u: float,
     truncation: str = "exact",
+    rows: int = 1,
 ) -> WatkinsAroraPlan:
     """A Theorem C.13 plan for the linear loss of Section C.5 (radii r = r_u, r' = r_u +
     2LG/mu of Section C.4), certified at ``epsilon``; its ``delta`` is the certified one.
+    ``rows``: for neighbours that differ in up to that many rows
+    (:mod:`objpert.certify._unit_rows`).
 
     Built with :func:`objpert.certify._theorem_c13.certify` and the calibration's own plan assembly,
     so the plan's certificate is the function every release uses.
     """
-    pc = problem(LinearLoss(), n=n, d=d, zeta=zeta, mu=mu, eta=eta)
+    pc = problem(LinearLoss(), n=n, d=d, zeta=zeta, mu=mu, eta=eta, rows=rows)
     cert = theorem_c13.certify(pc, sigma, iterations, epsilon, u=u, truncation=truncation)
     if not cert.certified:
         raise ParameterError(f"the linear plan does not certify: {'; '.join(cert.reasons)}")

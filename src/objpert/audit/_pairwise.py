@@ -412,14 +412,18 @@ def _direction(
     return _Direction(hi.mean(axis=0), lower, upper, fails, worst)
 
 
-def _neighbours(X: np.ndarray, y: np.ndarray, Xp: np.ndarray, yp: np.ndarray) -> None:
+def _neighbours(
+    X: np.ndarray, y: np.ndarray, Xp: np.ndarray, yp: np.ndarray, rows: int = 1
+) -> None:
+    """Refuse datasets that are not neighbours of the plan: the same shape, at most
+    ``rows`` rows different (one privacy unit's rows for a plan of k rows)."""
     if X.shape != Xp.shape:
         raise ParameterError(f"S and S' must have the same shape; got {X.shape} and {Xp.shape}")
     differ = np.any(np.not_equal(X, Xp), axis=1) | np.not_equal(y, yp)
-    if np.count_nonzero(differ) > 1:
+    if np.count_nonzero(differ) > rows:
         raise ParameterError(
-            f"S and S' must differ in at most one row (neighbouring); they differ in "
-            f"{int(np.count_nonzero(differ))}"
+            f"S and S' must differ in at most {'one row' if rows == 1 else f'{rows} rows'} "
+            f"(neighbouring); they differ in {int(np.count_nonzero(differ))}"
         )
 
 
@@ -447,7 +451,8 @@ def pairwise_profile(
     ``proposal``: ``"gaussian"`` (plain Monte Carlo, rigorous empirical-Bernstein bounds)
     or ``"tilted"`` (defensive importance sampling, normal bounds); see the module
     docstring. Both datasets must have the plan's public shape (n, d) and rows of norm
-    <= zeta, and differ in at most one row.
+    <= zeta, and differ in at most one row (at most k for a plan certified for units of up
+    to k rows, ``plan.rows``: the exact unit-pair check).
     """
     samples = check_int("samples", samples, 2)
     confidence = check_open_unit("confidence", confidence)
@@ -464,7 +469,7 @@ def pairwise_profile(
             raise ParameterError(
                 f"the plan is for data of shape ({plan.n}, {plan.d}); got {M.shape}"
             )
-    _neighbours(S[0], S[1], Sp[0], Sp[1])
+    _neighbours(S[0], S[1], Sp[0], Sp[1], plan.rows)
     release = GradientDescentMap.from_plan(plan, loss) if release_map is None else release_map
     generator = np.random.default_rng(rng)
     alpha = (1.0 - confidence) / (4.0 * eps.size)  # per side, 2K two-sided intervals

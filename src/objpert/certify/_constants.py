@@ -1,7 +1,9 @@
 """Public constants of a Watkins & Arora (2026) problem (Section 3.1, Assumptions 1-3).
 
-Everything here is a function of the public values n, d, zeta, mu, eta and the
-loss: no data, no randomness.
+Everything here is a function of the public values n, d, zeta, mu, eta, the loss and
+the neighbouring relation (``rows``: datasets that differ in up to that many rows, one
+privacy unit's; :mod:`objpert.certify._unit_rows` derives the three constants it changes):
+no data, no randomness.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ class ProblemConstants:
     properties follow Section 3.1: ``L = mu + L2 zeta^2``, ``M = L3 zeta^3``,
     ``G = 2 L1 zeta / n``, ``Delta_H = 2 L2 zeta^2``, ``rho = 1 - eta mu``,
     ``d_star = min(d, n + 1)`` (eq. 2), ``B = 1/mu`` (Lemma A.9).
+
+    ``rows`` = k > 1: the neighbours differ in up to k rows (one privacy unit of up to k
+    rows replaced); then ``G = 2 k L1 zeta / n``, ``d_star = min(d, n + k)`` and the
+    log-determinant term is k log(1 + Delta_H / (2 n mu)), every other constant unchanged
+    (the derivation: :mod:`objpert.certify._unit_rows`).
     """
 
     loss: str
@@ -43,6 +50,7 @@ class ProblemConstants:
     mu: float
     eta: float
     loss_params: tuple[tuple[str, float], ...] = ()
+    rows: int = 1
 
     @classmethod
     def from_dict(cls, data: dict) -> ProblemConstants:
@@ -65,8 +73,9 @@ class ProblemConstants:
 
     @property
     def G(self) -> float:
-        """G = 2 L1 zeta / n: the replace-one sensitivity of the mean gradient (Lemma B.5)."""
-        return replace_one_sensitivity(self.L1 * self.zeta) / self.n
+        """G = 2 L1 zeta / n: the replace-one sensitivity of the mean gradient (Lemma B.5);
+        k times it for neighbours that differ in up to k = ``rows`` rows."""
+        return self.rows * replace_one_sensitivity(self.L1 * self.zeta) / self.n
 
     @property
     def L_ell(self) -> float:
@@ -88,7 +97,8 @@ class ProblemConstants:
 
     @property
     def d_star(self) -> int:
-        return min(self.d, self.n + 1)
+        """min(d, n + k): the dimension of the span of both datasets' features (eq. 2)."""
+        return min(self.d, self.n + self.rows)
 
     @property
     def B(self) -> float:
@@ -105,11 +115,17 @@ class ProblemConstants:
 
     @property
     def log_det_term(self) -> float:
-        """log(1 + Delta_H / (2 n mu)), the exact-minimizer log-determinant term (Lemma C.6)."""
-        return math.log1p(self.delta_H / (2.0 * self.n * self.mu))
+        """log(1 + Delta_H / (2 n mu)), the exact-minimizer log-determinant term (Lemma C.6);
+        k times it for k = ``rows`` replaced rows."""
+        return self.rows * math.log1p(self.delta_H / (2.0 * self.n * self.mu))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every field; ``rows`` only when it is not 1 (replace-one dictionaries are as
+        they always were)."""
+        out = asdict(self)
+        if self.rows == 1:
+            del out["rows"]
+        return out
 
 
 def check_scale(loss: Loss, n: int, zeta: float) -> None:
@@ -150,9 +166,12 @@ def problem(
     zeta: float,
     mu: float,
     eta: float | None = None,
+    rows: int = 1,
     **loss_params: float,
 ) -> ProblemConstants:
     """Validate public constants and build :class:`ProblemConstants`.
+
+    ``rows``: the neighbours differ in up to this many rows (1: replace-one).
 
     ``eta`` defaults to 1/L with L = mu + L2 zeta^2. Section 3.2 requires
     0 < eta <= 1/L and eta mu < 1; the loss must have a finite L1 (Assumption 2).
@@ -161,6 +180,9 @@ def problem(
     require_bounded_gradient(loss_obj, "the Watkins & Arora certificate")
     n = check_int("n", n, 2)
     d = check_int("d", d, 1)
+    rows = check_int("rows", rows, 1)
+    if rows > n:
+        raise ParameterError(f"rows must be at most n = {n}; got {rows!r}")
     zeta = check_positive("zeta", zeta)
     mu = check_positive("mu", mu)
     _check_representable(loss_obj, n, zeta, mu)
@@ -190,4 +212,5 @@ def problem(
         mu=mu,
         eta=float(eta),
         loss_params=tuple(sorted(loss_obj.params().items())),
+        rows=rows,
     )

@@ -66,6 +66,7 @@ class WatkinsAroraPlan(BasePlan):
     theorem410_bound: float  # d sigma^2/(2 mu) + E_opt(N)
     certificate: ReleaseCertificate
     objective: str = "population"  # what the tight calibration minimised
+    rows: int = 1  # the neighbours differ in up to this many rows (one privacy unit's)
 
     @property
     def constants(self) -> ProblemConstants:
@@ -74,11 +75,12 @@ class WatkinsAroraPlan(BasePlan):
 
     def rebuilt_constants(self) -> ProblemConstants:
         """The problem constants re-derived from the loss registry and the plan's public
-        inputs (loss name and parameters, n, d, zeta, mu, eta) by :func:`problem`."""
+        inputs (loss name and parameters, n, d, zeta, mu, eta, rows) by :func:`problem`."""
         params = dict(tuple(p) for p in self.certificate.constants.get("loss_params", ()))
         return problem(
-            self.loss, n=self.n, d=self.d, zeta=self.zeta, mu=self.mu, eta=self.eta, **params
-        )
+            self.loss, n=self.n, d=self.d, zeta=self.zeta, mu=self.mu, eta=self.eta,
+            rows=self.rows, **params,
+        )  # fmt: skip
 
     def recertify(self) -> ReleaseCertificate:
         """Recompute the certificate from the plan's public inputs, with the constants
@@ -101,7 +103,9 @@ class WatkinsAroraPlan(BasePlan):
         return rederive_plan(self).privacy_loss(radius=(self.radius, self.radius_outer))
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "certificate"}
+        """Every field (``rows`` only when it is not 1), the certificate flattened."""
+        skip = ("certificate", "rows") if self.rows == 1 else ("certificate",)
+        out = {k: v for k, v in asdict(self).items() if k not in skip}
         out["certificate"] = self.certificate.to_dict()
         return out
 
@@ -150,7 +154,8 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
         stored = plan.constants
     except (ValueError, TypeError, KeyError) as exc:
         raise PrivacyError(f"the plan's constants cannot be re-derived: {exc}") from None
-    for name in ("loss", "L1", "L2", "L3", "n", "d", "zeta", "mu", "eta", "loss_params"):
+    names = ("loss", "L1", "L2", "L3", "n", "d", "zeta", "mu", "eta", "loss_params", "rows")
+    for name in names:
         if not _same(getattr(stored, name), getattr(derived, name)):
             raise _mismatch(f"constant {name}", getattr(stored, name), getattr(derived, name))
     cert0 = plan.certificate
@@ -188,6 +193,7 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
 #: computed from them: a string, a bool, NaN or 5.0 where a probability belongs is refused).
 _FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
     ("n", lambda k, v: check_int(k, v, 2)),
+    ("rows", lambda k, v: check_int(k, v, 1)),
     ("d", lambda k, v: check_int(k, v, 1)),
     ("iterations", lambda k, v: check_int(k, v, 1)),
     ("zeta", check_positive),
@@ -299,6 +305,7 @@ def _finish(
         utility_bound=float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
         theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
         certificate=cert,
+        rows=pc.rows,
     )
 
 

@@ -57,8 +57,9 @@ def constants_from_certificate(cert: ReleaseCertificate) -> ProblemConstants:
     try:
         params = dict(tuple(p) for p in c.get("loss_params", ()))
         return problem(
-            c["loss"], n=c["n"], d=c["d"], zeta=c["zeta"], mu=c["mu"], eta=c["eta"], **params
-        )
+            c["loss"], n=c["n"], d=c["d"], zeta=c["zeta"], mu=c["mu"], eta=c["eta"],
+            rows=c.get("rows", 1), **params,
+        )  # fmt: skip
     except (KeyError, TypeError) as exc:
         raise ParameterError(f"the certificate's constants cannot be re-derived: {exc}") from None
 
@@ -131,22 +132,26 @@ def _event(cert: ReleaseCertificate, radius: tuple[float, float] | None) -> pld.
     pc = constants_from_certificate(cert)
     params: list[tuple[str, Any]] = [(k, getattr(pc, k)) for k in _CONSTANT_KEYS]
     params.append(("loss_params", tuple(tuple(p) for p in pc.loss_params)))
+    if pc.rows != 1:  # neighbours that differ in up to k rows
+        params.append(("rows", pc.rows))
     params.append(("sigma", float(cert.sigma)))
     if kind == "limit":
-        return pld.PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert)
+        return pld.PrivacyLoss("limit", tuple(params), cert.epsilon, cert.delta, 1, cert, pc.rows)
     if radius is None:
         r, r_outer = cert.details.get("radius"), cert.details.get("radius_outer")
         radius = None if r is None or r_outer is None else (float(r), float(r_outer))
     params.append(("iterations", int(cert.iterations)))
     params.append(("radius", radius))
     params.append(("point", (float(cert.epsilon), float(cert.delta))))
-    return pld.PrivacyLoss("watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert)
+    return pld.PrivacyLoss(
+        "watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert, pc.rows
+    )
 
 
 def _constants(p: dict[str, Any]) -> ProblemConstants:
     return problem(
         p["loss"], n=p["n"], d=p["d"], zeta=p["zeta"], mu=p["mu"], eta=p["eta"],
-        **dict(p["loss_params"]),
+        rows=p.get("rows", 1), **dict(p["loss_params"]),
     )  # fmt: skip
 
 

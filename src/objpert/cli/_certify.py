@@ -66,8 +66,10 @@ def certify_model(args: argparse.Namespace) -> int:
     truncation it was calibrated with) and composed as the model was; compared exactly with
     the model's own target (epsilon, delta)."""
     from objpert.accounting._composition import ComposedCertificate
+    from objpert.accounting._unit import UnitCertificate
     from objpert.certify._calibration import rederive_plan
     from objpert.cli._predict import load_model
+    from objpert.estimators._unit import unit_certificate
 
     model = final_estimator(
         load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
@@ -79,11 +81,16 @@ def certify_model(args: argparse.Namespace) -> int:
     ]
     search = model.certificate_ if hasattr(model, "release_certificate_") else None
     stored = model.release_certificate_ if search is not None else model.certificate_
+    unit = stored if isinstance(stored, UnitCertificate) else None
+    if unit is not None:  # a guarantee per person: the release's, then the unit's
+        stored = unit.release if unit.route == "direct" else plans[0].certificate
     if isinstance(stored, ComposedCertificate):  # recomposed as stored, from re-derived ones
         data = {**stored.to_dict(), "certificates": [c.to_dict() for c in certs]}
         total = type(stored).from_dict(data)
     else:
         total = certs[0]
+    if unit is not None:  # recomputed from the re-derived plans, both routes
+        total = unit_certificate(total, plans, unit.rows, unit.unit)
     params = model.get_params(deep=False)
     target_eps = float(params["epsilon"])
     target_delta = float(params["delta"] if args.delta is None else args.delta)
@@ -104,6 +111,7 @@ def certify_model(args: argparse.Namespace) -> int:
         "iterations": certs[0].iterations,
         "sigma": certs[0].sigma,
         "composition": getattr(total, "method", "single"),
+        "privacy_unit": total.to_dict().get("privacy_unit", "one row"),
         "reasons": reasons,
         "not_public": list(stored.not_public),
         "certificates": [certificate_payload(c) for c in certs],

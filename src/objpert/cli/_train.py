@@ -191,6 +191,34 @@ def _column_pipeline(estimator: Any, X: Any, categories: dict, bounds: Any, path
     return Pipeline([("columns", ColumnTransformer(parts)), ("model", estimator)])
 
 
+def _privacy_unit(X: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """(the unit ids, the feature columns without them) for ``--privacy-unit COLUMN``;
+    (None, X) without it. CliError for a column the file does not have."""
+    column = args.privacy_unit
+    if column is None:
+        if getattr(args, "param_max_rows_per_unit", None) is not None:
+            raise CliError(
+                "--max-rows-per-unit needs --privacy-unit COLUMN (the column of each row's "
+                "person id)"
+            )
+        return None, X
+    if column not in X.columns:
+        raise CliError(
+            f"--privacy-unit {column!r}: {args.data} has no such feature column (columns: "
+            f"{', '.join(map(str, X.columns[:12]))}{' ...' if len(X.columns) > 12 else ''})"
+        )
+    return X[column].rename(column), X.drop(columns=[column])
+
+
+def _unit_metadata(model: Any, ids: Any) -> dict[str, Any]:
+    """The fit's ``privacy_unit`` metadata, for the estimator or the pipeline's last step."""
+    if ids is None:
+        return {}
+    if hasattr(model, "steps"):
+        return {f"{model.steps[-1][0]}__privacy_unit": ids}
+    return {"privacy_unit": ids}
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from objpert.cli._params import estimator_kwargs
     from objpert.estimators import fit_statistics
@@ -206,9 +234,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_open_unit("--delta", kwargs["delta"])
     df = read_table(args.data)
     X, y = split_target(df, args.target, args.data)
+    ids, X = _privacy_unit(X, args)
     X, dropped = missing_values(X, args.data, args.missing)
     if dropped:
         y = y.loc[X.index]
+        ids = None if ids is None else ids.loc[X.index]
         warn(
             f"--missing drop: {dropped} row(s) with missing values were left out (a statistic "
             "of the private rows: do not publish it); n, the number of rows trained on, is "
@@ -239,7 +269,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught, thread_limit(cap):
         warnings.simplefilter("always")
         with fit_statistics() as fits:  # for the terminal only: the model keeps none
-            model.fit(X, y)
+            model.fit(X, y, **_unit_metadata(model, ids))
     warn_lines(caught)
     estimator = model[-1] if hasattr(model, "steps") else model
     epsilon, delta = kwargs["epsilon"], kwargs["delta"]
@@ -260,7 +290,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         "epsilon": cert.epsilon,
         "delta": cert.delta,
         "certified": certified,
-        "n": len(y),
+        "privacy_unit": cert.to_dict().get("privacy_unit", "one row"),
+        "n": len(y) if kwargs.get("max_rows_per_unit") is None else plans[0].n,
         "n_features": int(estimator.n_features_in_),
         "iterations": [p.iterations for p in plans],
         "sigma": [p.sigma for p in plans],
@@ -354,6 +385,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="missing feature values (empty cells): refuse them, naming the columns (the "
         "default), or drop the incomplete rows (their count is shown, not covered) "
         "(default: 'refuse')",
+    )
+    p.add_argument(
+        "--privacy-unit",
+        default=None,
+        metavar="COLUMN",
+        help="the column of each row's person id (not a feature): with --max-rows-per-unit "
+        "K the model is certified for one person of up to K rows (docs/privacy-unit.md)",
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=cmd_train)

@@ -30,7 +30,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
     model = final_estimator(loaded.model)
     cert = model.certificate_
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
-    composition = getattr(cert, "method", "single")
+    composition = getattr(getattr(cert, "release", cert), "method", "single")  # a unit's too
     forms = sorted({p.certificate.form for p in plans})
     mechanism = (
         "objective perturbation: gradient descent on the perturbed objective "
@@ -77,6 +77,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
         "epsilon": cert.epsilon,
         "delta": cert.delta,
         "composition": composition,
+        "privacy_unit": cert.to_dict().get("privacy_unit", "one row"),
         "releases": releases,
         "not_public": list(getattr(cert, "not_public", ())),
         "seeded": seeded,
@@ -98,6 +99,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         "epsilon": payload["epsilon"],
         "delta": payload["delta"],
         "composition": payload["composition"],
+        "privacy unit": payload["privacy_unit"],
         "releases": len(payload["releases"]),
         "not public (not covered by the certificate)": ", ".join(payload["not_public"]) or "none",
         "seeded": (

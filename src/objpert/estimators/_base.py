@@ -69,6 +69,12 @@ from objpert.estimators._prior import (
 )
 from objpert.estimators._selection import SelectionGuard
 from objpert.estimators._time_budget import check_max_seconds, check_time_budget, time_budget
+from objpert.estimators._unit import (
+    bound_contributions,
+    check_unit_settings,
+    pad_rows,
+    unit_certificate,
+)
 from objpert.exceptions import DataError, DataTypeError, ParameterError, PrivacyLeakWarning
 from objpert.mechanisms._perturbed_gd import Release, release_targets
 from objpert.mechanisms._progress import check_verbose
@@ -187,6 +193,9 @@ class FitSettings:
     data_norm_from_pipeline: bool = field(default=False, compare=False)
     # the public model the ridge is centred at (original units; None: 0; docs/priors.md)
     prior: PublicPrior | None = field(default=None, compare=False)
+    rows_per_unit: int = 1  # max_rows_per_unit: one privacy unit of up to k rows
+    units: int | None = None  # the public number of units of a unit-level fit
+    unit_name: str = field(default="", compare=False)  # the ids' column name, if any
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -235,6 +244,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         "client": [None, str, HasMethods(["submit"])],
         "step_timeout": [None, _POSITIVE],
         "prior": "no_validation",  # checked by check_public_prior (ParameterError)
+        "max_rows_per_unit": [None, Interval(Integral, 1, None, closed="left")],
     }
 
     def _public_constants(self) -> FitSettings:
@@ -279,6 +289,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
                 else check_bounds(self.feature_bounds, "feature_bounds")
             ),
             prior=check_public_prior(params.get("prior")),
+            rows_per_unit=check_unit_settings(self.max_rows_per_unit, self.calibration) or 1,
         )  # fmt: skip
 
     def _fit_settings(self) -> FitSettings:
@@ -333,6 +344,15 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         except (TypeError, ValueError) as exc:  # scikit-learn's checks: shapes, sizes, types
             raise as_data_error(exc) from None
 
+    def _units(self, X: Any, y: Any, ids: Any, p: FitSettings) -> tuple[Any, Any, FitSettings]:
+        """The rows a unit-level fit keeps (``privacy_unit`` ids, ``max_rows_per_unit``:
+        :mod:`.unit`) and the public number of units in the settings."""
+        rows = bound_contributions(ids, int(X.shape[0]), self.max_rows_per_unit)
+        if rows is None:
+            return X, y, p
+        p = replace(p, units=rows.units, unit_name=rows.name)
+        return X[rows.keep], y[rows.keep], p
+
     def _on_cluster(self, X: Any, y: Any) -> bool:
         """Whether the fit runs on a Dask cluster (Dask input, or ``client`` set)."""
         return is_dask(X) or is_dask(y) or self.client is not None
@@ -386,6 +406,8 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         and the model selection this fit is part of (:mod:`.selection`). ``classes``: the
         fit's label set, checked against a classifier given as ``prior``."""
         not_public = (*not_public, *self._selection_not_public())
+        if p.units is not None:  # one unit: k rows, zero rows completing the smaller ones
+            prepared, targets = pad_rows(prepared, targets, p.units * p.rows_per_unit)
         check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
         prior = self._prior(p, prepared, len(targets), classes)  # before any budget
         p = time_budget(p, prepared, len(targets), self._loss)
@@ -421,6 +443,11 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             self.plan_ = [r.plan for r in releases]
             self.certificate_ = cal.composed_certificate(
                 [r.certificate for r in releases], not_public
+            )
+        if self.max_rows_per_unit is not None:  # the guarantee names its unit
+            plans = self.plan_ if isinstance(self.plan_, list) else [self.plan_]
+            self.certificate_ = unit_certificate(
+                self.certificate_, plans, p.rows_per_unit, p.unit_name
             )
         return int(prepared.n_clipped), seconds
 
@@ -462,7 +489,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         """The plan of each of the fit's k releases and how they compose (cached)."""
         return calibration_for(
             k, p.composition, self._loss, p.scale, p.calibration, n, d, zeta, p.epsilon,
-            p.delta, p.comparator_norm, p.max_iter, p.mu,
+            p.delta, p.comparator_norm, p.max_iter, p.mu, p.rows_per_unit,
         )  # fmt: skip
 
     def _spend(self, cal: Calibration, not_public: tuple[str, ...] = ()) -> None:
@@ -478,6 +505,8 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         declared, no time budget); otherwise :meth:`_spend` refuses before the release."""
         accountant, shape = self.accountant, getattr(X, "shape", None)
         if accountant is None or k is None or p.max_seconds is not None or shape is None:
+            return
+        if self.max_rows_per_unit is not None:  # n = units x k: known once the ids are read
             return
         if len(shape) != 2 or not all(isinstance(v, numbers.Integral) for v in shape):
             return  # a Dask array with unknown chunks: checked before the release

@@ -30,7 +30,8 @@ from objpert.estimators._multinomial import (
 )
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.estimators._selection import once_per_cause
-from objpert.exceptions import DataError
+from objpert.estimators._unit import fit_multinomial_per_unit
+from objpert.exceptions import DataError, ParameterError
 
 __all__ = ["PrivateLogisticRegression"]
 
@@ -169,6 +170,12 @@ default=None
         or coef of shape (n_features,) or (n_classes, n_features) with an intercept, in
         the units of the raw features. The plan and certificate are those without a
         prior. It must be public: a prior fitted on the same private rows is not covered.
+    max_rows_per_unit : int >= 1 or None, default=None
+        Certify the model for one privacy unit (a person) of up to k rows instead of one
+        row: ``fit(X, y, privacy_unit=ids)`` keeps at most k rows per unit (chosen by a
+        keyed hash, never by their values), n becomes the number of units times k, and
+        ``certificate_`` is a :class:`~objpert.accounting.UnitCertificate` naming the
+        unit (docs/privacy-unit.md). None: the guarantee is per row.
 
     Attributes
     ----------
@@ -183,7 +190,8 @@ default=None
         multinomial release, its solver's public iteration budget (the count it used
         depends on the private rows and is not kept).
     certificate_ : Certificate or ComposedCertificate
-        The release's certificate (binary) or the composition of the K releases.
+        The release's certificate (binary) or the composition of the K releases; with
+        ``max_rows_per_unit``, a :class:`~objpert.accounting.UnitCertificate` wrapping it.
     plan_ : Plan or list of Plan
     releases_ : list of CertifiedRelease
         Each release's weights, plan, certificate, iterations and seed flag (no statistic
@@ -235,6 +243,7 @@ default=None
         client=None,
         step_timeout=None,
         prior=None,
+        max_rows_per_unit=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -260,6 +269,7 @@ default=None
         self.client = client
         self.step_timeout = step_timeout
         self.prior = prior
+        self.max_rows_per_unit = max_rows_per_unit
 
     _loss = "logistic"
 
@@ -270,8 +280,14 @@ default=None
         "multi_class": [StrOptions(set(MULTI_CLASS))],
     }
 
-    def fit(self, X, y):
+    def fit(self, X, y, privacy_unit=None):
         """Release the model for (X, y): one release (binary) or one per class (OvR).
+
+        ``privacy_unit``: the id of each row's privacy unit (a person), routed through
+        pipelines and searches as fit metadata (``set_fit_request(privacy_unit=True)``).
+        With ``max_rows_per_unit=k`` the certificate is for one unit of up to k rows
+        (docs/privacy-unit.md); without it, the fit is for one row and ids that repeat
+        warn that the guarantee is per row.
 
         With ``classes`` declared, the label set, the number of releases, the label mapping,
         every shape and the certificate depend on that list only (a declared class absent
@@ -295,6 +311,8 @@ default=None
                 else:
                     self._check_budget(X, p, 1 if k == 2 else k)
             on_cluster = self._on_cluster(X, y)
+            if on_cluster and (privacy_unit is not None or self.max_rows_per_unit is not None):
+                raise ParameterError("a fit per privacy unit needs in-memory data (not Dask)")
             if on_cluster:
                 prepared = self._prepare_dask(X, y, "classes", p)
                 read: tuple[str, ...] = ()
@@ -303,6 +321,7 @@ default=None
                 data_errors("the labels cannot be classes", check_classification_targets, classes)
             else:
                 X, y = self._validate_training(X, y, y_numeric=False)
+                X, y, p = self._units(X, y, privacy_unit, p)
                 X, p, read, bound_rows = self._bound_features(X, p)
                 data_errors("the labels cannot be classes", check_classification_targets, y)
                 if declared is None:
@@ -330,9 +349,9 @@ default=None
                     clip=p.clip,
                 )
             if self._multinomial_for(len(classes), on_cluster, p):
-                clipped, seconds = fit_multinomial(
-                    self, prepared, np.asarray(codes), len(classes), p, not_public
-                )
+                fit = fit_multinomial if p.units is None else fit_multinomial_per_unit
+                codes = np.asarray(codes)
+                clipped, seconds = fit(self, prepared, codes, len(classes), p, not_public)
                 self.classes_ = classes
                 self._finish_fit(p, bound_rows + clipped, seconds)
                 return self

@@ -50,11 +50,15 @@ def plan_for(
     comparator_norm: float,
     max_iter: int,
     mu: float | None,
+    rows_per_unit: int = 1,
 ) -> WatkinsAroraPlan:
     """The plan of one release: ``objpert.plan("watkins_arora", ...)`` with these
-    settings (``mu=None``: chosen by the calibration; ``scale``: the pseudo-Huber loss's),
-    a pure (cached) function of public constants."""
-    options = {} if scale is None else {"scale": scale}
+    settings (``mu=None``: chosen by the calibration; ``scale``: the pseudo-Huber loss's;
+    ``rows_per_unit``: for one privacy unit of up to that many rows), a pure (cached)
+    function of public constants."""
+    options: dict[str, Any] = {} if scale is None else {"scale": scale}
+    if rows_per_unit != 1:
+        options["rows_per_unit"] = rows_per_unit
     return registry.plan(
         "watkins_arora", loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
         calibration=calibration, mu=mu, comparator_norm=comparator_norm,

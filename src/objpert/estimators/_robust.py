@@ -20,7 +20,7 @@ from objpert.estimators._base import (
 from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.estimators._selection import once_per_cause
-from objpert.exceptions import DataError
+from objpert.exceptions import DataError, ParameterError
 
 __all__ = ["PrivateRobustRegression"]
 
@@ -37,7 +37,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     ----------
     epsilon, delta, data_norm, feature_bounds, fit_intercept, intercept_scaling, clip,
     calibration, comparator_norm, max_iter, random_state, accountant, verbose, n_jobs,
-    max_seconds, engine, dtype, client, step_timeout, prior
+    max_seconds, engine, dtype, client, step_timeout, prior, max_rows_per_unit
         As in :class:`PrivateLogisticRegression` (``feature_bounds``: coef_ and
         intercept_ in the units of the raw features).
     %(mu)s
@@ -53,6 +53,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         c' = ``intercept_scaling`` (0.0 without an intercept).
     n_iter_ : ndarray of shape (1,)
     certificate_ : Certificate
+        A :class:`~objpert.accounting.UnitCertificate` with ``max_rows_per_unit``.
     plan_ : Plan
     releases_ : list of CertifiedRelease
         As for :class:`PrivateLogisticRegression` (no statistic of the private rows).
@@ -96,6 +97,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         client=None,
         step_timeout=None,
         prior=None,
+        max_rows_per_unit=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -119,6 +121,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         self.client = client
         self.step_timeout = step_timeout
         self.prior = prior
+        self.max_rows_per_unit = max_rows_per_unit
 
     _loss = "robust"
 
@@ -127,18 +130,21 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         "scale": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def fit(self, X, y):
-        """Release the model for (X, y) (real targets). Errors and Dask input as in
-        :meth:`PrivateLogisticRegression.fit`."""
+    def fit(self, X, y, privacy_unit=None):
+        """Release the model for (X, y) (real targets). ``privacy_unit``, errors and Dask
+        input as in :meth:`PrivateLogisticRegression.fit`."""
         with once_per_cause(self):
             p = self._fit_settings()
             self._check_budget(X, p, 1)  # before the data are read
             if self._on_cluster(X, y):
+                if privacy_unit is not None or self.max_rows_per_unit is not None:
+                    raise ParameterError("a fit per privacy unit needs in-memory data (not Dask)")
                 prepared = self._prepare_dask(X, y, "real", p)
                 clipped, seconds = self._release(prepared, [prepared.y], p)
                 self._finish_fit(p, clipped, seconds)  # shown at fit time, never kept
                 return self
             X, y = self._validate_training(X, y, y_numeric=True)
+            X, y, p = self._units(X, y, privacy_unit, p)
             X, p, read, bound_rows = self._bound_features(X, p)
             prepared = prepare(
                 X,

@@ -15,6 +15,7 @@ import numpy as np
 from objpert._losses import get_loss
 from objpert.certify._calibration import WatkinsAroraPlan, corollary_413, tight
 from objpert.certify._plan import CALIBRATIONS, DEFAULT_COMPARATOR_NORM
+from objpert.certify._unit_rows import unit_plan
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _dp_newton as dp_newton
 from objpert.mechanisms import _dp_sgd as dp_sgd
@@ -51,6 +52,7 @@ def _wa_plan(
     comparator_norm: float = DEFAULT_COMPARATOR_NORM,
     max_iter: int = DEFAULT_MAX_ITER,
     objective: str = "empirical",
+    rows_per_unit: int = 1,
     **kw: Any,
 ) -> WatkinsAroraPlan:
     """The Watkins & Arora plan; its defaults are the estimators' (an estimator's fit
@@ -63,9 +65,23 @@ def _wa_plan(
     (``mu=None``) or given. ``"corollary413"``: Corollary 4.13 as stated (epsilon <= 1); it
     chooses mu and N itself (``max_iter`` and ``objective`` do not apply). ``kw``: the
     loss's parameters (``scale``) and the calibration's own (``delta_sample``, ``rtol``,
-    ``knee_tolerance``).
+    ``knee_tolerance``). ``rows_per_unit`` = k > 1: certified for replacing one privacy
+    unit of up to k rows (:func:`objpert.certify._unit_rows.unit_plan`; tight only).
     """
     common = dict(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta)
+    if rows_per_unit != 1:
+        if calibration != "tight":
+            raise ParameterError(
+                f"rows_per_unit={rows_per_unit!r} needs calibration='tight' (Corollary 4.13 "
+                f"is stated for one row); got calibration={calibration!r}"
+            )
+        try:
+            return unit_plan(
+                loss, rows=rows_per_unit, **common, mu=mu, comparator_norm=comparator_norm,
+                max_iter=max_iter, objective=objective, **kw,
+            )  # fmt: skip
+        except TypeError as exc:
+            raise ParameterError(f"watkins_arora: {exc}") from None
     try:
         if calibration == "tight":
             return tight(

@@ -13,12 +13,8 @@ from objpert.model_selection._random_stopping import (
     random_stopping_budget,
     random_stopping_certificate,
 )
-from objpert.model_selection._search import (
-    METHODS,
-    PrivateGridSearch,
-    SelectionCertificate,
-    split_sizes,
-)
+from objpert.model_selection._search import METHODS, PrivateGridSearch
+from objpert.model_selection._split_selection import SelectionCertificate, split_sizes
 
 __all__ = [
     "METHODS",

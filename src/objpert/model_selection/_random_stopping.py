@@ -314,10 +314,17 @@ class RandomStoppingCertificate(Certificate):
         return bool(getattr(self.chosen, "certified", False)) and self.delta < 1.0
 
     @property
+    def rows_per_unit(self) -> int:
+        """The chosen model's privacy unit (every run's: one row, or one person of k)."""
+        return int(getattr(self.chosen, "rows_per_unit", 1))
+
+    @property
     def covers(self) -> str:
+        k = self.rows_per_unit
+        unit = "" if k == 1 else f" (one person, up to {k} rows)"
         return (
             f"a random-stopping search over {self.n_candidates} grid points on all the "
-            "rows: the chosen model, its score and the choice"
+            f"rows{unit}: the chosen model, its score and the choice"
         )
 
     @property

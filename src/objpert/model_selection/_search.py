@@ -29,7 +29,6 @@ of the candidates are statistics of the private data: they are neither stored no
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -44,8 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 from objpert._data import is_dask
 from objpert._randomness import make_rng
 from objpert._validation import check_int, check_positive
-from objpert.accounting._certificate import Certificate
-from objpert.accounting._composition import budget_text, parallel
+from objpert.accounting._composition import budget_text
 from objpert.estimators._base import PrivateGLM
 from objpert.exceptions import (
     DataError,
@@ -58,17 +56,20 @@ from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
+from objpert.model_selection._split_selection import (
+    split_certificate,
+    split_sizes,
+)
+from objpert.model_selection._units import (
+    check_search_unit,
+    scoring_rows,
+    unit_parts,
+    unit_scoring,
+)
 from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
 
-__all__ = [
-    "METHODS",
-    "PrivateGridSearch",
-    "SelectionCertificate",
-    "split_certificate",
-    "split_sizes",
-]
+__all__ = ["METHODS", "PrivateGridSearch"]
 
-METHOD = "parallel selection (Chaudhuri, Monteleoni & Sarwate 2011, Section 6)"
 #: The selection methods of :class:`PrivateGridSearch`.
 METHODS = ("split", "random_stopping")
 #: Default share of each run's epsilon spent on its noisy score (random stopping).
@@ -85,68 +86,6 @@ MAX_CANDIDATES = 1000
 SCORE_LEVELS = 1024
 #: Parameters that random stopping sets on each run itself (refused in the grid).
 _RUN_SET = ("epsilon", "delta", "random_state")
-
-
-@dataclass(frozen=True)
-class SelectionCertificate(Certificate):
-    """The guarantee of a private selection: the chosen index and the chosen model.
-
-    ``epsilon = max(max_i epsilon_i, selection_epsilon)``, ``delta = max_i delta_i`` (see
-    the module docstring); ``candidates`` holds each candidate's own certificate.
-    """
-
-    method: str
-    epsilon: float
-    delta: float
-    selection_epsilon: float
-    candidates: tuple[Any, ...]
-    part_sizes: tuple[int, ...]
-    not_public: tuple[str, ...] = ()
-
-    @property
-    def certified(self) -> bool:
-        return all(c.certified for c in self.candidates) and self.delta < 1.0
-
-    @property
-    def covers(self) -> str:
-        return (
-            f"the choice among {len(self.candidates)} candidates, each trained on its own "
-            "part of the rows, and the chosen model"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "selection_epsilon": self.selection_epsilon,
-            "certified": self.certified,
-            "part_sizes": list(self.part_sizes),
-            "candidates": [c.to_dict() for c in self.candidates],
-            "not_public": list(self.not_public),
-        }
-
-    def summary(self) -> str:
-        """What :func:`str` prints: the guarantee in a few lines."""
-        return str(self)
-
-    def __repr__(self) -> str:
-        """One line: the selection and its totals (``to_dict`` has every candidate)."""
-        return (
-            f"SelectionCertificate(candidates={len(self.candidates)}, epsilon={self.epsilon!r}, "
-            f"delta={self.delta!r}, certified={self.certified})"
-        )
-
-    def __str__(self) -> str:
-        status = "certified" if self.certified else "NOT certified"
-        lines = [
-            f"{budget_text(self.epsilon, self.delta)}, {status} (private selection among "
-            f"{len(self.candidates)} candidates, each on its own part of the rows)",
-            f"  {self.method}; selection epsilon {self.selection_epsilon:.4g}",
-        ]
-        if self.not_public:
-            lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
-        return "\n".join(lines)
 
 
 def _final(model: Any) -> Any:
@@ -167,32 +106,6 @@ def _carrying(model: Any, search_certificate: Any) -> Any:
     estimator.release_certificate_ = estimator.certificate_
     estimator.certificate_ = search_certificate
     return model
-
-
-def split_certificate(
-    candidates: Any, selection_epsilon: float, part_sizes: Any
-) -> SelectionCertificate:
-    """The guarantee of a split selection (the module docstring): (max(max_i epsilon_i,
-    selection_epsilon), max_i delta_i), from the candidates' own certificates; what a
-    search records and what a model file's record is recomputed into."""
-    certs = tuple(candidates)
-    epsilon, delta = parallel([*(c.epsilon for c in certs), selection_epsilon],
-                              [*(c.delta for c in certs), 0.0])  # fmt: skip
-    return SelectionCertificate(
-        METHOD,
-        epsilon,
-        delta,
-        selection_epsilon,
-        certs,
-        tuple(part_sizes),
-        tuple(dict.fromkeys(r for c in certs for r in c.not_public)),
-    )
-
-
-def split_sizes(n: int, parts: int) -> tuple[int, ...]:
-    """Sizes of ``parts`` near-equal parts of n rows (a function of public n only)."""
-    base, extra = divmod(int(n), int(parts))
-    return tuple(base + (1 if i < extra else 0) for i in range(parts))
 
 
 class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
@@ -340,11 +253,14 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             )
         return self.method
 
-    def fit(self, X: Any, y: Any) -> PrivateGridSearch:
+    def fit(self, X: Any, y: Any, privacy_unit: Any = None) -> PrivateGridSearch:
+        """Choose and release one candidate; ``privacy_unit``: each row's unit id, for a
+        search per person of up to k rows (method="split", :mod:`._units`)."""
         method = self._method()
         grid, models = self._candidates()
+        k = 1 if privacy_unit is None else check_search_unit([_final(m) for m in models])
         if method == "random_stopping":
-            return self._fit_random_stopping(grid, models, X, y)
+            return self._fit_random_stopping(grid, models, X, y, privacy_unit, k)
         settings = [_final(m)._public_constants() for m in models]
         eps_sel = (
             max(s.epsilon for s in settings)
@@ -358,34 +274,43 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
-        sizes = split_sizes(n, len(models) + 1)
-        if min(sizes) < 2:
-            raise DataError(
-                f"{len(models)} candidates need at least {2 * (len(models) + 1)} rows "
-                f"(2 per part); got {n}"
-            )
         generator, _ = make_rng(self.random_state)
-        order = generator.permutation(n)  # independent of the rows' values
-        bounds = np.cumsum((0, *sizes))
-        parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+        if privacy_unit is not None:  # the units are split, not the rows
+            parts, sizes, labels = unit_parts(
+                privacy_unit, n, split_sizes, len(models) + 1, generator
+            )
+            ids = np.asarray(privacy_unit, dtype=object)
+        else:
+            sizes = split_sizes(n, len(models) + 1)
+            if min(sizes) < 2:
+                raise DataError(
+                    f"{len(models)} candidates need at least {2 * (len(models) + 1)} rows "
+                    f"(2 per part); got {n}"
+                )
+            order = generator.permutation(n)  # independent of the rows' values
+            bounds = np.cumsum((0, *sizes))
+            parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         y = np.asarray(y)
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
-                model.fit(_take(X, part), y[part])
+                meta = {} if privacy_unit is None else {
+                    _final_prefix(model) + "privacy_unit": ids[part]
+                }  # fmt: skip
+                model.fit(_take(X, part), y[part], **meta)
                 tick(i)
-        val = parts[-1]
+        val = parts[-1] if privacy_unit is None else scoring_rows(labels, parts[-1], k)
         Xv, yv = _take(X, val), y[val]
         if classify:
             utilities = [float(np.sum(m.predict(Xv) == yv)) for m in models]
-            sensitivity = 1.0
+            sensitivity = float(k)  # one unit: up to k scoring rows
         else:
             clip = bound * bound
             utilities = [
                 -float(np.sum(np.minimum((np.asarray(m.predict(Xv)) - yv) ** 2, clip)))
                 for m in models
             ]
-            sensitivity = clip
+            sensitivity = k * clip
         with warnings.catch_warnings():  # the generator is the search's own: a seed (if
             warnings.simplefilter("ignore", TestingSeedWarning)  # any) was warned of above
             index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
@@ -403,10 +328,12 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _fit_random_stopping(
-        self, grid: list[dict], models: list[Any], X: Any, y: Any
+        self, grid: list[dict], models: list[Any], X: Any, y: Any, ids: Any = None, k: int = 1
     ) -> PrivateGridSearch:
         """Random stopping on all the rows (the class docstring; the maths in
-        :mod:`objpert.model_selection._random_stopping`)."""
+        :mod:`objpert.model_selection._random_stopping`); per privacy unit (``ids``, k rows
+        per unit): every run fitted per unit, scored on at most k rows per unit with
+        sensitivity k (:mod:`._units`)."""
         for params in grid:
             fixed = sorted(p for p in params if p.rsplit("__", 1)[-1] in _RUN_SET)
             if fixed:
@@ -445,13 +372,18 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
+        y_arr = np.asarray(y)
+        X_score, y_score, meta, n_public = X, y_arr, {}, n
+        if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
+            scored, n_public = unit_scoring(ids, n, k)
+            X_score, y_score = _take(X, scored), y_arr[scored]
+            meta = {prefix + "privacy_unit": ids}
         if not prefix:  # a pipeline's output width is known from its fitted steps only
-            _check_runs_certify(runs, grid, n, getattr(X, "shape", (n, 0))[-1])
+            _check_runs_certify(runs, grid, n_public, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
         count = rs.draw_runs(runs_mean, generator, law)  # never stored
-        sensitivity = 1 if classify else SCORE_LEVELS
+        sensitivity = k * (1 if classify else SCORE_LEVELS)
         scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
-        y_arr = np.asarray(y)
         best: tuple[tuple[int, float, bytes], int, Any] | None = None
         show = self._quiet_fits(runs, X, runs_mean)
         running = "private search (random stopping; the number of runs stays hidden)"
@@ -461,7 +393,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                 index = int(generator.integers(len(runs)))
                 seed = int(generator.integers(2**63)) if seeded else None
                 model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
-                model.fit(X, y)
+                model.fit(X, y, **meta)
                 cert = _final(model).certificate_
                 if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
                     raise PrivacyError(
@@ -469,7 +401,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                         f"(certified={cert.certified}) exceeds the per-run budget "
                         f"{budget_text(model_eps, delta_c)}: nothing is released"
                     )
-                utility = _integer_utility(model, X, y_arr, classify, bound)
+                utility = _integer_utility(model, X_score, y_score, classify, bound)
                 noisy = utility + discrete_laplace(generator, scale)
                 # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
                 # score, then an independent uniform, then the released coefficients
@@ -481,7 +413,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         _, index, chosen = best
         del best, count  # the run count and the scores are not kept
         self.certificate_ = rs.search_certificate(
-            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n,
+            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n_public,
             _final(chosen).certificate_, law,
         )  # fmt: skip
         self.best_index_ = index

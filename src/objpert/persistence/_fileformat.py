@@ -104,7 +104,7 @@ _REQUIRED = (
     "signature",
 )
 # preprocessing: a pipeline's steps; selection: the private search that chose the model
-_OPTIONAL = ("objpert_version", "preprocessing", "selection")
+_OPTIONAL = ("objpert_version", "preprocessing", "selection", "privacy_unit")
 _UNSIGNED = ("digest", "signature")  # the digest covers everything but these
 _CLASS_KINDS = "biufUO"  # bool, int, uint, float, str, object (of str/int/float/bool)
 
@@ -204,7 +204,7 @@ def plan_from_dict(data: dict[str, Any]) -> WatkinsAroraPlan:
     if not isinstance(data, dict):
         raise ModelFileError(f"a plan must be a JSON object; got {type(data).__name__}")
     names = {f.name for f in fields(WatkinsAroraPlan)}
-    required = {f.name for f in fields(WatkinsAroraPlan) if f.name != "objective"}
+    required = {f.name for f in fields(WatkinsAroraPlan) if f.name not in ("objective", "rows")}
     missing = sorted(required - set(data))
     if missing:
         raise ModelFileError(f"plan is missing keys {missing}")

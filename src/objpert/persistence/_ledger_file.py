@@ -23,6 +23,7 @@ from typing import Any
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._accountant import PrivacyAccountant
 from objpert.accounting._certificate import ReleaseCertificate, certificate_from_dict
+from objpert.accounting._group import group_privacy
 from objpert.certify._plan import certify_plan
 from objpert.certify._profile import constants_from_certificate, profile_kind
 from objpert.exceptions import ModelFileError, ObjpertError
@@ -56,7 +57,21 @@ _REBUILD = {"gaussian": pldlib.gaussian, "laplace": pldlib.laplace, "zcdp": pldl
 
 
 def _release_record(loss: pldlib.PrivacyLoss) -> dict[str, Any]:
-    """One release of a step: a Watkins & Arora certificate, or the kind and parameters."""
+    """One release of a step: a Watkins & Arora certificate, or the kind and parameters;
+    a release grouped for one person of k rows (objpert.accounting.group_privacy) as
+    ``rows`` and, for the chain bound, the record of its one-row ``base``."""
+    if loss.kind == "group":
+        p = dict(loss.parameters)
+        base = dataclasses.replace(p["base"], certificate=loss.certificate)
+        return {"kind": "group", "count": loss.count, "rows": p["rows"],
+                "base": _release_record(base)}  # fmt: skip
+    out = _one_row_record(loss)
+    if loss.rows != 1:
+        out["rows"] = loss.rows
+    return out
+
+
+def _one_row_record(loss: pldlib.PrivacyLoss) -> dict[str, Any]:
     cert = loss.certificate
     if loss.kind in ("watkins_arora", "limit"):
         if not isinstance(cert, ReleaseCertificate):
@@ -143,6 +158,17 @@ def _release(i: int, j: int, data: Any) -> pldlib.PrivacyLoss:
     count = data.get("count")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ModelFileError(f"step {i}, release {j}: count must be a positive integer")
+    rows = data.get("rows", 1)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ModelFileError(f"step {i}, release {j}: rows must be a positive integer")
+    if data.get("kind") == "group":  # the chain bound over a one-row release
+        base = _release(i, j, {**data.get("base", {}), "count": 1})
+        try:
+            return group_privacy(base, rows).times(count)
+        except ObjpertError as exc:
+            raise ModelFileError(f"step {i}, release {j} is refused: {exc}") from None
+    if rows != 1 and "certificate" not in data:  # a Gaussian grouped: parameters for k rows
+        return dataclasses.replace(_release(i, j, {**data, "rows": 1}), rows=rows)
     if "certificate" in data:
         cert = recertified(data["certificate"], f"step {i}, release {j}")
         return pldlib.from_certificate(cert).times(count)

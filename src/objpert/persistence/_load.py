@@ -45,6 +45,7 @@ from objpert.persistence._fileformat import (
 from objpert.persistence._ledger_file import LEDGER_FORMAT, ledger_from_payload
 from objpert.persistence._multinomial import is_multinomial, recertify_multinomial
 from objpert.persistence._selection_file import SELECTION_KEY, attach_selection
+from objpert.persistence._unit_record import UNIT_KEY, unit_from_record
 
 __all__ = [
     "from_payload",
@@ -409,6 +410,8 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
         pld = isinstance(stored, dict) and stored.get("method") == "pld"
         plans, certs = _recertify(payload["plans"], releases, model, p, pld)
         certificate = _certificate(stored, certs, p, releases)
+        k = model.max_rows_per_unit
+        certificate = unit_from_record(payload.get(UNIT_KEY), certificate, plans, k)
     _check_labels(model, classes, certificate.not_public)
     if public_zeta(p, model.n_features_in_) is None and DATA_NORM not in certificate.not_public:
         raise ModelFileError(

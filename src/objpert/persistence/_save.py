@@ -27,6 +27,7 @@ from objpert.persistence._fileformat import (
     signing_key,
 )
 from objpert.persistence._load import _rebuild
+from objpert.persistence._unit_record import UNIT_KEY, release_certificate, unit_record
 
 __all__ = [
     "save",
@@ -104,6 +105,11 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     from objpert.model_selection import PrivateGridSearch
 
     selection = None
+    if isinstance(model, PrivateGridSearch) and model.certificate_.rows_per_unit != 1:
+        raise ModelFileError(
+            "a model chosen by a private search per privacy unit cannot be saved yet: save "
+            "a model fitted with max_rows_per_unit directly"
+        )
     if isinstance(model, PrivateGridSearch):  # the chosen model, with the search's record
         from objpert.persistence._selection_file import selection_record
 
@@ -130,6 +136,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     secret = signing_key(key)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     cert = model.release_certificate_ if selection is not None else model.certificate_
+    unit = unit_record(cert)  # a guarantee per privacy unit: recorded, recomputed at load
+    cert = release_certificate(model, cert)
     names = getattr(model, "feature_names_in_", None)
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -147,6 +155,8 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         "releases": _release_records(model, plans),
         "certificate": _jsonable(cert.to_dict()),
     }
+    if unit is not None:
+        payload[UNIT_KEY] = unit
     if preprocessing is not None:
         payload["preprocessing"] = preprocessing
     if selection is not None:

@@ -35,7 +35,7 @@ _RTOL = 1e-12
 
 def selection_record(search: Any) -> tuple[dict[str, Any], Any]:
     """(the ``selection`` record, the chosen model) of a fitted PrivateGridSearch."""
-    from objpert.model_selection._search import SelectionCertificate
+    from objpert.model_selection._split_selection import SelectionCertificate
 
     if not hasattr(search, "best_estimator_"):
         raise ModelFileError("this PrivateGridSearch is not fitted: call fit before save")
@@ -63,7 +63,7 @@ def _count(data: dict[str, Any], key: str, low: int = 1) -> int:
 
 
 def _split(data: dict[str, Any], index: int, model: Any) -> Any:
-    from objpert.model_selection._search import split_certificate
+    from objpert.model_selection._split_selection import split_certificate
 
     candidates, sizes = data.get("candidates"), data.get("part_sizes")
     if not isinstance(candidates, list) or not candidates or not isinstance(sizes, list):

@@ -17,6 +17,7 @@ import numpy as np
 
 from objpert.accounting import _pld as pld
 from objpert.accounting._composition import basic_profile
+from objpert.accounting._unit import unit_words
 from objpert.certify import _profile as wa_profile
 from objpert.certify import _tradeoff as tradeoff
 from objpert.certify._plan import WatkinsAroraPlan
@@ -121,10 +122,19 @@ class PrivacyReport:
     purpose: str | None = None
     curator: str | None = None
     date: str | None = None
+    rows_per_unit: int = 1  # the privacy unit: one person of up to k rows (1: one row)
+    unit: str = ""  # the column of the unit ids, when named
 
     @property
     def verified(self) -> bool:
         return self.signature == "verified"
+
+    @property
+    def unit_text(self) -> str:
+        """``one training row`` or ``one person, up to k rows``."""
+        if self.rows_per_unit == 1 and not self.unit:
+            return "one training row"
+        return unit_words(self.rows_per_unit, self.unit)
 
 
 def _mechanism_of(plan: Any) -> registry.Mechanism:
@@ -346,6 +356,7 @@ def build_report(
     params = model.get_params()
     is_classifier = classes is not None
     not_public = tuple(getattr(cert, "not_public", ()))
+    unit_cert = model.certificate_ if search is None else model.release_certificate_
     declared_labels = params.get("classes") is not None and LABEL_SET not in not_public
     return PrivacyReport(
         model_path=str(path),
@@ -363,7 +374,7 @@ def build_report(
         n_features=int(model.n_features_in_),
         declared=_declared(params, pipeline is not model),
         releases=tuple(_release(p) for p in plans),
-        composition=str(getattr(model.certificate_, "method", "single")),
+        composition=str(getattr(getattr(unit_cert, "release", unit_cert), "method", "single")),
         epsilon=float(cert.epsilon),
         delta=float(cert.delta),
         certified=bool(cert.certified),
@@ -386,6 +397,8 @@ def build_report(
         purpose=purpose,
         curator=curator,
         date=date,
+        rows_per_unit=int(getattr(unit_cert, "rows_per_unit", 1)),
+        unit=str(getattr(unit_cert, "unit", "")),
     )
 
 

@@ -92,6 +92,15 @@ NOT_COVERED: tuple[str, ...] = (
 )
 
 
+def _unit_of(r: PrivacyReport) -> str:
+    """What one neighbouring dataset replaces: ``one training row`` or ``the rows of one
+    person (one person, up to k rows)``."""
+    if r.rows_per_unit == 1 and not r.unit:
+        return "one training row"
+    named = f"; privacy unit {r.unit!r}" if r.unit else ""
+    return f"the rows of one person (up to {r.rows_per_unit}{named})"
+
+
 def _headline(r: PrivacyReport) -> list[Block]:
     blocks: list[Block] = []
     if r.certified and not r.seeded:
@@ -101,7 +110,7 @@ def _headline(r: PrivacyReport) -> list[Block]:
             Block(
                 "ok",
                 f"The released model{chosen} ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-"
-                "differentially private with respect to the replacement of one training row."
+                f"differentially private with respect to the replacement of {_unit_of(r)}."
                 + caveat,
             )
         )
@@ -156,6 +165,10 @@ def _summary(r: PrivacyReport) -> Section:
         "Privacy unit: one row of the training data (one person only where each person has "
         "at most one row). Neighbouring datasets differ in one row, replaced; the number of "
         "rows is public."
+        if r.rows_per_unit == 1 and not r.unit
+        else f"Privacy unit: {r.unit_text}. Each person kept at most {r.rows_per_unit} "
+        "rows (chosen by a keyed hash, not by their values); neighbouring datasets differ in "
+        "one person's rows, replaced; the number of persons is public."
     ]
     if r.curator:
         items.append(f"Curator: {r.curator}")
@@ -176,9 +189,9 @@ def _summary(r: PrivacyReport) -> Section:
     if r.certified and not r.seeded:
         items.append(
             f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
-            "privacy for every row: replacing any one row of the training data changes the "
-            "probability of any outcome by at most a factor e^epsilon, except with "
-            "probability delta."
+            f"privacy for every {'row' if r.rows_per_unit == 1 and not r.unit else 'person'}: "
+            f"replacing {_unit_of(r)} changes the probability of any outcome by at most a "
+            "factor e^epsilon, except with probability delta."
         )
     else:
         items.append("The guarantee: NONE (see the notices above).")

@@ -1,0 +1,237 @@
+"""The privacy unit of a fit: one person of up to k rows (docs/privacy-unit.md).
+
+``fit(X, y, privacy_unit=ids)`` with ``max_rows_per_unit=k`` certifies the release for
+replacing one unit's rows, up to k of them:
+
+1. **Contribution bounding.** Each unit keeps at most k of its rows, chosen by a keyed
+   hash (BLAKE2b under a fresh random key of 16 bytes from the OS) of the unit's id and
+   the row's rank among that unit's rows: independent of the rows' values, different at
+   every fit, and reading nothing of the other units (replacing one unit's rows changes
+   no other unit's choice). How many rows were dropped is a statistic of the private
+   data: it is shown to whoever runs ``fit`` (:class:`~objpert.exceptions.ClippingNotice`),
+   never stored.
+2. **n = m k.** The m units (public, as the number of rows is for one row) each hold k
+   rows: a unit with fewer rows is completed with zero rows, which add nothing to the
+   objective's gradient or Hessian (x = 0, the intercept column included). So neighbours
+   (one unit's rows replaced) have the same n = m k and, as multisets (the objective is
+   a sum over rows, blind to their order), differ in at most k rows: the relation of the
+   k-row theorem (:mod:`objpert.certify._unit_rows`).
+3. **Certificate.** Each release is calibrated for k-row neighbours (the direct route);
+   :class:`~objpert.accounting.UnitCertificate` names the unit and keeps, for a single
+   release, the tighter of the direct route and group privacy of the same release's
+   one-row profile.
+
+``privacy_unit=ids`` without ``max_rows_per_unit``: the fit is for one row, and ids that
+repeat are flagged (:class:`~objpert.exceptions.PrivacyLeakWarning`: the guarantee is
+per row, not per person).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from objpert.accounting._unit import UnitCertificate
+from objpert.exceptions import ClippingNotice, DataError, ParameterError, PrivacyLeakWarning
+
+__all__ = [
+    "UnitRows",
+    "bound_contributions",
+    "keep_rows",
+    "pad_rows",
+    "unit_certificate",
+    "unit_codes",
+]
+
+_KEY_BYTES = 16
+
+
+class UnitRows:
+    """The rows a unit-level fit keeps (``keep``: row indices) and its public unit count."""
+
+    def __init__(self, keep: np.ndarray, units: int, name: str) -> None:
+        self.keep, self.units, self.name = keep, units, name
+
+
+def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str, np.ndarray]:
+    """One integer code per row for the unit ids, the ids' name (a pandas Series' name,
+    else "") and the ids as text (DataError when they are not one id per row, or
+    missing)."""
+    name = getattr(ids, "name", None)
+    name = "" if name is None else str(name)
+    values = np.asarray(ids, dtype=object)
+    if values.ndim != 1 or values.shape[0] != n:
+        raise DataError(
+            f"privacy_unit must hold one id per row of X ({n}); got shape {values.shape}"
+        )
+    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v)]
+    if missing:
+        raise DataError(
+            f"privacy_unit has {len(missing)} missing id(s) (None or NaN), first at row "
+            f"{missing[0]}: every row needs the id of its unit"
+        )
+    labels = values.astype(str)
+    _, codes = np.unique(labels, return_inverse=True)
+    return codes.astype(np.int64), name, labels
+
+
+def keep_rows(labels: np.ndarray, k: int, key: bytes | None = None) -> np.ndarray:
+    """The indices of the rows kept: per unit, the k whose keyed hash BLAKE2b_key(id, j)
+    is smallest, j the row's rank among its unit's rows (in table order). The hash reads
+    only the unit's own id and rows, so replacing one unit's rows leaves every other
+    unit's choice as it was; ``key``: fresh random bytes unless given (for tests)."""
+    key = secrets.token_bytes(_KEY_BYTES) if key is None else key
+    labels = np.asarray(labels).astype(str)
+    _, codes = np.unique(labels, return_inverse=True)
+    order = np.argsort(codes, kind="stable")  # by unit, table order within each
+    sorted_codes = codes[order]
+    starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
+    within = np.empty(codes.size, dtype=np.int64)
+    within[order] = np.arange(codes.size) - starts  # j: the row's rank in its unit
+    hashes = np.fromiter(
+        (
+            int.from_bytes(
+                hashlib.blake2b(f"{u}\x00{j}".encode(), digest_size=8, key=key).digest(),
+                "big",
+            )
+            for u, j in zip(labels.tolist(), within.tolist(), strict=True)
+        ),
+        dtype=np.uint64,
+        count=codes.size,
+    )
+    by_hash = np.lexsort((hashes, codes))  # by unit, then by hash
+    ranked = codes[by_hash]
+    rank = np.arange(codes.size) - np.searchsorted(ranked, ranked, side="left")
+    return np.sort(by_hash[rank < k])
+
+
+def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
+    """The unit-level rows for ``max_rows_per_unit = k`` (None: a row-level fit, the ids
+    only checked for repeats, which are flagged). The count of dropped rows is shown to
+    whoever runs ``fit`` (ClippingNotice), never returned or stored."""
+    if ids is None:
+        if k is not None:
+            raise ParameterError(
+                f"max_rows_per_unit={k} needs the privacy unit of every row: "
+                "fit(X, y, privacy_unit=ids)"
+            )
+        return None
+    codes, name, labels = unit_codes(ids, n)
+    units = int(codes.max()) + 1 if codes.size else 0
+    if k is None:
+        if units < n:
+            warnings.warn(
+                "privacy_unit holds ids with several rows, but max_rows_per_unit is None: the "
+                "certificate is per row, not per person (one person's rows together are not "
+                "covered); set max_rows_per_unit=k for a guarantee per person of up to k rows",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
+        return None
+    keep = keep_rows(labels, k)
+    dropped = n - keep.size
+    if dropped:
+        warnings.warn(
+            f"contribution bounding kept at most {k} rows per privacy unit and dropped "
+            f"{dropped} of {n} rows (chosen by a keyed hash, not by their values); a "
+            "statistic of the private data, shown here only",
+            ClippingNotice,
+            stacklevel=4,
+        )
+    return UnitRows(keep, units, name)
+
+
+def pad_rows(prepared: Any, targets: list[Any], n: int) -> tuple[Any, list[Any]]:
+    """``prepared`` and ``targets`` completed to ``n`` rows with zero rows (target 1.0):
+    rows that add nothing to the gradient or Hessian of a GLM objective."""
+    extra = n - prepared.n
+    if extra < 0:
+        raise DataError(f"{prepared.n} rows kept exceed the {n} the units allow")
+    if extra == 0:
+        return prepared, targets
+    X = prepared.X
+    if sp.issparse(X):
+        X = sp.vstack([X, sp.csr_matrix((extra, X.shape[1]), dtype=X.dtype)], format="csr")
+    else:
+        X = np.vstack([np.asarray(X), np.zeros((extra, X.shape[1]), dtype=X.dtype)])
+    pad = np.ones(extra)
+    y = prepared.y
+    if isinstance(y, np.ndarray) and y.ndim == 1:
+        y = np.concatenate([y, np.zeros(extra, dtype=y.dtype)])
+    new_targets = [np.concatenate([np.asarray(t, dtype=np.float64), pad]) for t in targets]
+    return replace(prepared, X=X, y=y), new_targets
+
+
+def unit_certificate(cert: Any, plans: list[Any], rows: int, name: str) -> UnitCertificate:
+    """The fit's certificate for one unit of ``rows`` rows (direct route), with both
+    routes' deltas for a single release (:func:`objpert.certify._unit_rows.unit_routes`),
+    the group route kept where it is smaller."""
+    from objpert.certify._plan import WatkinsAroraPlan
+    from objpert.certify._unit_rows import group_route_certificate, unit_routes
+
+    routes: tuple[tuple[str, float], ...] = ()
+    if rows > 1 and len(plans) == 1 and isinstance(plans[0], WatkinsAroraPlan):
+        found = unit_routes(plans[0])
+        routes = tuple(sorted(found.items()))
+        if found["group"] < found["direct"]:
+            one = group_route_certificate(plans[0])
+            return UnitCertificate(
+                cert.epsilon, found["group"], cert.certified, rows, "group", one, name,
+                routes, tuple(cert.not_public),
+            )  # fmt: skip
+    return UnitCertificate(
+        cert.epsilon, cert.delta, cert.certified, rows, "direct", cert, name, routes,
+        tuple(cert.not_public),
+    )  # fmt: skip
+
+
+def check_unit_settings(k: Any, calibration: str) -> int | None:
+    """``max_rows_per_unit`` (None or an int >= 1); ParameterError for a calibration the
+    k-row theorem does not cover."""
+    if k is None:
+        return None
+    if k > 1 and calibration != "tight":
+        raise ParameterError(
+            f"max_rows_per_unit={k} needs calibration='tight' (Corollary 4.13 is stated for "
+            "one row); got calibration={calibration!r}"
+        )
+    return int(k)
+
+
+def fit_multinomial_per_unit(
+    model: Any, prepared: Any, codes: np.ndarray, n_classes: int, p: Any, not_public: Any
+) -> tuple[int, float]:
+    """A multinomial release for one unit of k = ``p.rows_per_unit`` rows by the group
+    route: the softmax release (certified for one row) calibrated at the classical
+    one-row target (epsilon / k, delta / (k e^{(k-1) epsilon / k})) on the n = m k rows,
+    and its certificate for k rows by group privacy at epsilon
+    (:func:`objpert.accounting.group_certificate`, at most delta: its chain bound is at
+    most the classical one)."""
+    from objpert.accounting._group import crude_row_target
+    from objpert.accounting._unit import group_certificate
+    from objpert.estimators._multinomial import fit_multinomial
+    from objpert.exceptions import PrivacyError
+
+    if model.accountant is not None:
+        raise ParameterError(
+            "a multinomial fit per privacy unit cannot charge an accountant yet: use "
+            "multi_class='ovr', or charge its certificate_ after the fit"
+        )
+    k = p.rows_per_unit
+    prepared, (padded,) = pad_rows(prepared, [codes], p.units * k)  # zero rows: class 1
+    eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, k)
+    out = fit_multinomial(
+        model, prepared, padded.astype(np.int64), n_classes,
+        replace(p, epsilon=eps_1, delta=delta_1), not_public,
+    )  # fmt: skip
+    cert = group_certificate(model.certificate_, k, p.epsilon, unit=p.unit_name)
+    if not (cert.certified and cert.delta <= p.delta):  # a bug guard: never happens
+        raise PrivacyError(f"the group route does not certify the target: {cert.delta:.3g}")
+    model.certificate_ = cert
+    return out

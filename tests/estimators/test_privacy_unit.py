@@ -1,0 +1,281 @@
+"""fit(X, y, privacy_unit=ids) with max_rows_per_unit=k: contribution bounding by a keyed
+hash, the unit-level certificate, metadata routing, the model file and the CLI."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import warnings
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.pipeline import Pipeline
+
+import objpert
+from objpert.accounting import PrivacyAccountant, UnitCertificate
+from objpert.cli import main
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+from objpert.estimators._unit import keep_rows, unit_codes
+from objpert.exceptions import (
+    ClippingNotice,
+    DataError,
+    ModelFileError,
+    ParameterError,
+    PrivacyLeakWarning,
+)
+from objpert.preprocessing import BoundedScaler
+
+
+def panel(seed=0, m=150, most=6):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, most + 1, m)
+    ids = np.repeat([f"p{i}" for i in range(m)], counts)
+    X = rng.uniform(-1, 1, size=(ids.size, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=ids.size) > 0).astype(int)
+    return X, y, ids, counts
+
+
+def model(**kw):
+    base = dict(epsilon=2.0, delta=1e-5, data_norm=2.0, classes=[0, 1], random_state=1)
+    return PrivateLogisticRegression(**{**base, **kw})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=80), st.integers(1, 5))
+def test_each_unit_keeps_min_of_its_rows_and_k(units, k):
+    codes = np.asarray(units, dtype=np.int64)
+    keep = keep_rows(codes.astype(str), k)
+    kept = Counter(codes[keep].tolist())
+    for unit, count in Counter(units).items():
+        assert kept[unit] == min(count, k)
+    assert np.all(np.diff(keep) > 0)
+
+
+def test_the_rows_kept_are_chosen_at_random_not_the_first_k():
+    """One unit of 5 rows, k = 2: over fresh keys every row is kept about 2/5 of the time."""
+    codes = np.zeros(5, dtype=np.int64)
+    hits = np.zeros(5)
+    draws = 2000
+    for _ in range(draws):
+        hits[keep_rows(codes, 2)] += 1
+    assert np.all(np.abs(hits / draws - 0.4) < 0.05)
+    fixed = keep_rows(codes, 2, key=b"k" * 16)  # the key fixes the choice
+    assert np.array_equal(fixed, keep_rows(codes, 2, key=b"k" * 16))
+
+
+def test_unit_ids_are_checked():
+    with pytest.raises(DataError, match="one id per row"):
+        unit_codes([1, 2], 3)
+    with pytest.raises(DataError, match="missing"):
+        unit_codes([1, None, 2], 3)
+    codes, name, labels = unit_codes(pd.Series(["a", "b", "a"], name="pid"), 3)
+    assert codes.tolist() == [0, 1, 0] and name == "pid" and labels.tolist() == ["a", "b", "a"]
+
+
+def test_replacing_one_unit_changes_no_other_units_rows():
+    """The neighbouring relation the k-row theorem needs: with one key, replacing one
+    unit's rows (any number of them, another id) leaves every other unit's kept rows."""
+    rng = np.random.default_rng(5)
+    units = [f"u{i}" for i in range(30)]
+    rows = [u for u in units for _ in range(int(rng.integers(1, 8)))]
+    swapped = ["new"] * 9 + [u for u in rows if u != units[0]]
+    key = b"x" * 16
+
+    def kept(labels):
+        labels = np.asarray(labels)
+        keep = keep_rows(labels, 3, key=key)
+        out = {}
+        for i in keep:  # (unit, rank of the row among its unit's rows)
+            u = labels[i]
+            out.setdefault(u, []).append(int(np.sum(labels[:i] == u)))
+        return out
+
+    a, b = kept(rows), kept(swapped)
+    assert all(a[u] == b[u] for u in units[1:]) and len(b["new"]) == 3
+
+
+def test_person_level_fit_certifies_one_unit_of_k_rows():
+    X, y, ids, counts = panel()
+    with pytest.warns(ClippingNotice, match="dropped"):
+        clf = model(max_rows_per_unit=3).fit(X, y, privacy_unit=ids)
+    cert = clf.certificate_
+    assert isinstance(cert, UnitCertificate) and cert.certified
+    assert cert.rows == 3 and cert.rows_per_unit == 3 and cert.route == "direct"
+    assert cert.delta <= 1e-5 and cert.epsilon == 2.0
+    assert clf.plan_.rows == 3 and clf.plan_.n == 150 * 3
+    assert cert.summary().startswith("(epsilon, delta) = (2, 1e-05), certified: one person, up")
+    data = cert.to_dict()
+    assert data["privacy_unit"] == "one person, up to 3 rows" and data["rows_per_unit"] == 3
+    assert dict(cert.routes)["direct"] == pytest.approx(cert.delta)
+    json.dumps(data)
+    # the dropped count (a statistic of the rows) is nowhere in the model
+    dropped = int(np.sum(np.maximum(counts - 3, 0)))
+    assert not any("drop" in name for name in vars(clf))
+    assert f"dropped {dropped}".encode() not in pickle.dumps(clf)
+
+
+def test_the_dropped_count_is_not_in_the_model_file(tmp_path):
+    X, y, ids, counts = panel(seed=3, m=120, most=9)
+    dropped, kept = int(np.sum(np.maximum(counts - 2, 0))), int(np.sum(np.minimum(counts, 2)))
+    with pytest.warns(ClippingNotice):
+        clf = model(max_rows_per_unit=2).fit(X, y, privacy_unit=ids)
+    path = objpert.save(clf, tmp_path / "m.json")
+    data = json.loads(path.read_text())
+    assert data["privacy_unit"] == {"unit": "", "rows_per_unit": 2, "route": "direct"}
+
+    def numbers(node):
+        if isinstance(node, dict):
+            return [v for x in node.values() for v in numbers(x)]
+        if isinstance(node, list):
+            return [v for x in node for v in numbers(x)]
+        return [node] if isinstance(node, int) and not isinstance(node, bool) else []
+
+    assert dropped not in numbers(data) and kept not in numbers(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = objpert.load(path)
+    assert isinstance(loaded.certificate_, UnitCertificate)
+    assert loaded.certificate_.to_dict() == clf.certificate_.to_dict()
+    data["privacy_unit"]["rows_per_unit"] = 3
+    path.write_text(json.dumps(data))
+    with pytest.raises(ModelFileError):
+        objpert.persistence.load(path)
+
+
+def test_row_level_fit_with_repeated_ids_is_flagged():
+    X, y, ids, _ = panel()
+    with pytest.warns(PrivacyLeakWarning, match="per row"):
+        clf = model().fit(X, y, privacy_unit=ids)
+    assert not isinstance(clf.certificate_, UnitCertificate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model().fit(X, y, privacy_unit=np.arange(len(y)))  # one row per unit: no flag
+
+
+def test_bad_unit_settings_are_refused():
+    X, y, ids, _ = panel()
+    with pytest.raises(ParameterError, match="privacy_unit"):
+        model(max_rows_per_unit=3).fit(X, y)
+    with pytest.raises(ParameterError, match="calibration='tight'"):
+        model(max_rows_per_unit=3, calibration="corollary413", epsilon=1.0).fit(
+            X, y, privacy_unit=ids
+        )
+    with pytest.raises(DataError):
+        model(max_rows_per_unit=3).fit(X, y, privacy_unit=ids[:-1])
+
+
+def test_privacy_unit_is_routed_through_a_pipeline():
+    X, y, ids, _ = panel()
+    bounds = [[-1.0, 1.0]] * 3
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = model(max_rows_per_unit=2).set_fit_request(privacy_unit=True)
+        pipe = Pipeline([("scale", BoundedScaler(bounds=bounds)), ("clf", clf)])
+        with pytest.warns(ClippingNotice):
+            pipe.fit(X, y, privacy_unit=ids)
+    assert pipe[-1].certificate_.rows == 2
+    pipe = Pipeline([("scale", BoundedScaler(bounds=bounds)), ("clf", model(max_rows_per_unit=2))])
+    with pytest.warns(ClippingNotice):
+        pipe.fit(X, y, clf__privacy_unit=ids)
+    assert objpert.accounting.pipeline_certificate(pipe).rows_per_unit == 2
+
+
+def test_robust_regression_and_the_accountant_refuse_mixed_units():
+    X, y, ids, _ = panel()
+    target = X @ np.array([1.0, -0.5, 0.2])
+    ledger = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    reg = PrivateRobustRegression(
+        epsilon=2.0, delta=1e-5, data_norm=2.0, max_rows_per_unit=2, accountant=ledger,
+        random_state=0,
+    )  # fmt: skip
+    with pytest.warns(ClippingNotice):
+        reg.fit(X, target, privacy_unit=ids)
+    assert reg.certificate_.rows == 2 and len(ledger.steps) == 1
+    with pytest.raises(ParameterError, match="privacy units"):
+        model(accountant=ledger).fit(X, y)
+    assert len(ledger.steps) == 1
+
+
+def test_cli_train_with_a_privacy_unit(tmp_path, capsys):
+    X, y, ids, _ = panel()
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(pid=ids, label=y)
+    df.to_csv(tmp_path / "panel.csv", index=False)
+    argv = [
+        "train", "--data", str(tmp_path / "panel.csv"), "--target", "label", "--epsilon",
+        "2", "--delta", "1e-5", "--data-norm", "2", "--classes", "0,1", "--seed", "1",
+    ]  # fmt: skip
+    out = tmp_path / "m.json"
+    code = main([*argv, "--privacy-unit", "pid", "--max-rows-per-unit", "3", "--out", str(out),
+                 "--json"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and "dropped" in captured.err and "dropped" not in captured.out
+    payload = json.loads(captured.out)
+    assert payload["privacy_unit"] == "one person, up to 3 rows (privacy unit 'pid')"
+    assert json.loads(out.read_text())["privacy_unit"]["unit"] == "pid"
+    for extra in (["--max-rows-per-unit", "3"], ["--privacy-unit", "nope"]):
+        assert main([*argv, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("objpert: error:") and "\n" not in err
+
+
+def test_private_grid_search_splits_the_units(tmp_path):
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=240)
+    search = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2), param_grid={"mu": [0.05, 0.5]}, random_state=0
+    )
+    with pytest.warns(ClippingNotice):
+        search.fit(X, y, privacy_unit=ids)
+    cert = search.certificate_
+    assert cert.rows_per_unit == 2 and sum(cert.part_sizes) == 240
+    assert "one person, up to 2 rows" in cert.covers
+    assert all(c.rows == 2 for c in cert.candidates)
+    with pytest.raises(ModelFileError, match="cannot be saved yet"):
+        objpert.save(search, tmp_path / "search.json")
+    with pytest.raises(ParameterError, match="max_rows_per_unit"):
+        PrivateGridSearch(estimator=model(), param_grid={"mu": [0.05, 0.5]}).fit(
+            X, y, privacy_unit=ids
+        )
+    stopping = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2, random_state=None),
+        param_grid={"mu": [0.05, 0.5]}, method="random_stopping", runs_mean=3,
+        random_state=0,
+    )  # fmt: skip
+    with pytest.warns(ClippingNotice):
+        stopping.fit(X, y, privacy_unit=ids)
+    assert stopping.certificate_.rows_per_unit == 2 and stopping.certificate_.certified
+    assert "one person, up to 2 rows" in stopping.certificate_.covers
+    assert stopping.certificate_.n_rows == 240 * 2
+
+
+def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):
+    X, y, ids, _ = panel()
+    y3 = np.where(X[:, 1] > 0.5, 2, y)
+    clf = model(max_rows_per_unit=3, classes=[0, 1, 2], multi_class="multinomial")
+    with pytest.warns(ClippingNotice):
+        clf.fit(X, y3, privacy_unit=ids)
+    cert = clf.certificate_
+    assert cert.route == "group" and cert.rows == 3 and cert.certified
+    assert cert.epsilon == 2.0 and cert.delta <= 1e-5
+    assert clf.plan_.n == 150 * 3 and cert.release.epsilon == pytest.approx(2.0 / 3)
+    with pytest.raises(ModelFileError, match="cannot be saved yet"):
+        objpert.save(clf, tmp_path / "m.json")
+
+
+def test_a_search_puts_every_other_unit_in_the_same_part_when_one_is_replaced():
+    from objpert.model_selection._split_selection import split_sizes
+    from objpert.model_selection._units import unit_parts
+
+    ids = np.repeat([f"u{i}" for i in range(40)], 3)
+    other = ids.copy()
+    other[other == "u7"] = "zz"  # u7 replaced in its place by another person
+    parts_a, sizes, _ = unit_parts(ids, ids.size, split_sizes, 4, np.random.default_rng(1))
+    parts_b, _, _ = unit_parts(other, ids.size, split_sizes, 4, np.random.default_rng(1))
+    assert sizes == (10, 10, 10, 10)
+    for pa, pb in zip(parts_a, parts_b, strict=True):
+        assert np.array_equal(pa, pb)  # the same rows in every part
