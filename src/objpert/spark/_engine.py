@@ -15,7 +15,9 @@ Spark Connect. The plan, the certificate and the noise stay on the driver.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,7 @@ from objpert._validation import check_positive
 from objpert.exceptions import DataError
 from objpert.spark._tasks import PASS_SCHEMA, LabelTarget, Layout, check_partition, sum_partition
 
-__all__ = ["SparkEngine", "prepare_spark"]
+__all__ = ["SparkEngine", "prepare_spark", "quiet_pyspark"]
 
 _LABEL_KINDS = ("classes", "real")
 
@@ -105,6 +107,12 @@ class SparkEngine:
             return self._sum(loss, np.ascontiguousarray(W), False)
         return np.column_stack([self._sum(loss, np.ascontiguousarray(w), False) for w in W.T])
 
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        """Not on Spark: Xw is n numbers, and the releases here need only sums over rows."""
+        raise DataError("X w is not computed on Spark (n numbers to the driver): use sums")
+
+    rmatvec = matvec
+
     def gradient_hessian(self, w: np.ndarray, loss: Loss) -> tuple[np.ndarray, np.ndarray]:
         """(X^T l'(Xw, y), X^T diag(l''(Xw, y)) X), unscaled, in one pass."""
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -120,6 +128,18 @@ class SparkEngine:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@contextmanager
+def quiet_pyspark() -> Iterator[None]:
+    """pyspark's own FutureWarning about the installed pandas version, raised by its
+    Arrow and pandas entry points at every call, silenced for our calls only."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="PySpark does not yet fully support", category=FutureWarning
+        )
+        yield
+
 
 
 # ---------------------------------------------------------------- the data contract
