@@ -141,7 +141,6 @@ def quiet_pyspark() -> Iterator[None]:
         yield
 
 
-
 # ---------------------------------------------------------------- the data contract
 
 

@@ -16,8 +16,6 @@ run on a classic session and on Spark Connect alike. The release (``mechanism``)
   steps, one pass each; ``model.estimator_`` is that fitted estimator.
 """
 
-# ruff: noqa: N803 (Spark ML's keyword arguments are camelCase)
-
 from __future__ import annotations
 
 from dataclasses import replace

@@ -8,8 +8,6 @@ weights, intercepts, label set, width, certificate), so Spark ML's ``write``/``l
 :class:`objpert.PrivateRobustRegression` holding the released weights).
 """
 
-# ruff: noqa: N802 (Spark ML's camelCase properties: numFeatures, coefficientMatrix, ...)
-
 from __future__ import annotations
 
 import json
@@ -37,7 +35,9 @@ from objpert.spark._params import (
 __all__ = ["PrivateLogisticRegressionSparkModel", "PrivateRobustRegressionSparkModel"]
 
 
-class _PrivateModel(Model, PrivateParams, ReleaseParams, DefaultParamsWritable, DefaultParamsReadable):
+class _PrivateModel(
+    Model, PrivateParams, ReleaseParams, DefaultParamsWritable, DefaultParamsReadable
+):
     """A fitted private GLM. ``estimator_``: the fitted scikit-learn estimator of a
     ``gradient_descent`` fit (None otherwise, and after loading); ``certificate``: the
     release's certificate; ``plan``: the plan of this fit (None after loading)."""

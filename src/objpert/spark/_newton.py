@@ -72,10 +72,8 @@ class PassObjective:
 
     def gradient(self, W: np.ndarray) -> np.ndarray:
         """(1/n) X^T l'(XW, y) + mu W for W (d,) or (d, B)."""
-        if W.ndim == 1:
-            g = self._at(W)[0].copy()
-        else:
-            g = np.column_stack([self._at(w)[0] for w in W.T])
+        points = [W] if W.ndim == 1 else list(W.T)
+        g = np.column_stack([self._at(w)[0] for w in points]).reshape(W.shape)
         g += self.mu * W
         return g
 

@@ -114,8 +114,10 @@ def check_partition(batches: Iterator[Any], layout: Layout) -> Iterator[Any]:
     or whether every label is a finite number), as JSON bytes."""
     import pyarrow as pa
 
-    stats: dict[str, Any] = {"rows": 0, "widths": [], "nulls": {}, "ragged": False,
-                             "nonfinite": 0, "clipped": 0, "labels": [], "bad_target": False}  # fmt: skip
+    stats: dict[str, Any] = {
+        "rows": 0, "widths": [], "nulls": {}, "ragged": False, "nonfinite": 0, "clipped": 0,
+        "labels": [], "bad_target": False,
+    }  # fmt: skip
     labels: set[Any] = set()
     for rb in batches:
         X, nulls, ragged = _features(rb, layout)
