@@ -1,7 +1,7 @@
 """The Spark engine: the rows of a cached DataFrame, read by DataFrame queries only.
 
 :func:`prepare_spark` reduces the DataFrame to its feature and label columns, caches that
-frame and runs the first pass (:func:`~objpert.spark._tasks.check_partition`): the data
+frame (a DataFrame the caller cached is read from its cache) and runs the first pass (:func:`~objpert.spark._tasks.check_partition`): the data
 contract checked on the executors (nulls, named by column; non-finite values; vectors of
 different lengths; rows above ``data_norm``; labels), n counted. Every later pass is one
 query ``frame.mapInArrow(...)`` returning one row per partition
@@ -45,8 +45,12 @@ class SparkEngine:
 
     is_spark_engine = True
 
-    def __init__(self, frame: Any, layout: Layout, n: int, d: int, target: LabelTarget | None):
+    def __init__(
+        self, frame: Any, layout: Layout, n: int, d: int, target: LabelTarget | None,
+        owned: bool = True,
+    ):  # fmt: skip
         self.frame, self.layout, self.n, self.d, self.target = frame, layout, n, d, target
+        self.owned = owned  # the frame was cached for this fit (unpersisted by close)
         self._passes = [1]  # shared by the engines of one fit: the checking pass
 
     @property
@@ -79,7 +83,7 @@ class SparkEngine:
         want = "real" if label_kind == "real" else "ovr"
         if y.kind != want or (want == "ovr" and self.layout.classes is None):
             raise DataError(f"the loss needs {label_kind} labels; got {y}")
-        engine = SparkEngine(self.frame, self.layout, self.n, self.d, y)
+        engine = SparkEngine(self.frame, self.layout, self.n, self.d, y, False)
         engine._passes = self._passes
         return engine, None, 0
 
@@ -120,8 +124,9 @@ class SparkEngine:
         return out[: self.d], out[self.d :].reshape(self.d, self.d)
 
     def close(self) -> None:
-        """Unpersist the cached frame."""
-        self.frame.unpersist()
+        """Unpersist the frame if it was cached for this fit."""
+        if self.owned:
+            self.frame.unpersist()
 
     def __enter__(self) -> SparkEngine:
         return self
@@ -194,8 +199,9 @@ def prepare_spark(
     bounds: Sequence[tuple[float, float]] | None = None,
 ) -> PreparedData:
     """:func:`objpert._data.prepare` for a Spark DataFrame: ``X`` of the result is a
-    :class:`SparkEngine` over a cached frame of the feature and label columns (close it
-    when done), ``y`` None.
+    :class:`SparkEngine` over the feature and label columns (close it when done), ``y``
+    None. A DataFrame cached by the caller is read from its cache; otherwise the columns
+    are cached for the fit (and unpersisted by ``close``).
 
     ``features``: a Vector (or array of numbers) column, or a list of numeric columns
     (then ``bounds``, optional: a declared (lo, hi) per column, each value clipped to
@@ -219,7 +225,9 @@ def prepare_spark(
     if bounds is not None:
         bounds = tuple((float(lo), float(hi)) for lo, hi in bounds)
     layout = Layout(names, "y", data_norm, c, bounds, labels)
-    frame = frame.cache()
+    owned = not _cached(df)
+    if owned:  # a DataFrame cached by the caller is read from its cache
+        frame = frame.cache()
     try:
         rows = frame.mapInArrow(lambda b: check_partition(b, layout), PASS_SCHEMA).collect()
         stats = [json.loads(r["payload"]) for r in sorted(rows, key=lambda r: r["part"])]
@@ -233,12 +241,20 @@ def prepare_spark(
                 found = values
             layout = Layout(names, "y", data_norm, c, bounds, labels, tuple(found.tolist()))
     except BaseException:
-        frame.unpersist()
+        if owned:
+            frame.unpersist()
         raise
     d = width + (1 if c else 0)
-    engine = SparkEngine(frame, layout, n, d, None)
+    engine = SparkEngine(frame, layout, n, d, None, owned)
     kept = None if labels == "real" else np.asarray(layout.classes)
     return PreparedData(engine, None, total_norm(data_norm, c), data_norm, c, clipped, kept)
+
+
+def _cached(df: Any) -> bool:
+    """Whether the DataFrame is persisted (classic and Connect sessions alike)."""
+    from pyspark.storagelevel import StorageLevel
+
+    return df.storageLevel != StorageLevel.NONE
 
 
 def _checked(
