@@ -179,7 +179,13 @@ def test_a_pipeline_saves_and_loads_without_warnings(spark, frame, tmp_path):
         fitted.write().overwrite().save(str(tmp_path / "pipeline"))
         loaded = PipelineModel.load(str(tmp_path / "pipeline"))
         scored = loaded.transform(frame).select("probability", "prediction", *COLS)
+        stages[-1].write().overwrite().save(str(tmp_path / "estimator"))
+        again = PrivateLogisticRegressionSpark.load(str(tmp_path / "estimator"))
     assert [str(w.message) for w in caught] == []
+    def named(stage):
+        return {p.name: v for p, v in stage.extractParamMap().items()}
+
+    assert named(again) == named(stages[-1])
     stage = loaded.stages[-1]
     assert isinstance(stage, PrivateLogisticRegressionSparkModel)
     np.testing.assert_array_equal(stage.coefficientMatrix, fitted.stages[-1].coefficientMatrix)

@@ -1,10 +1,12 @@
-"""The Spark engine: the rows of a cached DataFrame, read by DataFrame queries only.
+"""The Spark engine: the rows of a DataFrame, checked once, read by DataFrame queries only.
 
-:func:`prepare_spark` reduces the DataFrame to its feature and label columns, caches that
-frame (a DataFrame the caller cached is read from its cache) and runs the first pass (:func:`~objpert.spark._tasks.check_partition`): the data
-contract checked on the executors (nulls, named by column; non-finite values; vectors of
-different lengths; rows above ``data_norm``; labels), n counted. Every later pass is one
-query ``frame.mapInArrow(...)`` returning one row per partition
+:func:`prepare_spark` reduces the DataFrame to its feature and label columns and runs the
+first pass (:func:`~objpert.spark._tasks.check_partition`): every Arrow batch becomes one
+row holding the batch's rows under the public bounds (clipped, intercept column appended)
+as float64 bytes and its labels, with the statistics of the data contract (nulls, named
+by column; non-finite values; vectors of different lengths; rows above ``data_norm``;
+labels); n is counted. These rows are cached (``DataFrame.cache``), and every later pass
+is one query ``blocks.mapInArrow(...)`` returning one row per partition
 (:func:`~objpert.spark._tasks.sum_partition`): a gradient X^T l'(Xw, y), or a gradient and
 a d x d Hessian X^T diag(l'') X. The driver adds the partitions in partition order, so a
 pass's result does not depend on which task finished first. No SparkContext, RDD,
@@ -27,7 +29,14 @@ from objpert._data.labels import check_label_set, class_codes
 from objpert._losses import Loss
 from objpert._validation import check_positive
 from objpert.exceptions import DataError
-from objpert.spark._tasks import PASS_SCHEMA, LabelTarget, Layout, check_partition, sum_partition
+from objpert.spark._tasks import (
+    PASS_SCHEMA,
+    LabelTarget,
+    Layout,
+    block_schema,
+    check_partition,
+    sum_partition,
+)
 
 __all__ = ["SparkEngine", "prepare_spark", "quiet_pyspark"]
 
@@ -45,12 +54,8 @@ class SparkEngine:
 
     is_spark_engine = True
 
-    def __init__(
-        self, frame: Any, layout: Layout, n: int, d: int, target: LabelTarget | None,
-        owned: bool = True,
-    ):  # fmt: skip
+    def __init__(self, frame: Any, layout: Layout, n: int, d: int, target: LabelTarget | None):
         self.frame, self.layout, self.n, self.d, self.target = frame, layout, n, d, target
-        self.owned = owned  # the frame was cached for this fit (unpersisted by close)
         self._passes = [1]  # shared by the engines of one fit: the checking pass
 
     @property
@@ -83,7 +88,7 @@ class SparkEngine:
         want = "real" if label_kind == "real" else "ovr"
         if y.kind != want or (want == "ovr" and self.layout.classes is None):
             raise DataError(f"the loss needs {label_kind} labels; got {y}")
-        engine = SparkEngine(self.frame, self.layout, self.n, self.d, y, False)
+        engine = SparkEngine(self.frame, self.layout, self.n, self.d, y)
         engine._passes = self._passes
         return engine, None, 0
 
@@ -124,9 +129,8 @@ class SparkEngine:
         return out[: self.d], out[self.d :].reshape(self.d, self.d)
 
     def close(self) -> None:
-        """Unpersist the frame if it was cached for this fit."""
-        if self.owned:
-            self.frame.unpersist()
+        """Unpersist the cached blocks."""
+        self.frame.unpersist()
 
     def __enter__(self) -> SparkEngine:
         return self
@@ -156,7 +160,7 @@ def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, A
     from pyspark.ml.functions import vector_to_array
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql import functions as sf
-    from pyspark.sql.types import ArrayType, NumericType
+    from pyspark.sql.types import ArrayType, BooleanType, NumericType, StringType
 
     names = set(df.columns)
     wanted = [features] if isinstance(features, str) else list(features)
@@ -164,6 +168,12 @@ def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, A
     if missing:
         raise DataError(f"the DataFrame has no column {missing[0]!r}; it has {sorted(names)}")
     types = {f.name: f.dataType for f in df.schema.fields}
+    numeric = isinstance(types[label], NumericType | BooleanType)
+    if not numeric and not isinstance(types[label], StringType):
+        raise DataError(
+            f"labelCol {label!r} must hold numbers or strings; got {types[label].simpleString()}"
+        )
+    y = sf.col(label).cast("double" if numeric else "string").alias("y")
     if isinstance(features, str):
         t = types[features]
         if isinstance(t, VectorUDT):
@@ -175,14 +185,13 @@ def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, A
                 f"featuresCol {features!r} must be a Vector or an array of numbers; got "
                 f"{t.simpleString()} (give numeric columns as inputCols)"
             )
-        frame = df.select(col.alias("f"), sf.col(label).alias("y"))
-        return frame, "f", {"f": features, "y": label}
+        return df.select(col.alias("f"), y), "f", {"f": features, "y": label}
     bad = [c for c in wanted if not isinstance(types[c], NumericType)]
     if bad:
         raise DataError(f"features must be numeric; columns {bad[:5]} are not: encode them first")
     cols = [sf.col(c).cast("double").alias(f"f{j}") for j, c in enumerate(wanted)]
     names_back = {f"f{j}": c for j, c in enumerate(wanted)} | {"y": label}
-    return df.select(*cols, sf.col(label).alias("y")), tuple(names_back)[:-1], names_back
+    return df.select(*cols, y), tuple(names_back)[:-1], names_back
 
 
 def prepare_spark(
@@ -200,8 +209,7 @@ def prepare_spark(
 ) -> PreparedData:
     """:func:`objpert._data.prepare` for a Spark DataFrame: ``X`` of the result is a
     :class:`SparkEngine` over the feature and label columns (close it when done), ``y``
-    None. A DataFrame cached by the caller is read from its cache; otherwise the columns
-    are cached for the fit (and unpersisted by ``close``).
+    None. The checked blocks are cached for the fit (``close`` unpersists them).
 
     ``features``: a Vector (or array of numbers) column, or a list of numeric columns
     (then ``bounds``, optional: a declared (lo, hi) per column, each value clipped to
@@ -225,12 +233,13 @@ def prepare_spark(
     if bounds is not None:
         bounds = tuple((float(lo), float(hi)) for lo, hi in bounds)
     layout = Layout(names, "y", data_norm, c, bounds, labels)
-    owned = not _cached(df)
-    if owned:  # a DataFrame cached by the caller is read from its cache
-        frame = frame.cache()
+    label_type = "double" if frame.schema["y"].dataType.typeName() == "double" else "string"
+    blocks = frame.mapInArrow(
+        lambda b: check_partition(b, layout), block_schema(label_type)
+    ).cache()
     try:
-        rows = frame.mapInArrow(lambda b: check_partition(b, layout), PASS_SCHEMA).collect()
-        stats = [json.loads(r["payload"]) for r in sorted(rows, key=lambda r: r["part"])]
+        rows = blocks.select("part", "stats").collect()
+        stats = [json.loads(r["stats"]) for r in sorted(rows, key=lambda r: r["part"])]
         n, width, clipped, found = _checked(stats, back, data_norm, clip, labels)
         if labels == "classes":
             values = np.asarray(found)
@@ -241,20 +250,12 @@ def prepare_spark(
                 found = values
             layout = Layout(names, "y", data_norm, c, bounds, labels, tuple(found.tolist()))
     except BaseException:
-        if owned:
-            frame.unpersist()
+        blocks.unpersist()
         raise
     d = width + (1 if c else 0)
-    engine = SparkEngine(frame, layout, n, d, None, owned)
+    engine = SparkEngine(blocks, layout, n, d, None)
     kept = None if labels == "real" else np.asarray(layout.classes)
     return PreparedData(engine, None, total_norm(data_norm, c), data_norm, c, clipped, kept)
-
-
-def _cached(df: Any) -> bool:
-    """Whether the DataFrame is persisted (classic and Connect sessions alike)."""
-    from pyspark.storagelevel import StorageLevel
-
-    return df.storageLevel != StorageLevel.NONE
 
 
 def _checked(

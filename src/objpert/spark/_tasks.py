@@ -1,12 +1,14 @@
-"""What the Spark tasks run: one partition of the cached frame read through Arrow, turned
-into one float64 block under the data contract, and reduced to a few numbers.
+"""What the Spark tasks run: the rows read through Arrow, checked under the data contract
+and kept as float64 blocks, then reduced to a few numbers per pass.
 
-Every pass over the data is a DataFrame query ``frame.mapInArrow(fn, schema)`` whose
-function is one of :func:`check_partition` (the first pass: the statistics of the
-contract) and :func:`sum_partition` (a gradient, or a gradient and a d x d Hessian, of
-the partition's rows at the driver's iterate). Each yields one row per partition, its
-partition index and its numbers as float64 bytes; the driver adds the partitions in
-index order (:mod:`objpert.spark._engine`). Nothing here holds state between passes.
+Every pass over the data is a DataFrame query ``frame.mapInArrow(fn, schema)``. The
+first, :func:`check_partition`, turns each Arrow batch of the feature and label columns
+into one row: the batch's rows under the public bounds (intercept column appended) as
+float64 bytes, its labels, and the statistics of the contract; the driver caches these
+rows. Each later pass, :func:`sum_partition`, reads a partition's cached blocks (no
+conversion: the bytes are the matrix) and yields one row, its partition index and a
+gradient, or a gradient and a d x d Hessian, at the driver's iterate as float64 bytes;
+the driver adds the partitions in index order (:mod:`objpert.spark._engine`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from objpert._data.labels import class_codes
 from objpert._engines.blocked import single_threaded_blas
 from objpert._losses import Loss
 
-__all__ = ["LabelTarget", "Layout", "check_partition", "sum_partition"]
+__all__ = ["LabelTarget", "Layout", "block_schema", "check_partition", "sum_partition"]
 
 #: The schema of every pass's output: one row per partition.
 PASS_SCHEMA = "part long, payload binary"
@@ -108,42 +110,48 @@ def _bounded(X: np.ndarray, layout: Layout) -> tuple[np.ndarray, int]:
     return out, clipped
 
 
+def block_schema(label_type: str) -> str:
+    """The schema of the checked blocks: one row per Arrow batch of the source."""
+    return f"part long, stats string, x binary, y array<{label_type}>"
+
+
 def check_partition(batches: Iterator[Any], layout: Layout) -> Iterator[Any]:
-    """The first pass: the statistics of the partition under the contract (rows, width,
-    nulls per column, ragged vectors, non-finite values, rows clipped, the distinct labels
-    or whether every label is a finite number), as JSON bytes."""
+    """The first pass: each Arrow batch of the partition as one checked block (its rows
+    under the public bounds, the intercept column appended, as float64 bytes; its labels)
+    with the statistics of the contract (rows, width, nulls per column, ragged vectors,
+    non-finite values, rows above the bound, the distinct labels or whether every target
+    is a finite number) as JSON. The blocks are cached: the later passes read them."""
     import pyarrow as pa
 
-    stats: dict[str, Any] = {
-        "rows": 0, "widths": [], "nulls": {}, "ragged": False, "nonfinite": 0, "clipped": 0,
-        "labels": [], "bad_target": False,
-    }  # fmt: skip
-    labels: set[Any] = set()
+    part = _partition()
     for rb in batches:
+        stats: dict[str, Any] = {
+            "rows": rb.num_rows, "widths": [], "ragged": False, "nonfinite": 0, "clipped": 0,
+            "labels": [], "bad_target": False,
+        }  # fmt: skip
         X, nulls, ragged = _features(rb, layout)
         lab = rb.column(layout.label)
         nulls[layout.label] = lab.null_count
-        for name, count in nulls.items():
-            stats["nulls"][name] = stats["nulls"].get(name, 0) + int(count)
-        stats["rows"] += rb.num_rows
+        stats["nulls"] = {name: int(count) for name, count in nulls.items()}
+        block = b""
         if ragged:
             stats["ragged"] = True
-            continue
-        if X.shape[0] and X.shape[1] not in stats["widths"]:
-            stats["widths"].append(int(X.shape[1]))
-        finite = np.isfinite(X)
-        stats["nonfinite"] += int(X.size - np.count_nonzero(finite))
-        if X.shape[0] and finite.all():
-            stats["clipped"] += _bounded(X, layout)[1]
+        else:
+            if X.shape[0]:
+                stats["widths"] = [int(X.shape[1])]
+            stats["nonfinite"] = int(X.size - np.count_nonzero(np.isfinite(X)))
+            if X.shape[0] and not stats["nonfinite"]:
+                Xb, stats["clipped"] = _bounded(X, layout)
+                block = Xb.tobytes()
         y = lab.drop_null().to_numpy(zero_copy_only=False)
         if layout.label_kind == "classes":
-            labels.update(np.unique(y).tolist())
+            stats["labels"] = np.unique(y).tolist()
         elif not _numeric(y) or not np.isfinite(y.astype(np.float64)).all():
             stats["bad_target"] = True
-    stats["labels"] = sorted(labels, key=lambda v: (str(type(v)), v))
-    yield pa.RecordBatch.from_pydict(
-        {"part": [_partition()], "payload": [json.dumps(stats).encode()]}
-    )
+        labels = pa.ListArray.from_arrays(pa.array([0, len(lab)], pa.int32()), lab)
+        yield pa.RecordBatch.from_pydict(
+            {"part": [part], "stats": [json.dumps(stats)], "x": [block], "y": labels}
+        )
 
 
 def _numeric(y: np.ndarray) -> bool:
@@ -166,8 +174,9 @@ def sum_partition(
     w: np.ndarray,
     hessian: bool,
 ) -> Iterator[Any]:
-    """One pass at the iterate ``w`` (d,): the partition's X^T l'(Xw, y) and, with
-    ``hessian``, X^T diag(l''(Xw, y)) X (d x d), as float64 bytes (d or d + d^2 numbers)."""
+    """One pass at the iterate ``w`` (d,) over the partition's checked blocks: its
+    X^T l'(Xw, y) and, with ``hessian``, X^T diag(l''(Xw, y)) X (d x d), as float64
+    bytes (d or d + d^2 numbers)."""
     import pyarrow as pa
 
     d = w.shape[0]
@@ -175,15 +184,15 @@ def sum_partition(
     H = np.zeros((d, d)) if hessian else None
     with single_threaded_blas():  # the tasks run in parallel: one BLAS thread each
         for rb in batches:
-            X, _, _ = _features(rb, layout)
-            if not X.shape[0]:
-                continue
-            X, _ = _bounded(X, layout)
-            y = _targets(rb.column(layout.label).to_numpy(zero_copy_only=False), layout, target)
-            m = X @ w
-            g += X.T @ loss.d1(m, y)
-            if H is not None:
-                curv = loss.d2(m, y)
-                H += X.T @ (X * curv[:, None])
+            xs, ys = rb.column("x"), rb.column("y")
+            for i in range(rb.num_rows):
+                X = np.frombuffer(xs[i].as_buffer(), dtype=np.float64).reshape(-1, d)
+                if not X.shape[0]:
+                    continue
+                y = _targets(ys[i].values.to_numpy(zero_copy_only=False), layout, target)
+                m = X @ w
+                g += X.T @ loss.d1(m, y)
+                if H is not None:
+                    H += X.T @ (X * loss.d2(m, y)[:, None])
     out = g if H is None else np.concatenate([g, H.ravel()])
     yield pa.RecordBatch.from_pydict({"part": [_partition()], "payload": [out.tobytes()]})
