@@ -32,7 +32,10 @@ def _start(kind: str):
             )
             session.sparkContext.setLogLevel("ERROR")
             return session
-        return SparkSession.builder.remote("local[2]").getOrCreate()
+        session = SparkSession.builder.remote("local[2]").getOrCreate()
+        import pyspark.ml.connect  # noqa: F401  (its import-time notice, once per process)
+
+        return session
 
 
 @pytest.fixture(scope="module", params=KINDS)

@@ -179,7 +179,7 @@ def test_a_pipeline_saves_and_loads_without_warnings(spark, frame, tmp_path):
         fitted.write().overwrite().save(str(tmp_path / "pipeline"))
         loaded = PipelineModel.load(str(tmp_path / "pipeline"))
         scored = loaded.transform(frame).select("probability", "prediction", *COLS)
-        stages[-1].write().overwrite().save(str(tmp_path / "estimator"))
+        stages[-1].save(str(tmp_path / "estimator"))
         again = PrivateLogisticRegressionSpark.load(str(tmp_path / "estimator"))
     assert [str(w.message) for w in caught] == []
     def named(stage):

@@ -25,8 +25,8 @@ import numpy as np
 from pyspark import keyword_only
 from pyspark.ml import Estimator
 from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
+from objpert._losses import get_loss
 from objpert.estimators._base import LABEL_SET, PrivateGLM, warn_label_set
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
@@ -39,14 +39,21 @@ from objpert.spark._models import (
     _PrivateModel,
 )
 from objpert.spark._newton import newton_release
-from objpert.spark._params import CLASSES, COMPOSITION, MECHANISMS, SCALE, PrivateParams
+from objpert.spark._params import (
+    CLASSES,
+    COMPOSITION,
+    MECHANISMS,
+    SCALE,
+    Persistent,
+    PrivateParams,
+)
 from objpert.spark._tasks import LabelTarget
 from objpert.spark._tuning import find_search, warn_search
 
 __all__ = ["PrivateLogisticRegressionSpark", "PrivateRobustRegressionSpark"]
 
 
-def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool) -> Any:
+def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool, first=None) -> Any:
     if p.data_norm is None:
         raise ParameterError(
             "a fit on Spark needs a declared dataNorm (a bound on every feature row's norm "
@@ -57,7 +64,7 @@ def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool) -> Any
         dataset, params.feature_source(), params.getLabelCol(), data_norm=p.data_norm,
         labels="classes" if classify else "real", fit_intercept=p.fit_intercept,
         intercept_scaling=p.intercept_scaling, clip=p.clip,
-        classes=p.classes if classify else None, bounds=params.bounds(),
+        classes=p.classes if classify else None, bounds=params.bounds(), first=first,
     )  # fmt: skip
 
 
@@ -84,7 +91,9 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
             f"mechanism='amp' releases one weight vector: two classes; got {len(p.classes)} "
             "classes: use mechanism='gradient_descent' (one-vs-rest)"
         )
-    prepared = _prepare(params, dataset, p, classify)
+    loss = get_loss("logistic") if classify else get_loss("robust", scale=p.scale)
+    target = LabelTarget("ovr", 1) if classify else LabelTarget("real")
+    prepared = _prepare(params, dataset, p, classify, (loss, target))
     engine = prepared.X
     try:
         not_public: tuple[str, ...] = ()
@@ -96,14 +105,12 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
                     f"mechanism='amp' releases one weight vector: two classes; the labels "
                     f"hold {len(classes)}: use mechanism='gradient_descent' (one-vs-rest)"
                 )
-        loss = "logistic" if classify else "robust"
         passes = params.getOrDefault(params.maxPasses)
         plan = plan_release(
-            "amp", loss=loss, n=engine.n, d=engine.d, zeta=prepared.zeta,
+            "amp", loss=loss.name, n=engine.n, d=engine.d, zeta=prepared.zeta,
             epsilon=p.epsilon, delta=p.delta, mu=p.mu, max_iter=passes,
             **({} if classify else {"loss_params": {"scale": p.scale}}),
         )  # fmt: skip
-        target = LabelTarget("ovr", 1) if classify else LabelTarget("real")
         w, cert, _ = newton_release(engine, target, plan, est.random_state, passes)
         model.passes_ = engine.passes  # a statistic of the rows: shown, never saved
     finally:
@@ -150,7 +157,7 @@ def _fit_descent(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _P
     model.set_release(est.coef_, est.intercept_, est.certificate_, "gradient_descent", classes)
 
 
-class _PrivateEstimator(Estimator, PrivateParams, DefaultParamsWritable, DefaultParamsReadable):
+class _PrivateEstimator(Estimator, PrivateParams, Persistent):
     _search_record: tuple[str, ...] = ()
 
     def _fit(self, dataset: Any) -> Any:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from pyspark.ml import Model
 from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from objpert._jsonable import to_json_value
 from objpert.accounting._certificate import ReleaseCertificate, certificate_from_dict
@@ -28,6 +27,7 @@ from objpert.spark._params import (
     CLASSES,
     COMPOSITION,
     SCALE,
+    Persistent,
     PrivateParams,
     ReleaseParams,
 )
@@ -35,9 +35,7 @@ from objpert.spark._params import (
 __all__ = ["PrivateLogisticRegressionSparkModel", "PrivateRobustRegressionSparkModel"]
 
 
-class _PrivateModel(
-    Model, PrivateParams, ReleaseParams, DefaultParamsWritable, DefaultParamsReadable
-):
+class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     """A fitted private GLM. ``estimator_``: the fitted scikit-learn estimator of a
     ``gradient_descent`` fit (None otherwise, and after loading); ``certificate``: the
     release's certificate; ``plan``: the plan of this fit (None after loading)."""

@@ -16,10 +16,17 @@ from typing import Any, ClassVar
 
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol
+from pyspark.ml.util import (
+    DefaultParamsReadable,
+    DefaultParamsReader,
+    DefaultParamsWritable,
+    DefaultParamsWriter,
+)
 
 from objpert.estimators._base import PrivateGLM
 from objpert.exceptions import ParameterError
 from objpert.preprocessing._bounded import check_bounds
+from objpert.spark._engine import quiet_pyspark
 
 __all__ = [
     "CLASSES",
@@ -27,6 +34,7 @@ __all__ = [
     "MECHANISMS",
     "SCALE",
     "SKLEARN_NAMES",
+    "Persistent",
     "PrivateParams",
     "ReleaseParams",
     "param",
@@ -204,6 +212,34 @@ def to_sklearn_params(values: dict[str, Any]) -> dict[str, Any]:
 CLASSES = param("classes", "the public label set", TypeConverters.toList)
 COMPOSITION = param("composition", "how one-vs-rest releases compose", TypeConverters.toString)
 SCALE = param("scale", "residual scale c of the pseudo-Huber loss (> 0)", TypeConverters.toFloat)
+
+
+class QuietWriter(DefaultParamsWriter):
+    """Spark ML's writer of Params-only stages, without pyspark's notice about the
+    installed pandas version (raised by its Connect code paths)."""
+
+    def saveImpl(self, path: str) -> None:
+        with quiet_pyspark():
+            super().saveImpl(path)
+
+
+class QuietReader(DefaultParamsReader):
+    """Spark ML's reader of Params-only stages (see :class:`QuietWriter`)."""
+
+    def load(self, path: str) -> Any:
+        with quiet_pyspark():
+            return super().load(path)
+
+
+class Persistent(DefaultParamsWritable, DefaultParamsReadable):
+    """``write()``/``save()``, ``read()``/``load()`` the Spark ML way (Params as JSON)."""
+
+    def write(self) -> QuietWriter:
+        return QuietWriter(self)
+
+    @classmethod
+    def read(cls) -> QuietReader:
+        return QuietReader(cls)
 
 
 class ReleaseParams(Params):

@@ -24,6 +24,7 @@ from objpert._data.contract import NORM_RTOL, row_norms
 from objpert._data.labels import class_codes
 from objpert._engines.blocked import single_threaded_blas
 from objpert._losses import Loss
+from objpert.exceptions import DataError
 
 __all__ = ["LabelTarget", "Layout", "block_schema", "check_partition", "sum_partition"]
 
@@ -112,15 +113,21 @@ def _bounded(X: np.ndarray, layout: Layout) -> tuple[np.ndarray, int]:
 
 def block_schema(label_type: str) -> str:
     """The schema of the checked blocks: one row per Arrow batch of the source."""
-    return f"part long, stats string, x binary, y array<{label_type}>"
+    return f"part long, stats string, x binary, y array<{label_type}>, gh binary"
 
 
-def check_partition(batches: Iterator[Any], layout: Layout) -> Iterator[Any]:
+def check_partition(
+    batches: Iterator[Any], layout: Layout, first: tuple[Loss, LabelTarget] | None = None
+) -> Iterator[Any]:
     """The first pass: each Arrow batch of the partition as one checked block (its rows
     under the public bounds, the intercept column appended, as float64 bytes; its labels)
     with the statistics of the contract (rows, width, nulls per column, ragged vectors,
     non-finite values, rows above the bound, the distinct labels or whether every target
-    is a finite number) as JSON. The blocks are cached: the later passes read them."""
+    is a finite number) as JSON. The blocks are cached: the later passes read them.
+
+    ``first`` (a loss and labels known before the check: declared classes, or real
+    targets): the block's gradient and Hessian at w = 0 too (``gh``, empty when the
+    block breaks the contract), so that the first Newton point costs no pass of its own."""
     import pyarrow as pa
 
     part = _partition()
@@ -148,10 +155,21 @@ def check_partition(batches: Iterator[Any], layout: Layout) -> Iterator[Any]:
             stats["labels"] = np.unique(y).tolist()
         elif not _numeric(y) or not np.isfinite(y.astype(np.float64)).all():
             stats["bad_target"] = True
+        gh = b""
+        clean = not any(stats["nulls"].values()) and not stats["bad_target"]
+        if first is not None and block and clean:
+            try:
+                t = _targets(lab.to_numpy(zero_copy_only=False), layout, first[1])
+            except DataError:  # a label outside the declared set: refused by the driver
+                t = None
+            if t is not None:
+                with single_threaded_blas():
+                    gh = _sums(Xb, t, first[0], np.zeros(Xb.shape[1]), True).tobytes()
         labels = pa.ListArray.from_arrays(pa.array([0, len(lab)], pa.int32()), lab)
         yield pa.RecordBatch.from_pydict(
-            {"part": [part], "stats": [json.dumps(stats)], "x": [block], "y": labels}
-        )
+            {"part": [part], "stats": [json.dumps(stats)], "x": [block], "y": labels,
+             "gh": [gh]}
+        )  # fmt: skip
 
 
 def _numeric(y: np.ndarray) -> bool:
@@ -164,6 +182,15 @@ def _targets(y: Any, layout: Layout, target: LabelTarget) -> np.ndarray:
     assert layout.classes is not None
     codes = class_codes(y, np.asarray(layout.classes))
     return np.where(codes == target.k, 1.0, -1.0)
+
+
+def _sums(X: np.ndarray, y: np.ndarray, loss: Loss, w: np.ndarray, hessian: bool) -> np.ndarray:
+    """[X^T l'(Xw, y)] or [X^T l'(Xw, y), X^T diag(l''(Xw, y)) X (row-major)]."""
+    m = X @ w
+    g = X.T @ loss.d1(m, y)
+    if not hessian:
+        return g
+    return np.concatenate([g, (X.T @ (X * loss.d2(m, y)[:, None])).ravel()])
 
 
 def sum_partition(
@@ -180,19 +207,13 @@ def sum_partition(
     import pyarrow as pa
 
     d = w.shape[0]
-    g = np.zeros(d)
-    H = np.zeros((d, d)) if hessian else None
+    out = np.zeros(d + d * d if hessian else d)
     with single_threaded_blas():  # the tasks run in parallel: one BLAS thread each
         for rb in batches:
             xs, ys = rb.column("x"), rb.column("y")
             for i in range(rb.num_rows):
                 X = np.frombuffer(xs[i].as_buffer(), dtype=np.float64).reshape(-1, d)
-                if not X.shape[0]:
-                    continue
-                y = _targets(ys[i].values.to_numpy(zero_copy_only=False), layout, target)
-                m = X @ w
-                g += X.T @ loss.d1(m, y)
-                if H is not None:
-                    H += X.T @ (X * loss.d2(m, y)[:, None])
-    out = g if H is None else np.concatenate([g, H.ravel()])
+                if X.shape[0]:
+                    y = ys[i].values.to_numpy(zero_copy_only=False)
+                    out += _sums(X, _targets(y, layout, target), loss, w, hessian)
     yield pa.RecordBatch.from_pydict({"part": [_partition()], "payload": [out.tobytes()]})
