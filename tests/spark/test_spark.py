@@ -182,6 +182,7 @@ def test_a_pipeline_saves_and_loads_without_warnings(spark, frame, tmp_path):
         stages[-1].save(str(tmp_path / "estimator"))
         again = PrivateLogisticRegressionSpark.load(str(tmp_path / "estimator"))
     assert [str(w.message) for w in caught] == []
+
     def named(stage):
         return {p.name: v for p, v in stage.extractParamMap().items()}
 
