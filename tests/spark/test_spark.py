@@ -74,9 +74,10 @@ def _newton_in_memory(X, y, labels, loss, *, epsilon, data_norm, seed, passes, *
     """The same mechanism in memory: the AMP plan for the prepared rows, one draw of the
     batch release (damped Newton, dense systems)."""
     ref = prepare(X, y, labels=labels, data_norm=data_norm)
+    gradient_bound = extra.get("loss_params", {}).get("scale", 1.0) * ref.zeta  # L1 zeta
     plan = plan_release(
         "amp", loss=loss, n=ref.n, d=ref.d, zeta=ref.zeta, epsilon=epsilon, delta=1e-6,
-        max_iter=passes, **extra,
+        max_iter=passes, gamma=1e-11 * gradient_bound, **extra,
     )  # fmt: skip
     out = _seeded(peer_release_batch, ref.X, ref.y, plan, 1, seed)
     return out.weights[0], plan
@@ -261,3 +262,22 @@ def test_feature_bounds_give_the_row_bound():
         PrivateRobustRegressionSpark(inputCols=COLS, featureBounds=BOUNDS[:2]).sklearn_params()
     with pytest.raises(ParameterError, match="need inputCols"):
         PrivateRobustRegressionSpark(featureBounds=BOUNDS).sklearn_params()
+
+
+def test_a_train_validation_split_is_found_on_the_frames():
+    """The search is read from the calling frames: TrainValidationSplit fits each setting
+    once, plus the refit of the selected one."""
+    from pyspark.ml.tuning import ParamGridBuilder, TrainValidationSplit
+
+    from objpert.spark._tuning import find_search
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0)
+    grid = ParamGridBuilder().addGrid(est.epsilon, [0.5, 1.0, 2.0]).build()
+    search = TrainValidationSplit(estimator=est, estimatorParamMaps=grid)
+
+    def fit(self):  # a frame whose self is the search, as in its _fit
+        return find_search()
+
+    found, use = fit(search)
+    assert found is search and use.record == "model selection by TrainValidationSplit (4 fits)"
+    assert find_search() is None

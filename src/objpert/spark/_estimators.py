@@ -109,6 +109,7 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
         plan = plan_release(
             "amp", loss=loss.name, n=engine.n, d=engine.d, zeta=prepared.zeta,
             epsilon=p.epsilon, delta=p.delta, mu=p.mu, max_iter=passes,
+            gamma=params.getOrDefault(params.tol) * float(loss.L1) * prepared.zeta,
             **({} if classify else {"loss_params": {"scale": p.scale}}),
         )  # fmt: skip
         w, cert, _ = newton_release(engine, target, plan, est.random_state, passes)
@@ -203,8 +204,8 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
     ``epsilon``, ``delta``, ``dataNorm`` (required unless ``featureBounds``: public),
     ``fitIntercept``, ``interceptScaling``, ``clip``, ``mechanism`` ("amp" or
     "gradient_descent"), ``maxPasses`` (amp), ``calibration``, ``mu``, ``comparatorNorm``,
-    ``maxIter`` (gradient_descent), ``classes`` (the public label set), ``composition``
-    (one-vs-rest), ``seed`` (testing only). See docs/spark.md.
+    ``tol`` (amp), ``maxIter`` (gradient_descent), ``classes`` (the public label set),
+    ``composition`` (one-vs-rest), ``seed`` (testing only). See docs/spark.md.
     """
 
     classes = CLASSES
@@ -219,6 +220,7 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
         featureBounds=None, epsilon=None, delta=None, dataNorm=None, fitIntercept=None,
         interceptScaling=None, clip=None, mechanism=None, maxPasses=None, calibration=None,
         mu=None, comparatorNorm=None, maxIter=None, classes=None, composition=None, seed=None,
+        tol=None,
     ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))
@@ -246,6 +248,7 @@ class PrivateRobustRegressionSpark(_PrivateEstimator):
         inputCols=None, featureBounds=None, epsilon=None, delta=None, dataNorm=None,
         fitIntercept=None, interceptScaling=None, clip=None, mechanism=None, maxPasses=None,
         calibration=None, mu=None, comparatorNorm=None, maxIter=None, scale=None, seed=None,
+        tol=None,
     ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))

@@ -49,6 +49,11 @@ MECHANISMS = ("amp", "gradient_descent")
 #: Default most passes over the data of the Newton release (the checking pass included).
 DEFAULT_MAX_PASSES = 40
 
+#: Default gradient-norm tolerance of the Newton release, relative to L1 zeta: Newton
+#: reaches it in a step or two past 1e-9, and the output noise that covers it is 100
+#: times smaller than at AMP's default 1e-9.
+DEFAULT_TOL = 1e-11
+
 
 def _auto_or_float(value: Any) -> Any:
     if isinstance(value, str):
@@ -123,6 +128,12 @@ class PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
     maxPasses = param(
         "maxPasses", "most passes over the data of the Newton release", TypeConverters.toInt
     )
+    tol = param(
+        "tol",
+        "the Newton release's gradient-norm tolerance, relative to the per-row gradient "
+        "bound L1 zeta (the output noise covers it)",
+        TypeConverters.toFloat,
+    )
     calibration = param(
         "calibration", "'tight' or 'corollary413' (gradient_descent)", TypeConverters.toString
     )
@@ -149,7 +160,7 @@ class PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
         self._setDefault(
             **{name: defaults[SKLEARN_NAMES[name]] for name in (*COMMON, *self._own)
                if name != "seed"},
-            mechanism="amp", maxPasses=DEFAULT_MAX_PASSES,
+            mechanism="amp", maxPasses=DEFAULT_MAX_PASSES, tol=DEFAULT_TOL,
         )  # fmt: skip
 
     def sklearn_params(self) -> dict[str, Any]:
