@@ -23,7 +23,7 @@ def _start(kind: str):
         warnings.simplefilter("ignore")  # pyspark's notices about the pandas version
         if kind == "classic":
             session = (
-                SparkSession.builder.master("local[2]")
+                SparkSession.builder.master("local[2,4]")  # a failed task is tried 4 times
                 .appName("objpert-tests")
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")

@@ -137,6 +137,24 @@ def test_gradient_descent_equals_the_sklearn_estimator(frame):
     assert model.passes_ == 1 + ref.plan_.iterations  # the check, then one per step
 
 
+def test_a_worker_ending_mid_fit_leaves_the_release_unchanged(spark, frame, tmp_path):
+    """A task's Python worker ends during a Newton pass: Spark retries the task (classic
+    local[2,4]; the local Connect server gives one try), the retry reads its cached blocks
+    again and the release is the same bit for bit."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        pytest.skip("the local Spark Connect server tries a task once (local[2])")
+    flag = tmp_path / "fail-once"
+    flag.write_text("")
+    params = dict(dataNorm=1.0, classes=[0.0, 1.0], seed=11, epsilon=2.0)
+    faulty = PrivateLogisticRegressionSpark(**params)
+    faulty._fault = str(flag)
+    model = _seeded(faulty.fit, frame)
+    assert not flag.exists()  # the fault happened
+    clean = _seeded(PrivateLogisticRegressionSpark(**params).fit, frame)
+    np.testing.assert_array_equal(model.coefficientMatrix, clean.coefficientMatrix)
+    np.testing.assert_array_equal(model.interceptVector, clean.interceptVector)
+
+
 def test_a_pass_budget_too_small_releases_nothing(frame):
     est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=3)
     with pytest.raises(ToleranceError, match=r"maxPasses = 3.*nothing was released"):

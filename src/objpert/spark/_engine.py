@@ -16,6 +16,7 @@ Spark Connect. The plan, the certificate and the noise stay on the driver.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import Iterator, Sequence
@@ -214,6 +215,7 @@ def prepare_spark(
     classes: Any = None,
     bounds: Sequence[tuple[float, float]] | None = None,
     first: tuple[Loss, LabelTarget] | None = None,
+    _fault: str | None = None,
 ) -> PreparedData:
     """:func:`objpert._data.prepare` for a Spark DataFrame: ``X`` of the result is a
     :class:`SparkEngine` over the feature and label columns (close it when done), ``y``
@@ -262,6 +264,7 @@ def prepare_spark(
             else:
                 found = values
             layout = Layout(names, "y", data_norm, c, bounds, labels, tuple(found.tolist()))
+        layout = dataclasses.replace(layout, fault=_fault)
     except BaseException:
         blocks.unpersist()
         raise

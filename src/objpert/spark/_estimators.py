@@ -65,6 +65,7 @@ def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool, first=
         labels="classes" if classify else "real", fit_intercept=p.fit_intercept,
         intercept_scaling=p.intercept_scaling, clip=p.clip,
         classes=p.classes if classify else None, bounds=params.bounds(), first=first,
+        _fault=getattr(params, "_fault", None),
     )  # fmt: skip
 
 

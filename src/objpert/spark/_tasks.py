@@ -14,6 +14,7 @@ the driver adds the partitions in index order (:mod:`objpert.spark._engine`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,18 @@ class Layout:
     bounds: tuple[tuple[float, float], ...] | None = None
     label_kind: str = "classes"  # "classes" (a label set) or "real" (regression targets)
     classes: tuple[Any, ...] | None = None  # the label set, sorted (set after the check)
+    fault: str | None = None  # testing: a flag file; a pass that finds it ends its worker
+
+
+def _fault(path: str | None) -> None:
+    """Testing: end this task's Python worker once (the flag file is removed first)."""
+    if path is None:
+        return
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return
+    os._exit(1)
 
 
 def _partition() -> int:
@@ -206,6 +219,7 @@ def sum_partition(
     bytes (d or d + d^2 numbers)."""
     import pyarrow as pa
 
+    _fault(layout.fault)
     d = w.shape[0]
     out = np.zeros(d + d * d if hessian else d)
     with single_threaded_blas():  # the tasks run in parallel: one BLAS thread each
