@@ -1,9 +1,10 @@
-"""objpert.spark: the release on a Spark DataFrame is the scikit-learn estimator's.
+"""objpert.spark on a classic session and on Spark Connect (every test taking ``spark``
+runs on both).
 
-Each fit is compared with the in-memory estimator on the same rows (in the DataFrame's
-order) and the same testing seed: the weights agree to 1e-9 relative, the certificates
-exactly. A task failing mid-fit (an exception, or its Python worker ending) is retried
-by Spark and the release is unchanged bit for bit.
+The default release (AMP, distributed Newton) is compared with the same mechanism in
+memory on the same rows and seed: the registry's AMP plan released by the in-memory batch
+code with one draw (damped Newton with dense systems, the same noise as one release):
+equal to 1e-9. The gradient-descent release is compared with the scikit-learn estimator.
 """
 
 from __future__ import annotations
@@ -23,153 +24,219 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java (no java on PATH, no JAVA_HOME)", allow_module_level=True)
 
 import objpert
-from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning
+from objpert._data import prepare
+from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning, ToleranceError
+from objpert.mechanisms._peers import peer_release_batch
+from objpert.mechanisms._registry import plan as plan_release
 from objpert.spark import (
     PrivateLogisticRegressionSpark,
+    PrivateLogisticRegressionSparkModel,
     PrivateRobustRegressionSpark,
     to_sklearn_params,
 )
 
-N, D, STEPS = 1200, 4, 40
-COLS = [f"c{j}" for j in range(D)]
+N, D, STEPS = 1200, 3, 8
+COLS = ["a", "b", "c"]
+BOUNDS = [[-1.0, 1.0], [-0.5, 1.5], [-2.0, 0.5]]
+
+
+def _data():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(N, D)) * 0.7
+    label = (X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=N) > 0).astype(float)
+    target = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=N)
+    return X, label, target
 
 
 @pytest.fixture(scope="module")
 def frame(spark):
-    """(DataFrame in 3 partitions, cached; X and y in the DataFrame's row order). Some rows
-    have norm above 1 (clipped at data_norm=1); labels 0/1/2 and a real target."""
+    """A cached DataFrame in 3 partitions: a Vector column, numeric columns, a binary
+    label, three classes and a real target. Some rows have norm above 1."""
     from pyspark.ml.linalg import Vectors
 
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(N, D)) * 0.7
-    label = np.where(X[:, 0] > 0.3, 2.0, np.where(X[:, 1] > 0, 1.0, 0.0))
-    target = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * rng.normal(size=N)
+    X, label, target = _data()
+    three = np.where(X[:, 2] > 0.4, 2.0, label)
     rows = [
-        (Vectors.dense(x), float(c), float(t), float(c > 0), *map(float, x))
-        for x, c, t in zip(X, label, target, strict=True)
+        (Vectors.dense(x), float(c), float(k), float(t), *map(float, x))
+        for x, c, k, t in zip(X, label, three, target, strict=True)
     ]
-    df = spark.createDataFrame(rows, ["features", "label3", "target", "label", *COLS])
-    df = df.repartition(3).cache()
-    local = df.toPandas()  # the order the engine reads (blocks in partition order)
-    return df, local[COLS].to_numpy(), local
+    df = spark.createDataFrame(rows, ["features", "label", "label3", "target", *COLS])
+    return df.repartition(3).cache()
 
 
-def _quiet(fn, *args, **kwargs):
+def _seeded(fn, *args):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # testing seeds
-        return fn(*args, **kwargs)
+        warnings.simplefilter("ignore", objpert.TestingSeedWarning)
+        return fn(*args)
 
 
-PARAMS = dict(dataNorm=1.0, maxIter=STEPS, seed=11, epsilon=2.0)
-
-
-@pytest.fixture(scope="module")
-def binary(frame):
-    df, _, _ = frame
-    est = PrivateLogisticRegressionSpark(classes=[0.0, 1.0], **PARAMS)
-    return _quiet(est.fit, df)
-
-
-def _reference(cls, X, y, **params):
-    return _quiet(cls(**params).fit, X, y)
-
-
-def test_logistic_equals_the_in_memory_release(frame, binary, tmp_path):
-    df, X, local = frame
-    ref = _reference(
-        objpert.PrivateLogisticRegression, X, local["label"].to_numpy(),
-        data_norm=1.0, max_iter=STEPS, random_state=11, epsilon=2.0, classes=[0.0, 1.0],
+def _newton_in_memory(X, y, labels, loss, *, epsilon, data_norm, seed, passes, **extra):
+    """The same mechanism in memory: the AMP plan for the prepared rows, one draw of the
+    batch release (damped Newton, dense systems)."""
+    ref = prepare(X, y, labels=labels, data_norm=data_norm)
+    gradient_bound = extra.get("loss_params", {}).get("scale", 1.0) * ref.zeta  # L1 zeta
+    plan = plan_release(
+        "amp", loss=loss, n=ref.n, d=ref.d, zeta=ref.zeta, epsilon=epsilon, delta=1e-6,
+        max_iter=passes, gamma=1e-11 * gradient_bound, **extra,
     )  # fmt: skip
-    est = binary.estimator_
-    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-9)
-    np.testing.assert_allclose(est.intercept_, ref.intercept_, rtol=1e-9)
-    assert est.certificate_.to_dict() == ref.certificate_.to_dict()
-    assert est.n_iter_.tolist() == ref.n_iter_.tolist() == [est.plan_.iterations]
-    assert est.classes_.tolist() == [0.0, 1.0] and est.n_features_in_ == D
-    assert binary.certificate is est.certificate_ and binary.numClasses == 2
-
-    out = binary.transform(df).toPandas()
-    Xo = np.vstack(out["features"].map(lambda v: v.toArray()).to_numpy())
-    np.testing.assert_allclose(np.vstack(out["probability"].map(lambda v: v.toArray())),
-                               est.predict_proba(Xo), rtol=1e-12)  # fmt: skip
-    margins = est.decision_function(Xo)
-    np.testing.assert_allclose(np.vstack(out["rawPrediction"].map(lambda v: v.toArray())),
-                               np.column_stack([-margins, margins]), rtol=1e-12)  # fmt: skip
-    assert out["prediction"].tolist() == est.predict(Xo).tolist()
-
-    path = objpert.save(est, tmp_path / "model.objpert")
-    loaded = objpert.load(path)
-    np.testing.assert_array_equal(loaded.coef_, est.coef_)
-    assert loaded.certificate_.to_dict() == est.certificate_.to_dict()
+    out = _seeded(peer_release_batch, ref.X, ref.y, plan, 1, seed)
+    return out.weights[0], plan
 
 
-def test_robust_on_numeric_columns_equals_the_in_memory_release(frame):
-    df, X, local = frame
-    est = PrivateRobustRegressionSpark(inputCols=COLS, labelCol="target", scale=2.0, **PARAMS)
-    model = _quiet(est.fit, df)
-    ref = _reference(
-        objpert.PrivateRobustRegression, X, local["target"].to_numpy(),
-        data_norm=1.0, max_iter=STEPS, random_state=11, epsilon=2.0, scale=2.0,
-    )  # fmt: skip
-    np.testing.assert_allclose(model.estimator_.coef_, ref.coef_, rtol=1e-9)
-    assert model.estimator_.intercept_ == pytest.approx(ref.intercept_, rel=1e-9)
-    assert model.estimator_.certificate_.to_dict() == ref.certificate_.to_dict()
-    assert model.estimator_.feature_names_in_.tolist() == COLS
-    pred = model.transform(df).select("prediction").toPandas()["prediction"].to_numpy()
-    np.testing.assert_allclose(pred, ref.predict(X), rtol=1e-9)
-
-
-def test_label_set_read_from_the_rows_is_flagged(frame):
-    """classes=None: PrivacyLeakWarning and "label set" not public, as in memory; the
-    one-vs-rest releases equal the in-memory ones."""
-    df, X, local = frame
-    est = PrivateLogisticRegressionSpark(labelCol="label3", composition="split", **PARAMS)
-    with pytest.warns(PrivacyLeakWarning, match="label set"):
-        model = est.fit(df)
-    ovr = (
-        {"multi_class": "ovr"}
-        if "multi_class" in objpert.PrivateLogisticRegression().get_params()
-        else {}
+def test_default_release_equals_the_same_mechanism_in_memory(frame):
+    X, label, _ = _data()
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], seed=11, epsilon=2.0)
+    model = _seeded(est.fit, frame)
+    w, plan = _newton_in_memory(
+        X, label, "binary", "logistic", epsilon=2.0, data_norm=1.0, seed=11, passes=40
     )
-    ref = _reference(
-        objpert.PrivateLogisticRegression, X, local["label3"].to_numpy(),
-        data_norm=1.0, max_iter=STEPS, random_state=11, epsilon=2.0, composition="split",
-        **ovr,
+    np.testing.assert_allclose(model.coefficientMatrix[0], w[:-1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.interceptVector[0], w[-1] * 1.0, rtol=1e-9, atol=1e-12)
+    assert model.certificate.to_dict() == plan.certificate.to_dict()
+    assert model.plan == plan
+    assert model.passes_ <= 30  # the checking pass and the Newton passes
+    assert model.estimator_ is None and model.numClasses == 2 and model.numFeatures == D
+
+
+def test_robust_with_declared_bounds_equals_the_same_mechanism_in_memory(frame):
+    """featureBounds: values clipped to them, dataNorm derived (nobody computes it)."""
+    X, _, target = _data()
+    est = PrivateRobustRegressionSpark(
+        inputCols=COLS, featureBounds=BOUNDS, labelCol="target", scale=2.0, seed=3
+    )
+    model = _seeded(est.fit, frame)
+    lo, hi = np.array(BOUNDS).T
+    norm = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
+    w, plan = _newton_in_memory(
+        np.clip(X, lo, hi), target, "real", "robust", epsilon=1.0, data_norm=norm, seed=3,
+        passes=40, loss_params={"scale": 2.0},
     )  # fmt: skip
-    assert "label set" in model.estimator_.certificate_.not_public
-    assert model.estimator_.classes_.tolist() == [0.0, 1.0, 2.0]
+    np.testing.assert_allclose(model.coefficients, w[:-1], rtol=1e-9, atol=1e-12)
+    assert model.intercept == pytest.approx(w[-1] * norm, rel=1e-9, abs=1e-12)
+    assert model.certificate.to_dict() == plan.certificate.to_dict()
+    pred = model.transform(frame).select("prediction").toPandas()["prediction"].to_numpy()
+    Xo = frame.select(*COLS).toPandas().to_numpy()
+    np.testing.assert_allclose(pred, Xo @ model.coefficients + model.intercept, rtol=1e-9)
+
+
+def test_gradient_descent_equals_the_sklearn_estimator(frame):
+    """mechanism='gradient_descent': the finite-iterate release, one pass per step."""
+    X, label, _ = _data()
+    est = PrivateLogisticRegressionSpark(
+        mechanism="gradient_descent", dataNorm=1.0, classes=[0.0, 1.0], seed=5, maxIter=STEPS
+    )
+    model = _seeded(est.fit, frame)
+    ref = _seeded(
+        objpert.PrivateLogisticRegression(
+            data_norm=1.0, classes=[0.0, 1.0], random_state=5, max_iter=STEPS, verbose=False
+        ).fit, X, label,
+    )  # fmt: skip
     np.testing.assert_allclose(model.estimator_.coef_, ref.coef_, rtol=1e-9)
-    assert model.estimator_.certificate_.to_dict() == ref.certificate_.to_dict()
+    np.testing.assert_allclose(model.interceptVector, ref.intercept_, rtol=1e-9)
+    assert model.certificate.to_dict() == ref.certificate_.to_dict()
+    assert model.passes_ == 1 + ref.plan_.iterations  # the check, then one per step
 
 
-@pytest.mark.parametrize("how", ["exit"])
-def test_a_task_failing_mid_fit_leaves_the_release_unchanged(frame, binary, tmp_path, how):
-    """A serving task fails at step 5 (an exception, or its Python worker ends): Spark
-    retries it, the retry reads its block again and answers step 5 again."""
-    df, _, _ = frame
+def test_a_worker_ending_mid_fit_leaves_the_release_unchanged(spark, frame, tmp_path):
+    """A task's Python worker ends during a Newton pass: Spark retries the task (classic
+    local[2,4]; the local Connect server gives one try), the retry reads its cached blocks
+    again and the release is the same bit for bit."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        pytest.skip("the local Spark Connect server tries a task once (local[2])")
     flag = tmp_path / "fail-once"
     flag.write_text("")
-    est = PrivateLogisticRegressionSpark(classes=[0.0, 1.0], **PARAMS)
-    est._fault = (str(flag), 5, how)
-    model = _quiet(est.fit, df)
+    params = dict(dataNorm=1.0, classes=[0.0, 1.0], seed=11, epsilon=2.0)
+    faulty = PrivateLogisticRegressionSpark(**params)
+    faulty._fault = str(flag)
+    model = _seeded(faulty.fit, frame)
     assert not flag.exists()  # the fault happened
-    np.testing.assert_array_equal(model.estimator_.coef_, binary.estimator_.coef_)
-    np.testing.assert_array_equal(model.estimator_.intercept_, binary.estimator_.intercept_)
+    clean = _seeded(PrivateLogisticRegressionSpark(**params).fit, frame)
+    np.testing.assert_array_equal(model.coefficientMatrix, clean.coefficientMatrix)
+    np.testing.assert_array_equal(model.interceptVector, clean.interceptVector)
 
 
-def test_the_contract_is_checked_on_the_executors(frame, spark):
-    df, _, _ = frame
-    strict = PrivateLogisticRegressionSpark(classes=[0.0, 1.0], clip=False, **PARAMS)
+def test_a_pass_budget_too_small_releases_nothing(frame):
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=3)
+    with pytest.raises(ToleranceError, match=r"maxPasses = 3.*nothing was released"):
+        est.fit(frame)
+
+
+def test_the_contract_is_checked_on_the_executors(spark, frame):
     with pytest.raises(DataError, match=r"rows have norm above data_norm = 1"):
-        strict.fit(df)
-    narrow = PrivateLogisticRegressionSpark(labelCol="label3", classes=[0.0, 1.0], **PARAMS)
+        PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], clip=False).fit(frame)
     with pytest.raises(DataError, match=r"2\.0"):
-        narrow.fit(df)
-    bad = spark.createDataFrame([([1.0, float("nan")], 1.0), ([0.0, 0.5], 0.0)], ["f", "label"])
-    with pytest.raises(DataError, match="non-finite"):
-        PrivateLogisticRegressionSpark(featuresCol="f", classes=[0, 1], **PARAMS).fit(bad)
+        PrivateLogisticRegressionSpark(labelCol="label3", dataNorm=1.0, classes=[0, 1]).fit(frame)
+    with pytest.raises(ParameterError, match="two classes"):
+        PrivateLogisticRegressionSpark(labelCol="label3", dataNorm=1.0, classes=[0, 1, 2]).fit(
+            frame
+        )
     with pytest.raises(ParameterError, match="dataNorm"):
-        PrivateLogisticRegressionSpark(classes=[0.0, 1.0]).fit(df)
+        PrivateLogisticRegressionSpark(classes=[0.0, 1.0]).fit(frame)
+    holes = spark.createDataFrame(
+        [(1.0, None, 0.0), (0.5, 0.2, 1.0), (None, 0.1, None)], "a double, b double, y double"
+    )
+    with pytest.raises(DataError, match=r"1 in column 'a', 1 in column 'b', 1 in column 'y'"):
+        PrivateLogisticRegressionSpark(inputCols=["a", "b"], labelCol="y", dataNorm=1.0).fit(holes)
+    nan = spark.createDataFrame([([1.0, float("nan")], 1.0), ([0.0, 0.5], 0.0)], ["f", "y"])
+    with pytest.raises(DataError, match="non-finite"):
+        PrivateLogisticRegressionSpark(featuresCol="f", labelCol="y", dataNorm=1.0).fit(nan)
+
+
+def test_a_pipeline_saves_and_loads_without_warnings(spark, frame, tmp_path):
+    """VectorAssembler + the private stage: fitted, saved and loaded the Spark way; no
+    warning from our calls (fit, save, load, transform)."""
+    from pyspark.ml import Pipeline, PipelineModel
+    from pyspark.ml.feature import VectorAssembler
+
+    stages = [
+        VectorAssembler(inputCols=COLS, outputCol="assembled"),
+        PrivateLogisticRegressionSpark(featuresCol="assembled", dataNorm=1.0, classes=[0.0, 1.0]),
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = Pipeline(stages=stages).fit(frame)
+        fitted.write().overwrite().save(str(tmp_path / "pipeline"))
+        loaded = PipelineModel.load(str(tmp_path / "pipeline"))
+        scored = loaded.transform(frame).select("probability", "prediction", *COLS)
+        stages[-1].save(str(tmp_path / "estimator"))
+        again = PrivateLogisticRegressionSpark.load(str(tmp_path / "estimator"))
+    assert [str(w.message) for w in caught] == []
+
+    def named(stage):
+        return {p.name: v for p, v in stage.extractParamMap().items()}
+
+    assert named(again) == named(stages[-1])
+    stage = loaded.stages[-1]
+    assert isinstance(stage, PrivateLogisticRegressionSparkModel)
+    np.testing.assert_array_equal(stage.coefficientMatrix, fitted.stages[-1].coefficientMatrix)
+    assert stage.certificate.to_dict() == fitted.stages[-1].certificate.to_dict()
+    assert stage.getOrDefault("dataNorm") == 1.0 and stage.getFeaturesCol() == "assembled"
+    out = scored.toPandas()
+    Xo = out[COLS].to_numpy()
+    m = Xo @ stage.coefficientMatrix[0] + stage.interceptVector[0]
+    p1 = np.vstack(out["probability"].map(lambda v: v.toArray()))[:, 1]
+    np.testing.assert_allclose(p1, 1.0 / (1.0 + np.exp(-m)), rtol=1e-12)
+    assert out["prediction"].tolist() == np.where(m > 0, 1.0, 0.0).tolist()
+
+
+def test_cross_validation_warns_once_and_is_recorded(frame):
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
+    grid = ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
+    cv = CrossValidator(
+        estimator=est, estimatorParamMaps=grid, numFolds=2, parallelism=1,
+        evaluator=BinaryClassificationEvaluator(), seed=1,
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        best = cv.fit(frame).bestModel
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1 and "CrossValidator fits this private estimator 3 times" in str(
+        leaks[0].message
+    )
+    assert "model selection by CrossValidator (3 fits)" in best.certificate.not_public
 
 
 @settings(max_examples=40, deadline=None)
@@ -187,7 +254,7 @@ def test_params_are_the_sklearn_estimators(
     epsilon, delta, data_norm, fit_intercept, max_iter, seed, mu, classes
 ):
     """Any Params set on the Spark estimator give the scikit-learn estimator with the same
-    parameters (the one whose release the fit runs)."""
+    parameters (the one whose settings the fit validates and, for gradient descent, runs)."""
     spark_params = dict(
         epsilon=epsilon, delta=delta, dataNorm=data_norm, fitIntercept=fit_intercept,
         maxIter=max_iter, seed=seed, mu=mu, classes=classes,
@@ -205,35 +272,30 @@ def test_params_are_the_sklearn_estimators(
         to_sklearn_params({"maxIterations": max_iter})
 
 
-def test_engine_products_are_numpy_s(frame):
-    """The engine's products with X, its gradient and its labels equal numpy's on the rows
-    as checked (clipped to data_norm, the intercept column appended)."""
-    from objpert._data import prepare
-    from objpert._losses import get_loss
-    from objpert.spark import LabelTarget, prepare_spark
+def test_feature_bounds_give_the_row_bound():
+    est = PrivateRobustRegressionSpark(inputCols=COLS, featureBounds=BOUNDS)
+    expected = float(np.linalg.norm([1.0, 1.5, 2.0]))
+    assert est.sklearn_params()["data_norm"] == pytest.approx(expected, rel=1e-15)
+    with pytest.raises(ParameterError, match="one \\(lo, hi\\) per column"):
+        PrivateRobustRegressionSpark(inputCols=COLS, featureBounds=BOUNDS[:2]).sklearn_params()
+    with pytest.raises(ParameterError, match="need inputCols"):
+        PrivateRobustRegressionSpark(featureBounds=BOUNDS).sklearn_params()
 
-    df, X, local = frame
-    prepared = prepare_spark(df, "features", "target", data_norm=1.0, labels="real")
-    with prepared.X as held:
-        ref = prepare(X, local["target"].to_numpy(), labels="real", data_norm=1.0)
-        assert prepared.n_clipped == ref.n_clipped and prepared.zeta == ref.zeta
-        engine, y, clipped = held.for_plan(
-            LabelTarget("real"), n=N, d=D + 1, zeta=ref.zeta, label_kind="real", clip=True
-        )
-        assert (y, clipped, engine.shape) == (None, 0, (N, D + 1))
-        w = np.linspace(-1.0, 1.0, D + 1)
-        # the blocks hold the rows in the order of the coalesced partitions: compare what
-        # does not depend on the order of the rows
-        margins = engine.matvec(w)
-        np.testing.assert_allclose(np.sort(margins), np.sort(ref.X @ w), rtol=1e-12)
-        np.testing.assert_allclose(engine.rmatvec(margins), ref.X.T @ (ref.X @ w), rtol=1e-12)
-        np.testing.assert_array_equal(np.sort(engine.labels()), np.sort(ref.y))
-        loss = get_loss("robust")
-        exact = ref.X.T @ loss.d1(ref.X @ w, ref.y)
-        np.testing.assert_allclose(engine.glm_gradient(w, None, loss), exact, rtol=1e-12)
-        with pytest.raises(DataError, match="shape"):
-            held.for_plan(LabelTarget("real"), n=N + 1, d=D + 1, zeta=ref.zeta,
-                          label_kind="real", clip=True)  # fmt: skip
-        with pytest.raises(DataError, match="binary"):
-            held.for_plan(LabelTarget("real"), n=N, d=D + 1, zeta=ref.zeta,
-                          label_kind="binary", clip=True)  # fmt: skip
+
+def test_a_train_validation_split_is_found_on_the_frames():
+    """The search is read from the calling frames: TrainValidationSplit fits each setting
+    once, plus the refit of the selected one."""
+    from pyspark.ml.tuning import ParamGridBuilder, TrainValidationSplit
+
+    from objpert.spark._tuning import find_search
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0)
+    grid = ParamGridBuilder().addGrid(est.epsilon, [0.5, 1.0, 2.0]).build()
+    search = TrainValidationSplit(estimator=est, estimatorParamMaps=grid)
+
+    def fit(self):  # a frame whose self is the search, as in its _fit
+        return find_search()
+
+    found, use = fit(search)
+    assert found is search and use.record == "model selection by TrainValidationSplit (4 fits)"
+    assert find_search() is None

@@ -1,380 +1,228 @@
-"""pyspark.ml Estimators and Models for objpert's private GLMs (Watkins & Arora 2026).
+"""pyspark.ml Estimators for objpert's private GLMs (docs/spark.md).
 
 :class:`PrivateLogisticRegressionSpark` and :class:`PrivateRobustRegressionSpark` take a
 DataFrame (a Vector column ``featuresCol``, or numeric columns ``inputCols``, and
-``labelCol``) and return a Model whose ``transform`` adds predictions. The release is the
-scikit-learn estimator's own (:class:`objpert.PrivateLogisticRegression`,
-:class:`objpert.PrivateRobustRegression`): the same parameter checks, plan, certificate,
-noise drawn once on the driver and exactly N steps; only the gradient steps run on the
-executors (:class:`~objpert.spark.SparkEngine`). ``model.estimator_`` is that
-fitted estimator, with every fitted attribute (``objpert.save`` and ``objpert.load``
-work on it; its ``certificate_`` is the release's).
-"""
+``labelCol``) and return a Model whose ``transform`` adds predictions. Every pass over
+the rows is a DataFrame query on a cached frame (:mod:`objpert.spark._engine`), so they
+run on a classic session and on Spark Connect alike. The release (``mechanism``):
 
-# ruff: noqa: N815 (Spark ML names its Params in camelCase: featuresCol, maxIter, ...)
+* ``"amp"`` (default): the registry's AMP, the exact-minimiser objective perturbation
+  with the tightest accountant and output noise covering the solver's residual, solved by
+  distributed Newton in a few passes (:mod:`objpert.spark._newton`); binary labels or
+  regression;
+* ``"gradient_descent"``: the scikit-learn estimator's own release
+  (:class:`objpert.PrivateLogisticRegression`, :class:`objpert.PrivateRobustRegression`,
+  Watkins & Arora 2026): its checks, plan, certificate and noise, exactly N gradient
+  steps, one pass each; ``model.estimator_`` is that fitted estimator.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from pyspark import keyword_only
-from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
-from pyspark.ml.param.shared import (
-    HasFeaturesCol,
-    HasLabelCol,
-    HasPredictionCol,
-    HasProbabilityCol,
-    HasRawPredictionCol,
-)
+from pyspark.ml import Estimator
+from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
 
+from objpert._losses import get_loss
 from objpert.estimators._base import LABEL_SET, PrivateGLM, warn_label_set
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
 from objpert.exceptions import DataError, ParameterError
-from objpert.spark._engine import prepare_spark
-from objpert.spark._executor import LabelTarget
+from objpert.mechanisms._registry import plan as plan_release
+from objpert.spark._engine import prepare_spark, quiet_pyspark
+from objpert.spark._models import (
+    PrivateLogisticRegressionSparkModel,
+    PrivateRobustRegressionSparkModel,
+    _PrivateModel,
+)
+from objpert.spark._newton import newton_release
+from objpert.spark._params import (
+    CLASSES,
+    COMPOSITION,
+    MECHANISMS,
+    SCALE,
+    Persistent,
+    PrivateParams,
+)
+from objpert.spark._tasks import LabelTarget
+from objpert.spark._tuning import find_search, warn_search
 
-__all__ = [
-    "PrivateLogisticRegressionSpark",
-    "PrivateLogisticRegressionSparkModel",
-    "PrivateRobustRegressionSpark",
-    "PrivateRobustRegressionSparkModel",
-    "to_sklearn_params",
-]
-
-
-def _auto_or_float(value: Any) -> Any:
-    if isinstance(value, str):
-        if value != "auto":
-            raise TypeError(f"mu must be 'auto' or a number > 0; got {value!r}")
-        return value
-    return TypeConverters.toFloat(value)
-
-
-def _param(name: str, doc: str, converter: Any) -> Param:
-    return Param(Params._dummy(), name, doc, typeConverter=converter)
+__all__ = ["PrivateLogisticRegressionSpark", "PrivateRobustRegressionSpark"]
 
 
-#: Spark Param name -> the scikit-learn estimator's parameter.
-SKLEARN_NAMES: dict[str, str] = {
-    "epsilon": "epsilon",
-    "delta": "delta",
-    "dataNorm": "data_norm",
-    "fitIntercept": "fit_intercept",
-    "interceptScaling": "intercept_scaling",
-    "clip": "clip",
-    "calibration": "calibration",
-    "mu": "mu",
-    "comparatorNorm": "comparator_norm",
-    "maxIter": "max_iter",
-    "seed": "random_state",
-    "stepTimeout": "step_timeout",
-    "classes": "classes",
-    "composition": "composition",
-    "scale": "scale",
-}
-
-
-class _PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
-    """The Params both private GLMs share (defaults: the scikit-learn estimators')."""
-
-    inputCols = _param(
-        "inputCols",
-        "numeric feature columns, read instead of featuresCol when set",
-        TypeConverters.toListString,
-    )
-    epsilon = _param("epsilon", "target epsilon of the fit (> 0)", TypeConverters.toFloat)
-    delta = _param("delta", "target delta of the fit, in (0, 1)", TypeConverters.toFloat)
-    dataNorm = _param(
-        "dataNorm",
-        "public bound on each feature row's Euclidean norm (Assumption 1); required",
-        TypeConverters.toFloat,
-    )
-    fitIntercept = _param("fitIntercept", "append an intercept column", TypeConverters.toBoolean)
-    interceptScaling = _param(
-        "interceptScaling",
-        "value c of the intercept column (None: dataNorm)",
-        TypeConverters.toFloat,
-    )
-    clip = _param(
-        "clip", "scale rows above dataNorm down (True) or refuse them", TypeConverters.toBoolean
-    )
-    calibration = _param("calibration", "'tight' or 'corollary413'", TypeConverters.toString)
-    mu = _param("mu", "ridge mu: 'auto' or a number > 0", _auto_or_float)
-    comparatorNorm = _param(
-        "comparatorNorm", "W, the comparator norm of mu='auto'", TypeConverters.toFloat
-    )
-    maxIter = _param(
-        "maxIter", "most gradient steps the calibration may plan", TypeConverters.toInt
-    )
-    seed = _param(
-        "seed",
-        "testing seed of the noise (None: OS entropy; a seed is not private)",
-        TypeConverters.toInt,
-    )
-    stepTimeout = _param(
-        "stepTimeout", "seconds a gradient step may wait for the executors", TypeConverters.toFloat
-    )
-
-    _estimator: ClassVar[type[PrivateGLM]] = PrivateGLM
-    _own: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self, *args: Any):
-        super().__init__(*args)
-        defaults = self._estimator().get_params()
-        self._setDefault(
-            **{
-                name: defaults[SKLEARN_NAMES[name]]
-                for name in (*_COMMON, *self._own)
-                if name not in ("seed",)
-            }
-        )
-
-    def sklearn_params(self) -> dict[str, Any]:
-        """The scikit-learn estimator's parameters from these Params (see
-        :func:`to_sklearn_params`)."""
-        values = {name: self.getOrDefault(name) for name in (*_COMMON, *self._own)
-                  if self.isDefined(name)}  # fmt: skip
-        return to_sklearn_params(values)
-
-    def _feature_source(self) -> str | list[str]:
-        if self.isDefined(self.inputCols) and self.getOrDefault(self.inputCols):
-            return list(self.getOrDefault(self.inputCols))
-        return self.getFeaturesCol()
-
-
-_COMMON = (
-    "epsilon", "delta", "dataNorm", "fitIntercept", "interceptScaling", "clip", "calibration",
-    "mu", "comparatorNorm", "maxIter", "seed", "stepTimeout",
-)  # fmt: skip
-
-
-def to_sklearn_params(values: dict[str, Any]) -> dict[str, Any]:
-    """Spark Params (by name) as the scikit-learn estimator's keyword arguments: ``seed``
-    is ``random_state``, ``dataNorm`` is ``data_norm``, ...; ``verbose=False`` (no
-    progress bar on a cluster's driver). An unknown name is a ParameterError."""
-    unknown = sorted(set(values) - set(SKLEARN_NAMES))
-    if unknown:
-        raise ParameterError(f"unknown Params {unknown}; known: {sorted(SKLEARN_NAMES)}")
-    out = {SKLEARN_NAMES[k]: v for k, v in values.items()}
-    if isinstance(out.get("classes"), tuple):
-        out["classes"] = list(out["classes"])
-    return {**out, "verbose": False}
-
-
-def _fit_on_spark(params: _PrivateParams, dataset: Any, estimator: PrivateGLM) -> PrivateGLM:
-    """The scikit-learn estimator's release on the DataFrame's rows: its settings, plan,
-    calibration and release code, the gradient steps on a SparkEngine (closed after)."""
-    p = estimator._fit_settings()
+def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool, first=None) -> Any:
     if p.data_norm is None:
         raise ParameterError(
             "a fit on Spark needs a declared dataNorm (a bound on every feature row's norm "
-            "from public knowledge): scale the features to public bounds and set dataNorm"
+            "from public knowledge), or featureBounds with inputCols: scale the features to "
+            "public bounds and set them"
         )
-    classify = isinstance(estimator, PrivateLogisticRegression)
-    source = params._feature_source()
-    prepared = prepare_spark(
-        dataset,
-        source,
-        params.getLabelCol(),
-        data_norm=p.data_norm,
-        labels="classes" if classify else "real",
-        fit_intercept=p.fit_intercept,
-        intercept_scaling=p.intercept_scaling,
-        clip=p.clip,
-        classes=p.classes if classify else None,
-        timeout=estimator.step_timeout,
+    return prepare_spark(
+        dataset, params.feature_source(), params.getLabelCol(), data_norm=p.data_norm,
+        labels="classes" if classify else "real", fit_intercept=p.fit_intercept,
+        intercept_scaling=p.intercept_scaling, clip=p.clip,
+        classes=p.classes if classify else None, bounds=params.bounds(), first=first,
         _fault=getattr(params, "_fault", None),
-    )
+    )  # fmt: skip
+
+
+def _label_set(prepared: Any, p: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+    classes = prepared.classes
+    if p.classes is not None:
+        return classes, ()
+    warn_label_set(classes)
+    if len(classes) < 2:
+        raise DataError(
+            f"the training labels hold only one class ({classes.tolist()!r}); a classifier "
+            "needs at least two: declare the label set with classes"
+        )
+    return classes, (LABEL_SET,)
+
+
+def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _PrivateModel,
+             tuned: tuple[str, ...]) -> None:  # fmt: skip
+    """The Newton release of AMP on the DataFrame's rows, stored on ``model``."""
+    p = est._fit_settings()
+    classify = isinstance(est, PrivateLogisticRegression)
+    if classify and p.classes is not None and len(p.classes) > 2:
+        raise ParameterError(
+            f"mechanism='amp' releases one weight vector: two classes; got {len(p.classes)} "
+            "classes: use mechanism='gradient_descent' (one-vs-rest)"
+        )
+    loss = get_loss("logistic") if classify else get_loss("robust", scale=p.scale)
+    target = LabelTarget("ovr", 1) if classify else LabelTarget("real")
+    prepared = _prepare(params, dataset, p, classify, (loss, target))
     engine = prepared.X
     try:
         not_public: tuple[str, ...] = ()
+        classes = None
         if classify:
-            classes = prepared.classes
-            assert classes is not None
-            if p.classes is None:
-                warn_label_set(classes)
-                not_public = (LABEL_SET,)
-                if len(classes) < 2:
-                    raise DataError(
-                        f"the training labels hold only one class ({classes.tolist()!r}); a "
-                        "classifier needs at least two: declare the label set with classes"
-                    )
+            classes, not_public = _label_set(prepared, p)
+            if len(classes) > 2:
+                raise ParameterError(
+                    f"mechanism='amp' releases one weight vector: two classes; the labels "
+                    f"hold {len(classes)}: use mechanism='gradient_descent' (one-vs-rest)"
+                )
+        passes = params.getOrDefault(params.maxPasses)
+        plan = plan_release(
+            "amp", loss=loss.name, n=engine.n, d=engine.d, zeta=prepared.zeta,
+            epsilon=p.epsilon, delta=p.delta, mu=p.mu, max_iter=passes,
+            gamma=params.getOrDefault(params.tol) * float(loss.L1) * prepared.zeta,
+            **({} if classify else {"loss_params": {"scale": p.scale}}),
+        )  # fmt: skip
+        w, cert, _ = newton_release(engine, target, plan, est.random_state, passes)
+        model.passes_ = engine.passes  # a statistic of the rows: shown, never saved
+    finally:
+        engine.close()
+    c = prepared.intercept_scaling
+    coef, intercept = (w[:-1], w[-1] * c) if p.fit_intercept else (w, 0.0)
+    cert = replace(cert, not_public=(*not_public, *tuned))
+    model.set_release(coef, np.array([intercept]), cert, "amp", classes)
+    model.plan = plan
+
+
+def _fit_descent(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _PrivateModel,
+                 tuned: tuple[str, ...]) -> None:  # fmt: skip
+    """The scikit-learn estimator's release (its plan, calibration and release code), each
+    gradient step one DataFrame pass; stored on ``model`` (``estimator_`` is ``est``)."""
+    p = est._fit_settings()
+    classify = isinstance(est, PrivateLogisticRegression)
+    prepared = _prepare(params, dataset, p, classify)
+    engine = prepared.X
+    source = params.feature_source()
+    try:
+        not_public: tuple[str, ...] = ()
+        classes = None
+        if classify:
+            classes, not_public = _label_set(prepared, p)
             ks = [1] if len(classes) == 2 else range(len(classes))
             targets = [LabelTarget("ovr", k) for k in ks]
         else:
-            classes, targets = None, [LabelTarget("real")]
-        estimator.n_features_in_ = engine.d - (1 if p.fit_intercept else 0)
+            targets = [LabelTarget("real")]
+        est.n_features_in_ = engine.d - (1 if p.fit_intercept else 0)
         if not isinstance(source, str):
-            estimator.feature_names_in_ = np.asarray(source, dtype=object)
-        clipped, seconds = estimator._release(
-            prepared, targets, p, not_public, classes if classify else None
-        )
+            est.feature_names_in_ = np.asarray(source, dtype=object)
+        clipped, seconds = est._release(prepared, targets, p, (*not_public, *tuned), classes)
         if classify:
-            estimator.classes_ = classes
-            if "multi_class" in estimator.get_params():  # K > 2 on a cluster: one-vs-rest
-                estimator.multi_class_ = "ovr"
-        estimator._finish_fit(p, clipped, seconds)
+            est.classes_ = classes
+            if "multi_class" in est.get_params():  # K > 2 on a cluster: one-vs-rest
+                est.multi_class_ = "ovr"
+        est._finish_fit(p, clipped, seconds)
+        model.passes_ = engine.passes
     finally:
         engine.close()
-    return estimator
+    model.estimator_ = est
+    model.plan = est.plan_
+    model.set_release(est.coef_, est.intercept_, est.certificate_, "gradient_descent", classes)
 
 
-class _PrivateEstimator(Estimator, _PrivateParams):
+class _PrivateEstimator(Estimator, PrivateParams, Persistent):
+    _search_record: tuple[str, ...] = ()
+
     def _fit(self, dataset: Any) -> Any:
-        estimator = self._estimator(**self.sklearn_params())
-        fitted = _fit_on_spark(self, dataset, estimator)
-        model = self._model(fitted)
+        mechanism = self.getOrDefault(self.mechanism)
+        if mechanism not in MECHANISMS:
+            raise ParameterError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
+        found = find_search()
+        tuned = self._search_record
+        if found is not None:  # the selected setting's refit
+            warn_search(*found)
+            tuned = (found[1].record,)
+        est = self._estimator(**self.sklearn_params())
+        model = self._model()
+        with quiet_pyspark():
+            fit = _fit_amp if mechanism == "amp" else _fit_descent
+            fit(self, dataset, est, model, tuned)
         self._copyValues(model)
         return model
 
-    def _model(self, fitted: PrivateGLM) -> Any:
+    def fitMultiple(self, dataset: Any, paramMaps: Any) -> Any:
+        """Spark ML's fits of several settings (what ``CrossValidator`` and
+        ``TrainValidationSplit`` call): each fitted model records the search in its
+        certificate's ``not_public``, and the search warns once."""
+        marked = self.copy()
+        found = find_search()
+        if found is not None:
+            warn_search(*found)
+            marked._search_record = (found[1].record,)
+        else:
+            marked._search_record = (f"model selection over {len(paramMaps)} settings",)
+        return Estimator.fitMultiple(marked, dataset, paramMaps)
+
+    def _model(self) -> _PrivateModel:
         raise NotImplementedError
 
 
-class _PrivateModel(Model, _PrivateParams):
-    """A fitted private GLM: ``estimator_`` is the scikit-learn estimator released."""
-
-    def __init__(self, estimator: PrivateGLM | None = None):
-        super().__init__()
-        self.estimator_ = estimator
-
-    @property
-    def certificate(self) -> Any:
-        """The release's certificate (``estimator_.certificate_``)."""
-        return self.estimator_.certificate_
-
-    @property
-    def numFeatures(self) -> int:
-        return int(self.estimator_.n_features_in_)
-
-    def _features(self, dataset: Any) -> Any:
-        from pyspark.ml.functions import vector_to_array
-        from pyspark.sql import functions as sf
-
-        source = self._feature_source()
-        if isinstance(source, str):
-            t = dataset.schema[source].dataType
-            if t.typeName() == "array":
-                return sf.col(source).cast("array<double>")
-            return vector_to_array(sf.col(source), "float64")
-        return sf.array(*[sf.col(c).cast("double") for c in source])
-
-
-def _rows(series: Any, d: int) -> np.ndarray:
-    if len(series) == 0:
-        return np.empty((0, d))
-    return np.vstack(series.to_numpy()).astype(np.float64, copy=False)
-
-
-class PrivateLogisticRegressionSparkModel(_PrivateModel, HasProbabilityCol, HasRawPredictionCol):
-    """Fitted by :class:`PrivateLogisticRegressionSpark`. ``transform`` adds
-    ``rawPredictionCol`` (the margins as a Vector: (-m, m) for two classes, one per class
-    otherwise), ``probabilityCol`` (a Vector, ``estimator_.predict_proba``) and
-    ``predictionCol`` (the predicted label: a double for numeric labels, a string for
-    string labels). Set a column name to "" to leave that column out."""
-
-    _estimator = PrivateLogisticRegression
-    _own = ("classes", "composition")
-
-    classes = _param("classes", "the public label set", TypeConverters.toList)
-    composition = _param("composition", "how one-vs-rest releases compose", TypeConverters.toString)
-
-    @property
-    def numClasses(self) -> int:
-        return len(self.estimator_.classes_)
-
-    @property
-    def coefficientMatrix(self) -> np.ndarray:
-        return np.atleast_2d(self.estimator_.coef_)
-
-    @property
-    def interceptVector(self) -> np.ndarray:
-        return np.atleast_1d(self.estimator_.intercept_)
-
-    def _transform(self, dataset: Any) -> Any:
-        import pandas as pd
-        from pyspark.ml.functions import array_to_vector
-        from pyspark.sql import functions as sf
-        from pyspark.sql.functions import pandas_udf
-
-        est = self.estimator_
-        d = est.n_features_in_
-        numeric = est.classes_.dtype.kind in "biuf"
-        label_type = "double" if numeric else "string"
-        schema = f"raw array<double>, prob array<double>, pred {label_type}"
-
-        def predict(features):
-            X = _rows(features, d)
-            scores = est.decision_function(X) if len(X) else np.empty((0, 1))
-            raw = np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
-            prob = est.predict_proba(X) if len(X) else np.empty((0, raw.shape[1]))
-            pred = est.predict(X) if len(X) else np.empty(0)
-            pred = pred.astype(np.float64) if numeric else pred.astype(str)
-            return pd.DataFrame({"raw": list(raw), "prob": list(prob), "pred": pred})
-
-        predict.__annotations__ = {"features": pd.Series, "return": pd.DataFrame}
-        tmp = f"__objpert_{id(self)}"
-        out = dataset.withColumn(tmp, pandas_udf(predict, schema)(self._features(dataset)))
-        for col, field, vector in (
-            (self.getRawPredictionCol(), "raw", True),
-            (self.getProbabilityCol(), "prob", True),
-            (self.getPredictionCol(), "pred", False),
-        ):
-            if col:
-                value = sf.col(f"{tmp}.{field}")
-                out = out.withColumn(col, array_to_vector(value) if vector else value)
-        return out.drop(tmp)
-
-
 class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRawPredictionCol):
-    """Differentially private logistic regression on a Spark DataFrame (Watkins & Arora
-    2026): the release of :class:`objpert.PrivateLogisticRegression` (binary, or
-    one-vs-rest over ``classes``) with its gradient steps on the executors.
+    """Differentially private logistic regression on a Spark DataFrame.
 
     Params (defaults as the scikit-learn estimator's): ``featuresCol`` (a Vector or an
-    array of numbers) or ``inputCols`` (numeric columns), ``labelCol``, ``predictionCol``,
-    ``probabilityCol``, ``rawPredictionCol``; ``epsilon``, ``delta``, ``dataNorm``
-    (required: public), ``fitIntercept``, ``interceptScaling``, ``clip``,
-    ``calibration``, ``mu``, ``comparatorNorm``, ``maxIter``, ``classes`` (the public
-    label set; None reads it from the labels: PrivacyLeakWarning, ``"label set"`` in the
-    certificate's ``not_public``), ``composition``, ``seed`` (testing only) and
-    ``stepTimeout``. The number of rows n is counted in the first pass over the data
-    (public, as everywhere in objpert; docs/spark.md)."""
+    array of numbers) or ``inputCols`` (numeric columns, with optional ``featureBounds``),
+    ``labelCol``, ``predictionCol``, ``probabilityCol``, ``rawPredictionCol``;
+    ``epsilon``, ``delta``, ``dataNorm`` (required unless ``featureBounds``: public),
+    ``fitIntercept``, ``interceptScaling``, ``clip``, ``mechanism`` ("amp" or
+    "gradient_descent"), ``maxPasses`` (amp), ``calibration``, ``mu``, ``comparatorNorm``,
+    ``tol`` (amp), ``maxIter`` (gradient_descent), ``classes`` (the public label set),
+    ``composition`` (one-vs-rest), ``seed`` (testing only). See docs/spark.md.
+    """
 
+    classes = CLASSES
+    composition = COMPOSITION
     _estimator = PrivateLogisticRegression
     _own = ("classes", "composition")
-
-    classes = PrivateLogisticRegressionSparkModel.classes
-    composition = PrivateLogisticRegressionSparkModel.composition
 
     @keyword_only
     def __init__(
-        self,
-        *,
-        featuresCol="features",
-        labelCol="label",
-        predictionCol="prediction",
-        probabilityCol="probability",
-        rawPredictionCol="rawPrediction",
-        inputCols=None,
-        epsilon=None,
-        delta=None,
-        dataNorm=None,
-        fitIntercept=None,
-        interceptScaling=None,
-        clip=None,
-        calibration=None,
-        mu=None,
-        comparatorNorm=None,
-        maxIter=None,
-        classes=None,
-        composition=None,
-        seed=None,
-        stepTimeout=None,
-    ):
+        self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
+        probabilityCol="probability", rawPredictionCol="rawPrediction", inputCols=None,
+        featureBounds=None, epsilon=None, delta=None, dataNorm=None, fitIntercept=None,
+        interceptScaling=None, clip=None, mechanism=None, maxPasses=None, calibration=None,
+        mu=None, comparatorNorm=None, maxIter=None, classes=None, composition=None, seed=None,
+        tol=None,
+    ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))
 
@@ -383,80 +231,26 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
         """Set Params by keyword."""
         return self._set(**_given(self._input_kwargs))
 
-    def _model(self, fitted: PrivateGLM) -> PrivateLogisticRegressionSparkModel:
-        return PrivateLogisticRegressionSparkModel(fitted)
-
-
-class PrivateRobustRegressionSparkModel(_PrivateModel):
-    """Fitted by :class:`PrivateRobustRegressionSpark`; ``transform`` adds
-    ``predictionCol`` (``estimator_.predict``)."""
-
-    _estimator = PrivateRobustRegression
-    _own = ("scale",)
-
-    scale = _param(
-        "scale", "residual scale c of the pseudo-Huber loss (> 0)", TypeConverters.toFloat
-    )
-
-    @property
-    def coefficients(self) -> np.ndarray:
-        return np.asarray(self.estimator_.coef_)
-
-    @property
-    def intercept(self) -> float:
-        return float(self.estimator_.intercept_)
-
-    def _transform(self, dataset: Any) -> Any:
-        import pandas as pd
-        from pyspark.sql.functions import pandas_udf
-
-        est = self.estimator_
-        d = est.n_features_in_
-
-        def predict(features):
-            X = _rows(features, d)
-            return pd.Series(est.predict(X) if len(X) else np.empty(0))
-
-        predict.__annotations__ = {"features": pd.Series, "return": pd.Series}
-        col = self.getPredictionCol()
-        if not col:
-            return dataset
-        return dataset.withColumn(col, pandas_udf(predict, "double")(self._features(dataset)))
+    def _model(self) -> PrivateLogisticRegressionSparkModel:
+        return PrivateLogisticRegressionSparkModel()
 
 
 class PrivateRobustRegressionSpark(_PrivateEstimator):
-    """Differentially private robust regression (pseudo-Huber loss) on a Spark DataFrame:
-    the release of :class:`objpert.PrivateRobustRegression` with its gradient steps on the
-    executors. Params as :class:`PrivateLogisticRegressionSpark` (no classes), plus
-    ``scale``."""
+    """Differentially private robust regression (pseudo-Huber loss) on a Spark DataFrame.
+    Params as :class:`PrivateLogisticRegressionSpark` (no classes), plus ``scale``."""
 
+    scale = SCALE
     _estimator = PrivateRobustRegression
     _own = ("scale",)
 
-    scale = PrivateRobustRegressionSparkModel.scale
-
     @keyword_only
     def __init__(
-        self,
-        *,
-        featuresCol="features",
-        labelCol="label",
-        predictionCol="prediction",
-        inputCols=None,
-        epsilon=None,
-        delta=None,
-        dataNorm=None,
-        fitIntercept=None,
-        interceptScaling=None,
-        clip=None,
-        calibration=None,
-        mu=None,
-        comparatorNorm=None,
-        maxIter=None,
-        scale=None,
-        seed=None,
-        stepTimeout=None,
-    ):
+        self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
+        inputCols=None, featureBounds=None, epsilon=None, delta=None, dataNorm=None,
+        fitIntercept=None, interceptScaling=None, clip=None, mechanism=None, maxPasses=None,
+        calibration=None, mu=None, comparatorNorm=None, maxIter=None, scale=None, seed=None,
+        tol=None,
+    ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))
 
@@ -465,8 +259,8 @@ class PrivateRobustRegressionSpark(_PrivateEstimator):
         """Set Params by keyword."""
         return self._set(**_given(self._input_kwargs))
 
-    def _model(self, fitted: PrivateGLM) -> PrivateRobustRegressionSparkModel:
-        return PrivateRobustRegressionSparkModel(fitted)
+    def _model(self) -> PrivateRobustRegressionSparkModel:
+        return PrivateRobustRegressionSparkModel()
 
 
 def _given(kwargs: dict[str, Any]) -> dict[str, Any]:
