@@ -3,7 +3,7 @@ the full step budget, diffprivlib, DP-SGD and the non-private fit on public tabl
 ship offline, paired by seed.
 
 Usage: python benchmarks/accuracy_suite.py [--seeds S] [--tables NAME ...]
-       [--epsilons E ...] [--json benchmarks/accuracy_suite.json]
+       [--epsilons E ...] [--searches] [--json benchmarks/accuracy_suite.json]
        python benchmarks/accuracy_suite.py --table benchmarks/accuracy_suite.json
 
 Tables (:data:`TABLES`): the four of :mod:`objpert.apps.datasets` with their public
@@ -34,6 +34,11 @@ Methods, each at epsilon 0.1, 0.3, 1, 3 over seeds 0..S-1 (default 5):
   (its planner's defaults, the default plan's ridge);
 - ``nonprivate``: scikit-learn's LogisticRegression(C=1).
 
+``--searches`` (binary tables): instead, the default fit (no search) against
+``PrivateGridSearch`` over the comparator norms {1, 3, 10, 30} (docs/model-selection.md)
+by random stopping and by the split method, each search a release of the whole (epsilon,
+delta) and seeded by the seed (JSON: benchmarks/accuracy_suite_search.json).
+
 Each cell reports the mean accuracy and, against ``default``, the mean paired difference
 (same seed) and its standard error. Nothing private is cached: the JSON holds accuracies,
 plans' public constants and seconds.
@@ -60,7 +65,7 @@ from objpert.apps._external.diffprivlib_env import run_diffprivlib
 from objpert.certify._calibration import tight
 from objpert.estimators import PrivateLogisticRegression
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER, plan_for
-from objpert.exceptions import TestingSeedWarning
+from objpert.exceptions import TestingSeedWarning, UnreachableTargetError
 from objpert.mechanisms._perturbed_gd import release_batch
 
 DELTA = 1e-6
@@ -257,6 +262,61 @@ def _multi_cell(Xtr, ytr, Xte, yte, classes, eps, seeds):
     return out, plans
 
 
+#: The grid the docs suggest for a search (docs/model-selection.md): the comparator norm.
+SEARCH_GRID = {"comparator_norm": [1.0, 3.0, 10.0, 30.0]}
+
+
+def run_searches(name, epsilons, seeds):
+    """Binary tables: the default fit (no search) against PrivateGridSearch over
+    :data:`SEARCH_GRID` by random stopping and by the split method, each a release of
+    the whole (epsilon, delta), seeds 0..S-1, paired by seed."""
+    from objpert.model_selection import PrivateGridSearch
+
+    Xtr, Xte, ytr, yte, classes, norm, _ = load_table(name)
+    if len(classes) != 2:
+        raise SystemExit(f"--searches runs on binary tables; {name} has {len(classes)}")
+    rows = []
+    for eps in epsilons:
+        accs: dict[str, list[float]] = {"default": [], "random_stopping": [], "split": []}
+        for s in seeds:
+            base = PrivateLogisticRegression(
+                epsilon=eps, delta=DELTA, data_norm=norm, classes=[0, 1], random_state=s
+            )
+            accs["default"].append(float(base.fit(Xtr, ytr).score(Xte, yte)))
+            for method in ("random_stopping", "split"):
+                search = PrivateGridSearch(
+                    estimator=base, param_grid=SEARCH_GRID, method=method, random_state=s
+                )
+                try:
+                    acc = float(search.fit(Xtr, ytr).score(Xte, yte))
+                except UnreachableTargetError:  # split: a part too small to certify
+                    acc = math.nan
+                accs[method].append(acc)
+        methods = {}
+        for m, a in accs.items():
+            ok = [i for i, v in enumerate(a) if not math.isnan(v)]
+            diff, se = paired([a[i] for i in ok], [accs["default"][i] for i in ok])
+            methods[m] = {"mean": float(np.mean([a[i] for i in ok])) if ok else math.nan,
+                          "minus_default": diff, "se": se, "values": a}  # fmt: skip
+        row = {"table": name, "n_train": len(ytr), "d": int(Xtr.shape[1]), "k": 2,
+               "epsilon": eps, "grid": SEARCH_GRID, "methods": methods}  # fmt: skip
+        rows.append(row)
+        print(line(row), flush=True)
+    return rows
+
+
+def search_markdown(out) -> str:
+    """The searches' table: default (no search) and each search's paired difference."""
+    lines = ["| table | n_train | eps | no search (default) | random stopping | split |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in out["rows"]:
+        m = r["methods"]
+        lines.append(f"| {r['table']} | {r['n_train']} | {r['epsilon']:g} | "
+                     f"{m['default']['mean']:.3f} | {_cell(m, 'random_stopping')} | "
+                     f"{_cell(m, 'split')} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def paired(a, b):
     """Mean of a - b over the seeds and its standard error."""
     diff = np.asarray(a, float) - np.asarray(b, float)
@@ -373,22 +433,26 @@ def main(argv=None):
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     parser.add_argument("--json", default=None)
     parser.add_argument("--table", default=None, help="print the table of this JSON file")
+    parser.add_argument("--searches", action="store_true",
+                        help="binary tables: the default against both searches")  # fmt: skip
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown(json.loads(Path(args.table).read_text())))
+        out = json.loads(Path(args.table).read_text())
+        print(search_markdown(out) if out.get("searches") else markdown(out))
         return 0
     warnings.filterwarnings("ignore", category=TestingSeedWarning)
     seeds = list(range(args.seeds))
     start = time.perf_counter()
-    rows = [r for name in args.tables for r in run_table(name, args.epsilons, seeds)]
+    run = run_searches if args.searches else run_table
+    rows = [r for name in args.tables for r in run(name, args.epsilons, seeds)]
     this = {"command": "python benchmarks/accuracy_suite.py " + " ".join(argv or sys.argv[1:]),
             "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
     out = {"python": platform.python_version(), "delta": DELTA, "seeds": args.seeds,
            "split_seed": SPLIT_SEED, "max_rows": MAX_ROWS, "runs": [this],
-           "rows": rows}  # fmt: skip
+           "searches": args.searches, "rows": rows}  # fmt: skip
     if args.json and Path(args.json).exists():  # keep the other tables' rows
         old = json.loads(Path(args.json).read_text())
-        if old["seeds"] == out["seeds"]:
+        if old["seeds"] == out["seeds"] and old.get("searches") == out["searches"]:
             out["runs"] = [*old["runs"], this]
             kept = [r for r in old["rows"] if r["table"] not in args.tables]
             order = list(TABLES)
@@ -396,7 +460,7 @@ def main(argv=None):
                                                                r["epsilon"]))  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    print(markdown(out))
+    print(search_markdown(out) if args.searches else markdown(out))
     return 0
 
 
