@@ -9,8 +9,9 @@ split's training rows, as ``objpert demo`` fits) and epsilon: the plan of
 (:func:`objpert.certify._calibration.tight`, empirical objective, W = 3), its knee
 (:func:`objpert.certify._knee.knee`): the budget N_k it calibrates at, the bound
 B*(max_iter) and what doubling max_iter would take off it, whether the budget binds
-(the gain exceeds the knee tolerance times the doubled budget's bound) and whether ``fit`` would warn (the gain exceeds
-``NOTABLE_GAIN``). Public constants only: no data are read but the row counts.
+(the gain exceeds the knee tolerance times the doubled budget's bound) and whether
+``fit`` would warn (the gain exceeds ``NOTABLE_GAIN``). Public constants only: no data
+are read but the row counts.
 """
 
 from __future__ import annotations
