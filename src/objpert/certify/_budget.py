@@ -1,7 +1,7 @@
 """Is the iteration budget a ceiling? What doubling it would buy, from public constants alone.
 
 The tight calibration (:func:`objpert.certify.tight`) calibrates at the knee
-of its bound B*(N) (the smallest budget whose bound is within ``knee_tolerance``, 2% by
+of its bound B*(N) (the smallest budget whose bound is within ``knee_tolerance``, 0.05% by
 default, of the bound with all ``max_iter`` steps). Under Theorem C.13 of Watkins & Arora
 (2026) the smallest certifying sigma falls as N grows and, with mu chosen by the
 calibration, a smaller mu becomes certifiable, so a budget below the knee costs accuracy.

@@ -72,7 +72,7 @@ def tight(
     (about N L / mu steps are needed), so the regularisation term mu W^2/2 halves with
     each doubling. The step budget is the knee of B*: the smallest candidate
     N_k = round(max_iter 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) with
-    B*(N_k) <= (1 + ``knee_tolerance``) B*(max_iter) (relative; 2% by default), found by
+    B*(N_k) <= (1 + ``knee_tolerance``) B*(max_iter) (relative; 0.05% by default), found by
     bisection as B* does not increase with N; N_k = max_iter when no smaller candidate
     is within it (whether a doubling of max_iter would still lower B* by more than the
     tolerance: :func:`objpert.certify._budget.ceiling`).
