@@ -9,8 +9,9 @@ split's training rows, as ``objpert demo`` fits) and epsilon: the plan of
 (:func:`objpert.certify._calibration.tight`, empirical objective, W = 3), its knee
 (:func:`objpert.certify._knee.knee`): the budget N_k it calibrates at, the bound
 B*(max_iter) and what doubling max_iter would take off it, whether the budget binds
-(the gain exceeds the knee tolerance) and whether ``fit`` would warn (the gain exceeds
-``NOTABLE_GAIN``). Public constants only: no data are read but the row counts.
+(the gain exceeds the knee tolerance times the doubled budget's bound) and whether
+``fit`` would warn (the gain exceeds ``NOTABLE_GAIN``). Public constants only: no data
+are read but the row counts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import math
 import sys
 
 from objpert.certify._budget import NOTABLE_GAIN, ceiling
-from objpert.certify._calibration import KNEE_TOLERANCE, knee, tight
+from objpert.certify._calibration import tight
+from objpert.certify._knee import KNEE_TOLERANCE, knee
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 
 DELTA = 1e-6

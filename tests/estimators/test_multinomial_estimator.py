@@ -75,6 +75,11 @@ def test_auto_rule_and_ovr():
     ovr = _fit(PrivateLogisticRegression(classes=[0, 1, 2, 3], multi_class="ovr", **base), X, y)
     assert ovr.multi_class_ == "ovr" and len(ovr.plan_) == 4
     np.testing.assert_allclose(ovr.predict_proba(X).sum(axis=1), 1.0)
+    X3, y3 = _data(k=3)
+    three = _fit(PrivateLogisticRegression(classes=[0, 1, 2], **base), X3, y3)
+    assert three.multi_class_ == "multinomial"  # the "auto" rule: from three classes on
+    ovr3 = _fit(PrivateLogisticRegression(classes=[0, 1, 2], multi_class="ovr", **base), X3, y3)
+    assert ovr3.multi_class_ == "ovr" and len(ovr3.plan_) == 3
     binary = _fit(
         PrivateLogisticRegression(classes=[0, 1], multi_class="multinomial", **base),
         X, (y > 1).astype(int),

@@ -81,7 +81,11 @@ def estimator_cases() -> dict[str, Any]:
             {"classes": [0, 1], "feature_bounds": [(-1, 1)] * 5, "epsilon": 0.3},
             2,
         ),
-        "ovr3": (PrivateLogisticRegression, {"classes": [0, 1, 2], "data_norm": 1.0}, 3),
+        "ovr3": (
+            PrivateLogisticRegression,
+            {"classes": [0, 1, 2], "data_norm": 1.0, "multi_class": "ovr"},
+            3,
+        ),
         "ovr3_split": (
             PrivateLogisticRegression,
             {"classes": [0, 1, 2], "data_norm": 1.0, "composition": "split"},

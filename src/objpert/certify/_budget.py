@@ -1,16 +1,16 @@
 """Is the iteration budget a ceiling? What doubling it would buy, from public constants alone.
 
 The tight calibration (:func:`objpert.certify.tight`) calibrates at the knee
-of its bound B*(N) (the smallest budget at which a doubling of the steps lowers the bound
-by at most ``knee_tolerance``, 0.05 in the loss's units by default) or at ``max_iter``
-when the knee lies beyond it. Under Theorem C.13 of Watkins & Arora (2026) the smallest
-certifying sigma falls as N grows and, with mu chosen by the calibration, a smaller mu
-becomes certifiable, so a budget below the knee costs accuracy. :func:`ceiling` says
-whether the budget binds by that same rule (:attr:`Knee.binds`, one cached computation
-shared with the calibration) and, when it does, what twice the budget would plan; the
-estimators warn when it binds and the doubling would lower the bound by more than
-:data:`NOTABLE_GAIN` (0.1 loss units, twice the knee tolerance: the calibration spends
-steps that buy 0.05, a user is asked for more compute only when it buys twice that).
+of its bound B*(N) (the smallest budget whose bound is within ``knee_tolerance``, 0.05% by
+default, of the bound with all ``max_iter`` steps). Under Theorem C.13 of Watkins & Arora
+(2026) the smallest certifying sigma falls as N grows and, with mu chosen by the
+calibration, a smaller mu becomes certifiable, so a budget below the knee costs accuracy.
+:func:`ceiling` says whether the budget binds (:attr:`Knee.binds`: doubling it would
+lower the bound by more than the tolerance, relative to the doubled budget's bound; one
+cached computation shared with the calibration) and, when it does, what twice the budget
+would plan; the estimators warn when it binds and the doubling would lower the bound by
+more than :data:`NOTABLE_GAIN` (0.1 loss units: more compute is asked for only when it
+buys a material share of the loss, log 2 = 0.69 for the logistic loss's zero model).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ class CeilingReport:
 
     ``at_ceiling``: the knee of the calibration's bound lies beyond ``max_iter``:
     twice the budget lowers the bound B* by ``bound_now - bound_with_double_budget`` >
-    ``tolerance`` (loss units, the knee tolerance). ``sigma_with_double_budget`` and
+    ``tolerance`` times ``bound_with_double_budget`` (the knee's relative tolerance).
+    ``sigma_with_double_budget`` and
     ``iterations_with_double_budget``: the tight plan with ``2 max_iter`` when
     :attr:`notable` (else the plan's own); ``relative_gain`` = 1 - sigma_double /
     sigma_now (0 when not notable).
@@ -82,7 +83,8 @@ def ceiling(
 
     By the knee rule of :func:`objpert.certify.tight` at the plan's loss, n, d,
     zeta, target, comparator norm, delta_sample and objective: the budget binds when
-    doubling it lowers the bound B* by more than the knee tolerance, with mu re-chosen at
+    doubling it lowers the bound B* by more than the knee tolerance (relative to the
+    doubled budget's bound), with mu re-chosen at
     each budget (the estimators' ``mu="auto"``) or kept at the plan's (``mu_fixed``: a
     given alpha). Only tight plans depend on a budget; a Corollary 4.13 plan chooses N
     itself and is never at a ceiling. Pure and cached: the same public constants give the

@@ -71,11 +71,11 @@ def tight(
     smallest certifying sigma shrinks and, with mu free, a smaller mu becomes certifiable
     (about N L / mu steps are needed), so the regularisation term mu W^2/2 halves with
     each doubling. The step budget is the knee of B*: the smallest candidate
-    N_k = round(max_iter 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) such
-    that for it and every larger candidate a doubling of the steps lowers B* by at most
-    ``knee_tolerance`` (in the loss's units; 0.05 nats by default for the logistic loss,
-    whose zero model has loss log 2 = 0.69); N_k = max_iter when even that
-    doubling lowers B* by more (the budget binds: :func:`objpert.certify._budget.ceiling`).
+    N_k = round(max_iter 2^(-j/4)) >= ``KNEE_FLOOR`` (1,000; j = 0, 1, ...) with
+    B*(N_k) <= (1 + ``knee_tolerance``) B*(max_iter) (relative; 0.05% by default), found by
+    bisection as B* does not increase with N; N_k = max_iter when no smaller candidate
+    is within it (whether a doubling of max_iter would still lower B* by more than the
+    tolerance: :func:`objpert.certify._budget.ceiling`).
     The plan is calibrated at N_k: mu = the minimiser of B(mu, N_k), and N the smallest
     count whose Theorem 4.10 bound (d sigma^2/(2 mu) + E_opt, at the optimised sigma) is
     within ``rtol`` of its value at N_k. All of it is a public compute budget, never a

@@ -40,10 +40,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     """Differentially private logistic regression (Watkins & Arora 2026).
 
     Binary: one release of gradient descent on the perturbed, ridge-regularised logistic
-    objective, certified (epsilon, delta)-DP. K > 3 classes: by default
+    objective, certified (epsilon, delta)-DP. K >= 3 classes: by default
     (``multi_class="auto"``) one multinomial release, the softmax cross-entropy minimised
     with objective and output noise (:mod:`objpert.mechanisms._certificates.multinomial`;
-    docs/multiclass.md); three classes, or by choice: one-vs-rest, K releases on the same
+    docs/multiclass.md); with a prior, or by choice: one-vs-rest, K releases on the same
     data whose composition is (epsilon, delta)-DP (``composition``), reported in
     ``certificate_``.
 
@@ -130,10 +130,10 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ``engine`` or a ``dtype`` are refused. Its plan is ``objpert.plan("multinomial",
         loss="softmax", ..., n_classes=K, mu=, comparator_norm=comparator_norm)``.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
-        multinomial for K >= 4 classes on in-memory data without a ``prior``, and
+        multinomial for K >= 3 classes on in-memory data without a ``prior``, and
         without a composition, ``max_seconds``, engine or dtype declared (settings of
         gradient-descent releases); one-vs-rest otherwise (a rule of public values only, from
-        benchmarks/multinomial.json).
+        benchmarks/accuracy_suite.json).
         Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
     accountant : PrivacyAccountant or None, default=None
         A privacy budget shared by several releases (:class:`objpert.accounting.
