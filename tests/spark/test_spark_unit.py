@@ -14,6 +14,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -179,3 +181,42 @@ def test_bad_privacy_unit_input(persons, spark):
         _fit(persons, privacyUnitCol="pid", maxRowsPerUnit=0)
     with pytest.warns(PrivacyLeakWarning, match="per row, not per person"):
         _fit(persons, privacyUnitCol="pid")
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sizes=st.lists(st.integers(1, 6), min_size=1, max_size=12),
+    k=st.integers(1, 4),
+    key=st.integers(0, 2**62),
+)
+def test_bounding_keeps_min_of_rows_and_k_for_every_person(spark, sizes, k, key):
+    pid = np.repeat(np.arange(len(sizes)), sizes)
+    rows = [(int(p), i) for i, p in enumerate(pid)]
+    df = spark.createDataFrame(rows, ["pid", "row"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingNotice)
+        out = bound_units(df, "pid", k, key=key)
+    kept = _kept_per_unit(out.frame)
+    assert out.units == len(sizes)
+    assert {p: len(s) for p, s in kept.items()} == {p: min(c, k) for p, c in enumerate(sizes)}
+    assert all(s <= set(np.flatnonzero(pid == p).tolist()) for p, s in kept.items())
+
+
+def test_robust_regression_per_person(persons):
+    """The regression stage takes the same Params: n = m k and the person's certificate."""
+    from objpert.spark import PrivateRobustRegressionSpark
+
+    _, _, pid = _data()
+    est = PrivateRobustRegressionSpark(dataNorm=1.0, seed=2, privacyUnitCol="pid", maxRowsPerUnit=K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", objpert.TestingSeedWarning)
+        warnings.simplefilter("ignore", ClippingNotice)
+        model = est.fit(persons)
+    assert model.plan.n == np.unique(pid).size * K
+    assert model.certificate.rows_per_unit == K and model.certificate.delta <= 1e-6
+    assert (
+        model.certificate.to_dict()
+        == group_certificate(model.plan.certificate, K, 1.0, unit="pid").to_dict()
+    )
