@@ -24,12 +24,12 @@ from typing import Any
 from objpert._jsonable import to_json_value
 from objpert._validation import check_int, check_positive
 from objpert.accounting import _pld as pld
-from objpert.accounting._certificate import DELTA_FLOOR, Certificate
+from objpert.accounting._certificate import DELTA_FLOOR, Certificate, certificate_from_dict
 from objpert.accounting._events import PrivacyLoss
 from objpert.accounting._group import group_privacy
 from objpert.exceptions import ParameterError, PrivacyError
 
-__all__ = ["ROUTES", "UnitCertificate", "group_certificate", "unit_words"]
+__all__ = ["ROUTES", "UnitCertificate", "group_certificate", "unit_from_dict", "unit_words"]
 
 #: How a unit's guarantee is obtained, and how certificates name it.
 ROUTES = {
@@ -157,3 +157,20 @@ def group_certificate(
         epsilon, delta, delta < 1.0, rows, "group", release, unit, (("group", delta),),
         tuple(release.not_public),
     )  # fmt: skip
+
+
+def unit_from_dict(data: dict[str, Any]) -> Any:
+    """Inverse of ``to_dict`` for a release's certificate, per row
+    (:func:`~objpert.accounting._certificate.certificate_from_dict`) or per unit
+    (``"kind": "privacy_unit"``, :meth:`UnitCertificate.to_dict`)."""
+    if not isinstance(data, dict) or data.get("kind") != "privacy_unit":
+        return certificate_from_dict(data)
+    try:
+        routes = tuple((str(k), float(v)) for k, v in data["routes"].items())
+        return UnitCertificate(
+            float(data["epsilon"]), float(data["delta"]), bool(data["certified"]),
+            int(data["rows_per_unit"]), str(data["route"]), certificate_from_dict(data["release"]),
+            str(data["unit"]), routes, tuple(str(r) for r in data["not_public"]),
+        )  # fmt: skip
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ParameterError(f"a privacy unit certificate is missing or has a bad {exc}") from None

@@ -43,6 +43,7 @@ from objpert.exceptions import ClippingNotice, DataError, ParameterError, Privac
 __all__ = [
     "UnitRows",
     "bound_contributions",
+    "group_unit_certificate",
     "keep_rows",
     "pad_rows",
     "unit_certificate",
@@ -214,9 +215,7 @@ def fit_multinomial_per_unit(
     (:func:`objpert.accounting.group_certificate`, at most delta: its chain bound is at
     most the classical one)."""
     from objpert.accounting._group import crude_row_target
-    from objpert.accounting._unit import group_certificate
     from objpert.estimators._multinomial import fit_multinomial
-    from objpert.exceptions import PrivacyError
 
     if model.accountant is not None:
         raise ParameterError(
@@ -230,8 +229,20 @@ def fit_multinomial_per_unit(
         model, prepared, padded.astype(np.int64), n_classes,
         replace(p, epsilon=eps_1, delta=delta_1), not_public,
     )  # fmt: skip
-    cert = group_certificate(model.certificate_, k, p.epsilon, unit=p.unit_name)
-    if not (cert.certified and cert.delta <= p.delta):  # a bug guard: never happens
-        raise PrivacyError(f"the group route does not certify the target: {cert.delta:.3g}")
-    model.certificate_ = cert
+    model.certificate_ = group_unit_certificate(model.certificate_, p)
+    return out
+
+
+def group_unit_certificate(cert: Any, p: Any) -> UnitCertificate:
+    """The group route's certificate for one unit of k = ``p.rows_per_unit`` rows (named
+    ``p.unit_name``) of a release certified for one row at the classical one-row target
+    of (``p.epsilon``, ``p.delta``) (:func:`objpert.accounting._group.crude_row_target`):
+    group privacy at ``p.epsilon`` (:func:`objpert.accounting.group_certificate`), at most
+    ``p.delta`` (its chain bound is at most the classical one; PrivacyError otherwise)."""
+    from objpert.accounting._unit import group_certificate
+    from objpert.exceptions import PrivacyError
+
+    out = group_certificate(cert, p.rows_per_unit, p.epsilon, unit=p.unit_name)
+    if not (out.certified and out.delta <= p.delta):  # a bug guard: never happens
+        raise PrivacyError(f"the group route does not certify the target: {out.delta:.3g}")
     return out

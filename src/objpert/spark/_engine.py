@@ -95,6 +95,13 @@ class SparkEngine:
         engine._passes, engine.at_zero = self._passes, self.at_zero
         return engine, None, 0
 
+    def pad_to(self, n: int) -> None:
+        """Complete the rows to ``n`` with zero rows (one privacy unit's missing rows): a
+        zero row adds nothing to a pass's sums, so only :attr:`n` changes."""
+        if n < self.n:
+            raise DataError(f"{self.n} rows kept exceed the {n} the units allow")
+        self.n = int(n)
+
     def _sum(self, loss: Loss, w: np.ndarray, hessian: bool) -> np.ndarray:
         if self.target is None:
             raise DataError("choose the labels first: engine.for_plan(LabelTarget(...), ...)")

@@ -27,9 +27,11 @@ from pyspark.ml import Estimator
 from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
 
 from objpert._losses import get_loss
+from objpert.accounting._group import crude_row_target
 from objpert.estimators._base import LABEL_SET, PrivateGLM, warn_label_set
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
+from objpert.estimators._unit import group_unit_certificate
 from objpert.exceptions import DataError, ParameterError
 from objpert.mechanisms._registry import plan as plan_release
 from objpert.spark._engine import prepare_spark, quiet_pyspark
@@ -49,24 +51,49 @@ from objpert.spark._params import (
 )
 from objpert.spark._tasks import LabelTarget
 from objpert.spark._tuning import find_search, warn_search
+from objpert.spark._unit import bound_units, check_unit_params
 
 __all__ = ["PrivateLogisticRegressionSpark", "PrivateRobustRegressionSpark"]
 
 
 def _prepare(params: PrivateParams, dataset: Any, p: Any, classify: bool, first=None) -> Any:
+    """The checked rows (a SparkEngine in ``X``), n = m k for a unit-level fit
+    (``p.units`` m: the units' missing rows are zero rows, :meth:`SparkEngine.pad_to`)."""
     if p.data_norm is None:
         raise ParameterError(
             "a fit on Spark needs a declared dataNorm (a bound on every feature row's norm "
             "from public knowledge), or featureBounds with inputCols: scale the features to "
             "public bounds and set them"
         )
-    return prepare_spark(
+    prepared = prepare_spark(
         dataset, params.feature_source(), params.getLabelCol(), data_norm=p.data_norm,
         labels="classes" if classify else "real", fit_intercept=p.fit_intercept,
         intercept_scaling=p.intercept_scaling, clip=p.clip,
         classes=p.classes if classify else None, bounds=params.bounds(), first=first,
         _fault=getattr(params, "_fault", None),
     )  # fmt: skip
+    if p.units is not None:
+        prepared.X.pad_to(p.units * p.rows_per_unit)
+    return prepared
+
+
+def _units(params: PrivateParams, dataset: Any, p: Any) -> tuple[Any, Any]:
+    """The rows a unit-level fit keeps (``privacyUnitCol``, ``maxRowsPerUnit``:
+    :func:`objpert.spark._unit.bound_units`) and the settings with its public number of
+    units; the dataset and settings unchanged without a privacy unit."""
+    column = params.unit_column()
+    if column is None:
+        return dataset, p
+    k = est_k(params)
+    units = bound_units(dataset, column, k)
+    if k is None:  # a row-level fit: repeated ids flagged
+        return units.frame, p
+    return units.frame, replace(p, units=units.units, unit_name=units.name)
+
+
+def est_k(params: PrivateParams) -> int | None:
+    """``maxRowsPerUnit``, checked (None when not set)."""
+    return check_unit_params(params.unit_column(), params.getOrDefault(params.maxRowsPerUnit))
 
 
 def _label_set(prepared: Any, p: Any) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -94,6 +121,11 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
         )
     loss = get_loss("logistic") if classify else get_loss("robust", scale=p.scale)
     target = LabelTarget("ovr", 1) if classify else LabelTarget("real")
+    dataset, p = _units(params, dataset, p)
+    # per unit: the one-row release at the classical one-row target, grouped (below)
+    eps_1, delta_1 = p.epsilon, p.delta
+    if p.units is not None:
+        eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, p.rows_per_unit)
     prepared = _prepare(params, dataset, p, classify, (loss, target))
     engine = prepared.X
     try:
@@ -109,7 +141,7 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
         passes = params.getOrDefault(params.maxPasses)
         plan = plan_release(
             "amp", loss=loss.name, n=engine.n, d=engine.d, zeta=prepared.zeta,
-            epsilon=p.epsilon, delta=p.delta, mu=p.mu, max_iter=passes,
+            epsilon=eps_1, delta=delta_1, mu=p.mu, max_iter=passes,
             gamma=params.getOrDefault(params.tol) * float(loss.L1) * prepared.zeta,
             **({} if classify else {"loss_params": {"scale": p.scale}}),
         )  # fmt: skip
@@ -120,6 +152,8 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
     c = prepared.intercept_scaling
     coef, intercept = (w[:-1], w[-1] * c) if p.fit_intercept else (w, 0.0)
     cert = replace(cert, not_public=(*not_public, *tuned))
+    if p.units is not None:  # the unit's guarantee: group privacy at the unit's epsilon
+        cert = group_unit_certificate(cert, p)
     model.set_release(coef, np.array([intercept]), cert, "amp", classes)
     model.plan = plan
 
@@ -130,6 +164,7 @@ def _fit_descent(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _P
     gradient step one DataFrame pass; stored on ``model`` (``estimator_`` is ``est``)."""
     p = est._fit_settings()
     classify = isinstance(est, PrivateLogisticRegression)
+    dataset, p = _units(params, dataset, p)
     prepared = _prepare(params, dataset, p, classify)
     engine = prepared.X
     source = params.feature_source()
@@ -171,6 +206,7 @@ class _PrivateEstimator(Estimator, PrivateParams, Persistent):
         if found is not None:  # the selected setting's refit
             warn_search(*found)
             tuned = (found[1].record,)
+        est_k(self)  # ParameterError before any row is read
         est = self._estimator(**self.sklearn_params())
         model = self._model()
         with quiet_pyspark():
@@ -206,7 +242,9 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
     ``fitIntercept``, ``interceptScaling``, ``clip``, ``mechanism`` ("amp" or
     "gradient_descent"), ``maxPasses`` (amp), ``calibration``, ``mu``, ``comparatorNorm``,
     ``tol`` (amp), ``maxIter`` (gradient_descent), ``classes`` (the public label set),
-    ``composition`` (one-vs-rest), ``seed`` (testing only). See docs/spark.md.
+    ``composition`` (one-vs-rest), ``seed`` (testing only), ``privacyUnitCol`` and
+    ``maxRowsPerUnit`` (a guarantee per person of up to k rows: :mod:`objpert.spark._unit`).
+    See docs/spark.md.
     """
 
     classes = CLASSES
@@ -221,7 +259,7 @@ class PrivateLogisticRegressionSpark(_PrivateEstimator, HasProbabilityCol, HasRa
         featureBounds=None, epsilon=None, delta=None, dataNorm=None, fitIntercept=None,
         interceptScaling=None, clip=None, mechanism=None, maxPasses=None, calibration=None,
         mu=None, comparatorNorm=None, maxIter=None, classes=None, composition=None, seed=None,
-        tol=None,
+        tol=None, privacyUnitCol=None, maxRowsPerUnit=None,
     ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))
@@ -249,7 +287,7 @@ class PrivateRobustRegressionSpark(_PrivateEstimator):
         inputCols=None, featureBounds=None, epsilon=None, delta=None, dataNorm=None,
         fitIntercept=None, interceptScaling=None, clip=None, mechanism=None, maxPasses=None,
         calibration=None, mu=None, comparatorNorm=None, maxIter=None, scale=None, seed=None,
-        tol=None,
+        tol=None, privacyUnitCol=None, maxRowsPerUnit=None,
     ):  # fmt: skip
         super().__init__()
         self._set(**_given(self._input_kwargs))

@@ -18,7 +18,8 @@ from pyspark.ml import Model
 from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
 
 from objpert._jsonable import to_json_value
-from objpert.accounting._certificate import ReleaseCertificate, certificate_from_dict
+from objpert.accounting._certificate import ReleaseCertificate
+from objpert.accounting._unit import unit_from_dict
 from objpert.estimators._base import PrivateGLM
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
@@ -69,7 +70,7 @@ class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     @property
     def certificate(self) -> ReleaseCertificate:
         """The release's certificate."""
-        return certificate_from_dict(json.loads(self.getOrDefault(self.certificateJson)))
+        return unit_from_dict(json.loads(self.getOrDefault(self.certificateJson)))
 
     @property
     def numFeatures(self) -> int:

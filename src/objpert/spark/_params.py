@@ -87,6 +87,7 @@ SKLEARN_NAMES: dict[str, str] = {
     "classes": "classes",
     "composition": "composition",
     "scale": "scale",
+    "maxRowsPerUnit": "max_rows_per_unit",
 }
 
 
@@ -146,6 +147,17 @@ class PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
         "maxIter", "most gradient steps the calibration may plan (gradient_descent)",
         TypeConverters.toInt,
     )  # fmt: skip
+    privacyUnitCol = param(
+        "privacyUnitCol",
+        "column of privacy unit ids (a person): with maxRowsPerUnit, the fit is certified "
+        "for one unit of up to maxRowsPerUnit rows",
+        TypeConverters.toString,
+    )
+    maxRowsPerUnit = param(
+        "maxRowsPerUnit",
+        "k, the most rows of one privacy unit (public): at most k kept per unit, n = units x k",
+        TypeConverters.toInt,
+    )
     seed = param(
         "seed", "testing seed of the noise (None: OS entropy; a seed is not private)",
         TypeConverters.toInt,
@@ -173,6 +185,12 @@ class PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
         if bounds is not None and values.get("dataNorm") is None:
             values["dataNorm"] = bounds_norm(bounds)
         return to_sklearn_params(values)
+
+    def unit_column(self) -> str | None:
+        """``privacyUnitCol`` (None when not set)."""
+        if self.isDefined(self.privacyUnitCol) and self.getOrDefault(self.privacyUnitCol):
+            return str(self.getOrDefault(self.privacyUnitCol))
+        return None
 
     def feature_source(self) -> str | list[str]:
         if self.isDefined(self.inputCols) and self.getOrDefault(self.inputCols):
@@ -203,7 +221,7 @@ def bounds_norm(bounds: list[tuple[float, float]]) -> float:
 
 COMMON = (
     "epsilon", "delta", "dataNorm", "fitIntercept", "interceptScaling", "clip", "calibration",
-    "mu", "comparatorNorm", "maxIter", "seed",
+    "mu", "comparatorNorm", "maxIter", "seed", "maxRowsPerUnit",
 )  # fmt: skip
 
 
