@@ -28,6 +28,7 @@ from objpert.exceptions import (
     ParameterError,
     PrivacyLeakWarning,
 )
+from objpert.persistence import digest
 from objpert.preprocessing import BoundedScaler
 
 
@@ -142,8 +143,9 @@ def test_the_dropped_count_is_not_in_the_model_file(tmp_path):
     assert isinstance(loaded.certificate_, UnitCertificate)
     assert loaded.certificate_.to_dict() == clf.certificate_.to_dict()
     data["privacy_unit"]["rows_per_unit"] = 3
+    data["digest"] = digest(data)  # the record changed, the file's digest made to match
     path.write_text(json.dumps(data))
-    with pytest.raises(ModelFileError):
+    with pytest.raises(ModelFileError, match="privacy_unit: rows_per_unit 3"):
         objpert.persistence.load(path)
 
 
@@ -263,8 +265,18 @@ def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):
     assert cert.route == "group" and cert.rows == 3 and cert.certified
     assert cert.epsilon == 2.0 and cert.delta <= 1e-5
     assert clf.plan_.n == 150 * 3 and cert.release.epsilon == pytest.approx(2.0 / 3)
-    with pytest.raises(ModelFileError, match="cannot be saved yet"):
-        objpert.save(clf, tmp_path / "m.json")
+    path = objpert.save(clf, tmp_path / "m.json", key=b"k" * 32)
+    back = objpert.load(path, key=b"k" * 32)  # plan re-derived, unit certificate recomputed
+    assert back.certificate_.to_dict() == cert.to_dict() and back.certificate_.route == "group"
+    np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
+    data = json.loads(path.read_text())
+    assert data["privacy_unit"] == {"unit": cert.unit, "rows_per_unit": 3, "route": "group"}
+    data["privacy_unit"]["route"] = "direct"  # the group route is the only one here
+    data["signature"] = None  # unsigned, so that its digest is all that is checked
+    data["digest"] = digest(data)
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="takes the group route"):
+        objpert.load(tmp_path / "bad.json")
 
 
 def test_a_search_puts_every_other_unit_in_the_same_part_when_one_is_replaced():

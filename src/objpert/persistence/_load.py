@@ -45,7 +45,7 @@ from objpert.persistence._fileformat import (
 from objpert.persistence._ledger_file import LEDGER_FORMAT, ledger_from_payload
 from objpert.persistence._multinomial import is_multinomial, recertify_multinomial
 from objpert.persistence._selection_file import SELECTION_KEY, attach_selection
-from objpert.persistence._unit_record import UNIT_KEY, unit_from_record
+from objpert.persistence._unit_record import UNIT_KEY, multinomial_unit, unit_from_record
 
 __all__ = [
     "from_payload",
@@ -404,7 +404,11 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
     stored = payload["certificate"]
     multinomial = classes is not None and is_multinomial(payload["plans"])
     if multinomial:  # one softmax release for the K classes
-        plans, certificate = recertify_multinomial(payload["plans"], stored, model, p, releases)
+        plans, certificate = multinomial_unit(
+            payload.get(UNIT_KEY),
+            p,
+            lambda q: recertify_multinomial(payload["plans"], stored, model, q, releases),
+        )
         releases = 1
     else:
         pld = isinstance(stored, dict) and stored.get("method") == "pld"

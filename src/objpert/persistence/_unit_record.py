@@ -16,7 +16,13 @@ from objpert.accounting._unit import ROUTES, UnitCertificate
 from objpert.exceptions import ModelFileError
 from objpert.persistence._fileformat import quote_value
 
-__all__ = ["UNIT_KEY", "release_certificate", "unit_from_record", "unit_record"]
+__all__ = [
+    "UNIT_KEY",
+    "multinomial_unit",
+    "release_certificate",
+    "unit_from_record",
+    "unit_record",
+]
 
 UNIT_KEY = "privacy_unit"
 
@@ -35,13 +41,48 @@ def unit_record(cert: Any) -> dict[str, Any] | None:
     """The record of a unit certificate (None for a row-level one)."""
     if not isinstance(cert, UnitCertificate):
         return None
-    wa_forms = ("c13", "theorem41", "limit")  # Watkins & Arora's: recomputed at load
-    if cert.route == "group" and getattr(cert.release, "form", "") not in wa_forms:
-        raise ModelFileError(
-            "a model certified per privacy unit by group privacy of a multinomial release "
-            "cannot be saved yet (its plan is for the one-row target): use multi_class='ovr'"
-        )
     return {"unit": cert.unit, "rows_per_unit": cert.rows, "route": cert.route}
+
+
+def _checked(record: Any, k: int | None, rows: list[int]) -> dict[str, Any]:
+    """The file's unit record, checked against the model's ``max_rows_per_unit`` ``k``
+    and its plans' ``rows``."""
+    if not isinstance(record, dict) or set(record) != {"unit", "rows_per_unit", "route"}:
+        raise ModelFileError(
+            f"{UNIT_KEY} must be an object with unit, rows_per_unit and route; got "
+            f"{quote_value(record)}"
+        )
+    if record["rows_per_unit"] != k or any(r != k for r in rows):
+        raise ModelFileError(
+            f"{UNIT_KEY}: rows_per_unit {quote_value(record['rows_per_unit'])} is not the "
+            f"model's max_rows_per_unit ({k}) and its plans' rows ({rows})"
+        )
+    if record["route"] not in ROUTES or not isinstance(record["unit"], str):
+        raise ModelFileError(f"{UNIT_KEY}: malformed record {quote_value(record)}")
+    return record
+
+
+def multinomial_unit(record: Any, p: Any, recertify: Any) -> tuple[list[Any], Any]:
+    """The plans and certificate of a multinomial model from its file: a model fitted
+    per privacy unit (``p.rows_per_unit`` = k > 1) was planned for one row at the
+    classical one-row target of its (epsilon, delta) and is certified for k rows by
+    group privacy (:func:`objpert.estimators._unit.fit_multinomial_per_unit`): the plan
+    is re-derived at that target (``recertify(p)``) and the unit certificate recomputed."""
+    from objpert.accounting._group import crude_row_target
+    from objpert.estimators._unit import group_unit_certificate
+
+    k = p.rows_per_unit
+    if record is None and k == 1:
+        return recertify(p)
+    if record is None:
+        raise ModelFileError(f"max_rows_per_unit is {k} but the file has no {UNIT_KEY!r} record")
+    record = _checked(record, k, [k])
+    if record["route"] != "group":
+        raise ModelFileError(f"{UNIT_KEY}: a multinomial release per unit takes the group route")
+    eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, k)
+    plans, one_row = recertify(dataclasses.replace(p, epsilon=eps_1, delta=delta_1))
+    named = dataclasses.replace(p, unit_name=record["unit"])
+    return plans, group_unit_certificate(one_row, named)
 
 
 def unit_from_record(record: Any, certificate: Any, plans: list[Any], k: int | None) -> Any:
@@ -58,18 +99,7 @@ def unit_from_record(record: Any, certificate: Any, plans: list[Any], k: int | N
         if any(r != 1 for r in rows):
             raise ModelFileError("the plans are for several rows per unit, the model for one")
         return certificate
-    if not isinstance(record, dict) or set(record) != {"unit", "rows_per_unit", "route"}:
-        raise ModelFileError(
-            f"{UNIT_KEY} must be an object with unit, rows_per_unit and route; got "
-            f"{quote_value(record)}"
-        )
-    if record["rows_per_unit"] != k or any(r != k for r in rows):
-        raise ModelFileError(
-            f"{UNIT_KEY}: rows_per_unit {quote_value(record['rows_per_unit'])} is not the "
-            f"model's max_rows_per_unit ({k}) and its plans' rows ({rows})"
-        )
-    if record["route"] not in ROUTES or not isinstance(record["unit"], str):
-        raise ModelFileError(f"{UNIT_KEY}: malformed record {quote_value(record)}")
+    record = _checked(record, k, rows)
     cert = unit_certificate(certificate, plans, k, record["unit"])
     if cert.route != record["route"]:
         raise ModelFileError(
