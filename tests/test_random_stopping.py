@@ -54,6 +54,7 @@ def _quiet():
 LAWS = ("logarithmic", "geometric")
 
 
+@functools.cache
 def _q(runs_mean, law):
     """gamma = 1/q, found independently: q = M (geometric); the smallest q >= 2 with
     mean (q - 1) / log q >= M (logarithmic; mpmath)."""
@@ -200,9 +201,13 @@ def test_model_and_score_compose_within_the_run_budget():
 
 
 @functools.lru_cache(maxsize=8)
+@functools.cache
 def _weights(mean, law, kmax):
+    """The law's pmf at k = 1..kmax by mpmath (computed once per law and mean)."""
     with mpmath.workdps(20):
-        return np.array([float(_pmf(k, mean, law)) for k in range(1, kmax + 1)])[:, None]
+        w = np.array([float(_pmf(k, mean, law)) for k in range(1, kmax + 1)])[:, None]
+    w.flags.writeable = False
+    return w
 
 
 def _best_of_pmf(q, mean, law, kmax=6000):
