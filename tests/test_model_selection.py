@@ -200,7 +200,7 @@ def test_searches_are_bounded_before_any_work():
     X = np.zeros((10, 2))
     y = np.array([0, 1] * 5)
     est = PrivateLogisticRegression(data_norm=1.0, classes=[0, 1])
-    with pytest.raises(ParameterError, match="runs_mean"):
+    with pytest.raises(ParameterError, match="runs_mean=10001 is above 10000: each run fits"):
         PrivateGridSearch(
             estimator=est, param_grid={"mu": [0.1]}, method="random_stopping",
             runs_mean=MAX_RUNS_MEAN + 1,

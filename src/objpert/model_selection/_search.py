@@ -184,7 +184,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         "score_bound": [Interval(Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE,
         "method": [StrOptions(set(METHODS))],
-        "runs_mean": [None, Interval(Integral, 1, MAX_RUNS_MEAN, closed="both")],
+        "runs_mean": [None, Interval(Integral, 1, None, closed="left")],  # <= MAX_RUNS_MEAN
         "law": [None, StrOptions(set(rs.LAWS))],
         "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
         "verbose": [StrOptions({"auto"}), "boolean", None],
@@ -224,7 +224,8 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         if size > MAX_CANDIDATES:  # counted before any is built
             raise ParameterError(
                 f"param_grid has {size} candidates; a private search takes at most "
-                f"{MAX_CANDIDATES} (each costs privacy or rows): search a coarser grid"
+                f"{MAX_CANDIDATES} (each is at least one fit, and costs privacy or rows): "
+                "search a coarser grid"
             )
         grid = list(points)
         if not grid:
@@ -242,6 +243,13 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         """The method, its parameters validated (``_parameter_constraints``; the others of
         the other method must be left at None)."""
         self._validate_params()
+        if self.runs_mean is not None and self.runs_mean > MAX_RUNS_MEAN:
+            raise ParameterError(
+                f"runs_mean={self.runs_mean} is above {MAX_RUNS_MEAN}: each run fits the "
+                "estimator on all the rows, so the search costs about runs_mean fits (and "
+                "drawing a count of 10 million alone takes about 30 s): search fewer points "
+                "with fewer runs each"
+            )
         if self.method == "split":
             for name in ("runs_mean", "law", "score_fraction"):
                 if getattr(self, name) is not None:
