@@ -113,12 +113,11 @@ def once_per_cause(model: Any) -> Iterator[None]:
     if causes is None:
         yield
         return
-    catcher = warnings.catch_warnings(record=True)
-    caught = catcher.__enter__()
+    caught: list[warnings.WarningMessage] = []
     try:
-        yield
+        with warnings.catch_warnings(record=True) as caught:
+            yield
     finally:
-        catcher.__exit__(None, None, None)
         for w in caught:  # after the context: the caller's filters and display
             if causes.first(w):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
