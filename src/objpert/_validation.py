@@ -44,7 +44,9 @@ __all__ = [
     "check_positive",
     "check_positive_array",
     "check_unit",
+    "count",
     "numeric_guard",
+    "validated",
 ]
 
 
@@ -341,3 +343,43 @@ def numeric_guard(fn: Callable[..., Any]) -> Callable[..., Any]:
             ) from None
 
     return wrapper
+
+
+def count(minimum: int, maximum: int = MAX_INT) -> Callable[[str, Any], int]:
+    """The rule "an integer in [minimum, maximum]" for :func:`validated`."""
+    return functools.partial(_count, minimum=minimum, maximum=maximum)
+
+
+def _count(name: str, value: Any, *, minimum: int, maximum: int) -> int:
+    return check_int(name, value, minimum, maximum)
+
+
+def validated(**rules: Callable[[str, Any], Any]) -> Callable[[Callable[..., Any]], Any]:
+    """The door of a public function: each argument named in ``rules`` passes its rule
+    (``check_positive``, ``check_open_unit``, ``count(1)``, ...) once, on the way in, and
+    the function receives the rule's result (a float or an int). Arguments left at their
+    defaults are not checked (a default is the library's own value).
+
+    The declarative form of scikit-learn's ``validate_params`` for functions: the check
+    sits at the public entry point only, and the private functions behind it take
+    already-checked values without checking them again.
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(fn)
+        unknown = set(rules) - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"{fn.__name__} has no parameter(s) {sorted(unknown)}")
+
+        @functools.wraps(fn)
+        def door(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            arguments = bound.arguments
+            for name, rule in rules.items():
+                if name in arguments:
+                    arguments[name] = rule(name, arguments[name])
+            return fn(*bound.args, **bound.kwargs)
+
+        return door
+
+    return decorate
