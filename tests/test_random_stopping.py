@@ -152,9 +152,8 @@ def test_the_logarithmic_law_has_the_smallest_q_whose_mean_reaches_the_request(m
     ],
 )
 def test_certificate_equals_the_formula_summed_independently(law, eps_c, delta_c, mean):
-    """epsilon = (2 + eta) (eps_c + log(1 / (1 - delta_c))), delta = (1 + e^epsilon)
-    (1 - E[(1 - delta_c)^K]), the expectation summed term by term (eta = 1 geometric,
-    0 logarithmic)."""
+    """epsilon = (2 + eta) (eps_c + log(1 / (1 - delta_c))), delta = 1 - E[(1 - delta_c)^K],
+    the expectation summed term by term (eta = 1 geometric, 0 logarithmic)."""
     mpmath.mp.dps = 40
     d = mpmath.mpf(delta_c)
     p = 1 - mpmath.nsum(lambda k: _pmf(k, mean, law) * (1 - d) ** k, [1, mpmath.inf])
@@ -162,8 +161,7 @@ def test_certificate_equals_the_formula_summed_independently(law, eps_c, delta_c
     factor = {"geometric": 3, "logarithmic": 2}[law]
     eps_tilde = mpmath.mpf(eps_c) + mpmath.log(1 / (1 - d))
     assert eps == pytest.approx(float(factor * eps_tilde), rel=1e-14)
-    want = min(1.0, float((1 + mpmath.e ** (factor * eps_tilde)) * p))  # 1: the trivial bound
-    assert delta == pytest.approx(want, rel=1e-12, abs=0.0)
+    assert delta == pytest.approx(float(p), rel=1e-12, abs=0.0)
     assert bad_run_probability(delta_c, mean, law) == pytest.approx(float(p), rel=1e-12, abs=0)
 
 
@@ -268,23 +266,47 @@ def test_exact_privacy_loss_of_pure_runs_is_within_the_certificate(law):
 
 
 @pytest.mark.parametrize("law", LAWS)
-def test_exact_hockey_stick_of_approximate_runs_is_within_the_certificate(law):
+@pytest.mark.parametrize(("eps_c", "delta_c", "mean"), [(0.3, 1e-3, 10), (1.0, 1e-2, 30)])
+def test_exact_hockey_stick_of_approximate_runs_is_the_certificate_delta(
+    law, eps_c, delta_c, mean
+):
     """Runs that leak: with probability delta_c the output under x is the top one, under
-    x' the bottom one. Each run is (eps_c, delta_c)-DP (checked); the whole procedure's
-    hockey-stick divergence at the certificate's epsilon is below its delta, both ways."""
+    x' the bottom one. Each run is (eps_c, delta_c)-DP (checked). The whole procedure's
+    hockey-stick divergence at the certificate's epsilon is at most its delta
+    p = 1 - E[(1 - delta_c)^K], both ways, and one way it is p itself: the top output
+    appears under x exactly when some run leaked, and never under x'. So the certificate's
+    delta cannot be lowered (its former (1 + e^epsilon) p was loose by that factor)."""
     rng = np.random.default_rng(1)
-    eps_c, delta_c, mean = 0.3, 1e-3, 10
     cert_eps, cert_delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
+    tol = 1e-12  # the brute-force sum over k <= 6000 and float64 rounding
     for _ in range(50):
         base, base2 = _pure_pair(rng, 7, eps_c)
         q = np.concatenate([[0.0], (1 - delta_c) * base, [delta_c]])
         q2 = np.concatenate([[delta_c], (1 - delta_c) * base2, [0.0]])
         assert max(_hockey(q, q2, eps_c), _hockey(q2, q, eps_c)) <= delta_c + 1e-15
         a, b = _best_of_pmf(q, mean, law), _best_of_pmf(q2, mean, law)
-        assert _hockey(a, b, cert_eps) <= cert_delta
-        assert _hockey(b, a, cert_eps) <= cert_delta
+        forward, backward = _hockey(a, b, cert_eps), _hockey(b, a, cert_eps)
+        assert forward <= cert_delta * (1 + tol) and backward <= cert_delta * (1 + tol)
+        assert forward == pytest.approx(cert_delta, rel=1e-9)
     # the leak is real: at epsilon_c the procedure's delta exceeds delta_c
     assert _hockey(a, b, eps_c) > delta_c
+
+
+@pytest.mark.parametrize("law", LAWS)
+def test_random_run_pairs_stay_within_the_certificate(law):
+    """Arbitrary run laws on 8 ordered outputs: each pair's own (eps_c, delta_c) (its exact
+    hockey-stick divergence at eps_c, the larger way), and the whole procedure's exact
+    hockey-stick divergence at the certificate's epsilon within its delta, both ways."""
+    rng = np.random.default_rng(7)
+    eps_c, mean = 0.4, 12
+    for _ in range(200):
+        q, q2 = rng.dirichlet(np.full(8, 0.5)), rng.dirichlet(np.full(8, 0.5))
+        delta_c = max(_hockey(q, q2, eps_c), _hockey(q2, q, eps_c))
+        if not 0.0 < delta_c < 0.5:
+            continue
+        cert_eps, cert_delta = random_stopping_certificate(eps_c, delta_c, mean, law=law)
+        a, b = _best_of_pmf(q, mean, law), _best_of_pmf(q2, mean, law)
+        assert max(_hockey(a, b, cert_eps), _hockey(b, a, cert_eps)) <= cert_delta + 1e-12
 
 
 # ---------------------------------------------------------------- the search

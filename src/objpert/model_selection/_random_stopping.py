@@ -29,26 +29,45 @@ The guarantee, from public constants only:
   tends to it: van Erven & Harremoes 2014) is at most (2 + eta) epsilon_c. The runs'
   outputs must be totally ordered by the score.
 - **Approximate candidates** (a corollary of those theorems, proved below): if Q is
-  (epsilon_c, delta_c)-DP, the output is ((2 + eta) epsilon~, (1 + e^{(2 + eta) epsilon~})
-  p)-DP with epsilon~ = epsilon_c + log(1 / (1 - delta_c)) and p = 1 - E[(1 - delta_c)^K]:
+  (epsilon_c, delta_c)-DP, the output is ((2 + eta) epsilon~, p)-DP with
+  epsilon~ = epsilon_c + log(1 / (1 - delta_c)) and p = 1 - E[(1 - delta_c)^K]:
   p = delta_c q / (1 + delta_c (q - 1)) for the geometric law and
-  p = log(1 + delta_c (q - 1)) / log q for the logarithmic one.
+  p = log(1 + delta_c (q - 1)) / log q for the logarithmic one. This delta is tight: runs
+  that, with probability delta_c, put out under x a top-scoring output that x' never
+  produces give the whole procedure that output with probability exactly p under x and 0
+  under x' (tests/test_random_stopping.py computes the exact output laws).
 
 Proof of the corollary. Fix neighbours x, x' and let q, q' be the laws of one run's output.
 With m = min(q, e^{eps_c} q') and m' = min(q', e^{eps_c} q) (as measures): m <= e^{eps_c} m'
 and m' <= e^{eps_c} m everywhere, and their masses are 1 - a and 1 - a' with
 a = int (q - e^{eps_c} q')_+ <= delta_c and a' <= delta_c (Q is (eps_c, delta_c)-DP both
-ways). So q = (1 - a) P + a B with P = m / (1 - a), likewise q' = (1 - a') P' + a' B', and
-P, P' are epsilon~-indistinguishable ((1 - a') / (1 - a) <= 1 / (1 - delta_c)). Draw each
-run from B with probability a (a "bad" run), else from P. The procedure that redraws
-every bad run from P is random stopping over P, P': (2 + eta) epsilon~-indistinguishable
-by the pure case (applied to the pair P, P'). It differs from the real one only if one of
-the K runs is bad, probability 1 - E[(1 - a)^K] <= p (K is independent of the runs).
-Hence for every event S, with A~ the redrawn procedure,
-Pr[A(x) in S] <= Pr[A~(x) in S] + p <= e^{(2 + eta) eps~} Pr[A~(x') in S] + p
-<= e^{(2 + eta) eps~} (Pr[A(x') in S] + p) + p.
+ways). Let P = m / (1 - a) and P' = m' / (1 - a'); as (1 - a') / (1 - a) <= 1 / (1 - delta_c),
+P <= e^{eps~} P' and P' <= e^{eps~} P. Since a <= delta_c, q = (1 - delta_c) P + delta_c B
+for a probability law B (B mixes the remainder (q - m) / delta_c with (delta_c - a) / delta_c
+of P), and likewise q' = (1 - delta_c) P' + delta_c B': the SAME weight 1 - delta_c on the
+good part under x and x'. Draw each run from P with probability 1 - delta_c (a "good" run),
+else from B. Given K = k and all k runs good, the runs are k independent draws from P, so
+with Pi_k(S) the probability that the best of k draws from P lies in S,
 
-Calibration inverts the bound: delta_c from p = delta / (1 + e^epsilon) and
+  Pr[A(x) in S] <= Pr[A(x) in S, all runs good] + Pr[some run bad]
+               = sum_k P(K = k) (1 - delta_c)^k Pi_k(S) + p.
+
+The weights P(K = k) (1 - delta_c)^k / (1 - p) are again a law of the same family with a
+larger stopping probability: gamma (1 - gamma)^(k - 1) (1 - delta_c)^k is proportional to
+r^(k - 1) and (1 - gamma)^k (1 - delta_c)^k / k to r^k / k, with r = (1 - gamma)(1 - delta_c).
+The pure case holds for every stopping probability, so random stopping over P, P' with that
+law is (2 + eta) eps~-indistinguishable, and with Pi'_k for P',
+
+  sum_k P(K = k) (1 - delta_c)^k Pi_k(S) <= e^{(2 + eta) eps~} sum_k P(K = k)
+  (1 - delta_c)^k Pi'_k(S) = e^{(2 + eta) eps~} Pr[A(x') in S, all runs good]
+  <= e^{(2 + eta) eps~} Pr[A(x') in S].
+
+Hence Pr[A(x) in S] <= e^{(2 + eta) eps~} Pr[A(x') in S] + p. (Coupling the two searches
+through a procedure that redraws bad runs, as an earlier version of this proof did, pays p
+on both sides and gives the looser (1 + e^{(2 + eta) eps~}) p: conditioning on the good runs
+keeps the same tilted law of K under x and x', so p is paid once.)
+
+Calibration inverts the bound: delta_c from p = delta and
 epsilon_c = epsilon / (2 + eta) - log(1 / (1 - delta_c)), each rounded down (one ulp at a
 time) until the bound meets the target. Every step is checked against exact output laws
 of the whole procedure in tests/test_random_stopping.py.
@@ -206,8 +225,7 @@ def random_stopping_certificate(
     law: str = LAWS[0],
 ) -> tuple[float, float]:
     """(epsilon, delta) of random stopping over (epsilon_c, delta_c)-DP runs with a run
-    count of ``law`` and requested mean ``runs_mean``: ((2 + eta) epsilon~,
-    (1 + e^{(2 + eta) epsilon~}) p), epsilon~ = epsilon_c + log(1 / (1 - delta_c)),
+    count of ``law`` and requested mean ``runs_mean``: ((2 + eta) epsilon~, p), epsilon~ = epsilon_c + log(1 / (1 - delta_c)),
     p = :func:`bad_run_probability` (the module docstring). ``pure=True`` is the pure
     theorem itself ((2 + eta) epsilon_c, 0): it refuses delta_c > 0.
     """
@@ -226,15 +244,15 @@ def random_stopping_certificate(
     eps = factor * (eps_c - math.log1p(-d))  # (2 + eta) epsilon~ (module docstring)
     if d == 0.0:
         return eps, 0.0
-    return eps, min(1.0, (1.0 + math.exp(eps)) * bad_run_probability(d, m, law))
+    return eps, bad_run_probability(d, m, law)
 
 
 def random_stopping_budget(
     epsilon: float, delta: float, runs_mean: int, law: str = LAWS[0]
 ) -> tuple[float, float]:
     """(epsilon_c, delta_c) of each run so that :func:`random_stopping_certificate` meets
-    the total (epsilon, delta): with p = delta / (1 + e^epsilon), delta_c =
-    p / (q - p (q - 1)) (geometric) or expm1(p log q) / (q - 1) (logarithmic), and
+    the total (epsilon, delta): delta_c = delta / (q - delta (q - 1)) (geometric) or
+    expm1(delta log q) / (q - 1) (logarithmic), the inverse of p = delta, and
     epsilon_c = epsilon / (2 + eta) - log(1 / (1 - delta_c)), each rounded down (one ulp at
     a time) until the bound is within the target. delta = 0 asks for pure-DP runs."""
     eps = check_positive("epsilon", epsilon)
@@ -245,11 +263,10 @@ def random_stopping_budget(
         raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
     m = _check_runs_mean(runs_mean)
     q = stop_denominator(m, law)
-    p = dlt / (1.0 + math.exp(eps))
     if law == "geometric":
-        d_c = dlt / ((1.0 + math.exp(eps)) * q - dlt * (q - 1))
+        d_c = dlt / (q - dlt * (q - 1))
     else:
-        d_c = math.expm1(p * math.log(q)) / (q - 1)
+        d_c = math.expm1(dlt * math.log(q)) / (q - 1)
     eps_c = eps / epsilon_factor(law) + math.log1p(-d_c)
     if eps_c <= 0.0:
         raise ParameterError(
