@@ -225,8 +225,9 @@ def random_stopping_certificate(
     law: str = LAWS[0],
 ) -> tuple[float, float]:
     """(epsilon, delta) of random stopping over (epsilon_c, delta_c)-DP runs with a run
-    count of ``law`` and requested mean ``runs_mean``: ((2 + eta) epsilon~, p), epsilon~ = epsilon_c + log(1 / (1 - delta_c)),
-    p = :func:`bad_run_probability` (the module docstring). ``pure=True`` is the pure
+    count of ``law`` and requested mean ``runs_mean``: ((2 + eta) epsilon~, p),
+    epsilon~ = epsilon_c + log(1 / (1 - delta_c)), p = :func:`bad_run_probability` (the
+    module docstring). ``pure=True`` is the pure
     theorem itself ((2 + eta) epsilon_c, 0): it refuses delta_c > 0.
     """
     eps_c = check_nonnegative("candidate_epsilon", candidate_epsilon)
