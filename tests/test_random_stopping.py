@@ -267,9 +267,7 @@ def test_exact_privacy_loss_of_pure_runs_is_within_the_certificate(law):
 
 @pytest.mark.parametrize("law", LAWS)
 @pytest.mark.parametrize(("eps_c", "delta_c", "mean"), [(0.3, 1e-3, 10), (1.0, 1e-2, 30)])
-def test_exact_hockey_stick_of_approximate_runs_is_the_certificate_delta(
-    law, eps_c, delta_c, mean
-):
+def test_exact_hockey_stick_of_approximate_runs_is_the_certificate_delta(law, eps_c, delta_c, mean):
     """Runs that leak: with probability delta_c the output under x is the top one, under
     x' the bottom one. Each run is (eps_c, delta_c)-DP (checked). The whole procedure's
     hockey-stick divergence at the certificate's epsilon is at most its delta
