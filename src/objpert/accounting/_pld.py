@@ -14,8 +14,8 @@ joint privacy loss, never under-states it.
   Algorithm 1) on the grid epsilon_i = i * discretization, negative privacy losses
   included (:func:`_profile_pld`); the mass left at the grid's end (delta <= :data:`TAIL`)
   is put at +infinity.
-- Gaussian and Laplace mechanisms: dp-accounting's own PLDs (connect-the-dots,
-  pessimistic).
+- Gaussian and Laplace mechanisms, and DP-SGD's Poisson-subsampled Gaussian steps:
+  dp-accounting's own PLDs (connect-the-dots, pessimistic).
 - Any other (epsilon, delta)-DP release: the pessimistic PLD of the point (Koskela et al.
   2020; dp-accounting's ``from_privacy_parameters``), which composes like the optimal
   composition of (epsilon, delta)-DP releases.
@@ -91,7 +91,10 @@ _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to 
 _MAX_POINT_EPSILON = 700.0
 _ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
 
-KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point", "group")
+KINDS = (
+    "watkins_arora", "limit", "objective", "gaussian", "laplace", "subsampled_gaussian", "zcdp",
+    "point", "group",
+)  # fmt: skip
 
 
 def available() -> bool:
@@ -267,6 +270,10 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
         check_points(mechanism_points(kind, z, 1.0, discretization), what, discretization)
         build = dist.from_gaussian_mechanism if kind == "gaussian" else dist.from_laplace_mechanism
         return build(z, sensitivity=1.0, value_discretization_interval=discretization)
+    if kind == "subsampled_gaussian":
+        from objpert.accounting._gaussian_steps import subsampled_gaussian_pld
+
+        return subsampled_gaussian_pld(p["noise_multiplier"], p["sampling_rate"], discretization)
     if kind == "point":
         eps, what = p["epsilon"], f"an ({p['epsilon']:g}, {p['delta']:.3g})-DP release"
         if eps > _MAX_POINT_EPSILON:
@@ -298,7 +305,10 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
 
 def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
     """delta(epsilon) of one release of ``loss`` (its count ignored): a registered profile,
-    zCDP's, or the tight pair of an (epsilon, delta) point."""
+    zCDP's, a subsampled Gaussian step's (its PLD's), or the tight pair of an (epsilon,
+    delta) point. A profile whose event carries its certified ``point`` is capped by that
+    point's tight pair (:func:`~objpert.accounting._group.point_profile`): both bound the
+    release, so their minimum does too."""
     from objpert.accounting._group import point_profile
 
     p = dict(loss.parameters)
@@ -306,9 +316,16 @@ def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
         return lambda e: point_profile(p["epsilon"], p["delta"], e)
     if loss.kind == "zcdp":
         return lambda e: profiles.zcdp_profile(p["rho"], e)
+    if loss.kind == "subsampled_gaussian":
+        one = _single_pld(loss.kind, loss.parameters, DEFAULT_DISCRETIZATION)
+        return lambda e: np.minimum(np.asarray(one.get_delta_for_epsilon(e), dtype=float), 1.0)
     if loss.kind not in _PROFILES:
         raise ParameterError(f"no privacy profile is known for a {loss.kind!r} release")
-    return _PROFILES[loss.kind](p)
+    profile = _PROFILES[loss.kind](p)
+    if "point" not in p:
+        return profile
+    eps, delta = p["point"]
+    return lambda e: np.minimum(profile(e), point_profile(eps, delta, e))
 
 
 def _group_profile(base: PrivacyLoss, rows: int, discretization: float) -> Any:

@@ -115,6 +115,9 @@ from objpert.mechanisms._certificates.redberg import (
     pair_delta,
 )
 
+# the peers' privacy-loss events (registered on import)
+from objpert.mechanisms._certificates import events as _events  # noqa: E402, F401
+
 __all__ = [
     "ACCOUNTANTS",
     "DEFAULT_MAX_ITER",
