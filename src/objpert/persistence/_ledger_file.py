@@ -10,10 +10,10 @@ Nothing stored is trusted. At load, each Watkins & Arora release is re-certified
 public inputs (constants re-derived from the loss registry, the certificate recomputed by
 Theorem C.13 or 4.1 and compared with the stored one); Gaussian, Laplace, zCDP and
 subsampled Gaussian releases are rebuilt from their noise parameters, a peer's
-exact-minimiser profile (kind ``objective``) from its checked public numbers; a release known only by its (epsilon, delta) point
-(a peer's certificate) is rebuilt as that point. The ledger is then replayed, step by
-step, into a new accountant with the stored budget: a ledger whose composition exceeds its
-budget is refused.
+exact-minimiser profile (kind ``objective``) from its checked public numbers; a release
+known only by its (epsilon, delta) point is rebuilt as that point. The ledger is then
+replayed, step by step, into a new accountant with the stored budget: a ledger whose
+composition exceeds its budget is refused.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ grid; the objective noise of LOP, LOP-Clip and AMP enters the objective and is n
 published added to a value: it stays continuous.
 """
 
+# the peers' privacy-loss events (registered on import)
+from objpert.mechanisms._certificates import events as _events  # noqa: F401
 from objpert.mechanisms._certificates.amp import DEFAULT_OUTPUT_SHARE, plan_amp
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,
@@ -114,9 +116,6 @@ from objpert.mechanisms._certificates.redberg import (
     folded_gaussian_delta,
     pair_delta,
 )
-
-# the peers' privacy-loss events (registered on import)
-from objpert.mechanisms._certificates import events as _events  # noqa: E402, F401
 
 __all__ = [
     "ACCOUNTANTS",
