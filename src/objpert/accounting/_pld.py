@@ -318,7 +318,15 @@ def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
         return lambda e: profiles.zcdp_profile(p["rho"], e)
     if loss.kind == "subsampled_gaussian":
         one = _single_pld(loss.kind, loss.parameters, DEFAULT_DISCRETIZATION)
-        return lambda e: np.minimum(np.asarray(one.get_delta_for_epsilon(e), dtype=float), 1.0)
+
+        def step(e: Any) -> np.ndarray:  # dp-accounting reads sorted epsilons only
+            e = np.asarray(e, dtype=float)
+            order = np.argsort(e.ravel(), kind="stable")
+            out = np.empty(e.size)
+            out[order] = one.get_delta_for_epsilon(e.ravel()[order])
+            return np.minimum(out, 1.0).reshape(e.shape)
+
+        return step
     if loss.kind not in _PROFILES:
         raise ParameterError(f"no privacy profile is known for a {loss.kind!r} release")
     profile = _PROFILES[loss.kind](p)
