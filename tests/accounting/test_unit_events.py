@@ -13,8 +13,8 @@ import pytest
 from scipy import integrate, optimize
 
 import objpert
-from objpert.accounting import group_certificate, group_privacy
 from objpert.accounting import _pld as pld
+from objpert.accounting import group_certificate, group_privacy
 from objpert.accounting._events import certified_point, subsampled_gaussian
 from objpert.mechanisms import _registry as registry
 from objpert.mechanisms._certificates.redberg import exact_lop_delta
