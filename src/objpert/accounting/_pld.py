@@ -90,6 +90,7 @@ _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to 
 #: which overflows beyond 709.78).
 _MAX_POINT_EPSILON = 700.0
 _ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
+_ROUNDING = 1e-13  # per grid point: the rounding a dominating pair's mass at 0 may show
 
 KINDS = (
     "watkins_arora", "limit", "objective", "gaussian", "laplace", "subsampled_gaussian", "zcdp",
@@ -234,7 +235,9 @@ def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float
         raise ParameterError("a profile's grid must start at epsilon = 0")
     weights = np.exp(-discretization * np.arange(positive.size))  # e^-epsilon on the grid
     at_zero = 1.0 - inf_mass - float(np.sum(positive[1:] * (1.0 + weights[1:])))
-    if at_zero < -1e-9:  # H is convex at alpha = 1 by step 1: only rounding can get here
+    # H is convex at alpha = 1 by step 1: only rounding can get here, which grows with the
+    # grid's points (a group's profile near 1 up to epsilon ~ 40: alpha spans e^40)
+    if at_zero < -max(1e-9, _ROUNDING * positive.size):
         raise PrivacyError(
             f"the profile's dominating pair has mass {at_zero:.3g} at privacy loss 0; the "
             "profile is not a hockey-stick curve"
