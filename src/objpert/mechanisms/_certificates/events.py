@@ -13,9 +13,9 @@ proves, not as its (epsilon, delta) point.
   :mod:`.multinomial` for a chi ratio of m > 1 degrees of freedom) at the certificate's
   constants t = G / sigma and c0, for AMP and the multinomial release composed with the
   output noise's (epsilon_2, delta_2) by basic composition, as their certificates are:
-  delta(epsilon) = delta_obj(epsilon - epsilon_2) + delta_2 (kind ``objective``), capped
-  by the certified point. Kifer's closed form (accountant ``kifer``) is known by its
-  point only.
+  delta(epsilon) = delta_obj(epsilon - epsilon_2) + delta_2 at epsilon >= epsilon_2, 1
+  below (kind ``objective``), capped by the certified point. Kifer's closed form
+  (accountant ``kifer``) is known by its point only.
 
 An uncertified certificate keeps its point (:func:`~objpert.accounting._events.certified_point`),
 which accounting then refuses.
@@ -94,12 +94,16 @@ def objective_loss(params: dict[str, Any], count: int = 1) -> PrivacyLoss:
 
 def objective_profile(p: dict[str, Any]) -> Any:
     """delta(epsilon) of an ``objective`` event: the exact-minimiser profile at
-    epsilon - epsilon_output (0 where negative) plus delta_output, at most 1."""
+    epsilon - epsilon_output plus delta_output, at most 1 (basic composition of the two
+    parts, the output part at its own epsilon_output, Dwork & Roth 2014, Theorem 3.16);
+    1 below epsilon_output, where the output part's delta is not known from its point."""
     t, c0, dims = p["ratio"], p["log_det"], p["dims"]
     eps2, delta2 = p["epsilon_output"], p["delta_output"]
 
     def one(e: float) -> float:
-        shifted = max(0.0, e - eps2)
+        if e < eps2:
+            return 1.0
+        shifted = e - eps2
         if dims == 1:
             return folded_gaussian_delta(shifted, t, c0)
         return chi_profile_delta(shifted, t, c0, dims)
