@@ -220,3 +220,16 @@ def test_a_ledger_of_peer_events_round_trips(certs, tmp_path):
         kinds = [x.kind for s in back.steps for x in s.losses]
         assert kinds == (["objective", "subsampled_gaussian", "zcdp"] if rows == 1
                          else ["group", "group", "zcdp"])  # fmt: skip
+        # the ledger's privacy report names each release's kind
+        from objpert.cli import main
+
+        page = tmp_path / f"ledger{rows}.html"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main(["report", str(path), "--out", str(page)]) == 0
+        text = page.read_text()
+        if rows == 1:
+            assert "Poisson-subsampled Gaussian step" in text
+            assert "exact-minimiser profile" in text
+        else:
+            assert "release grouped for one person" in text and "3 rows of: noise" in text
