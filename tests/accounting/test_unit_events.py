@@ -233,3 +233,38 @@ def test_a_ledger_of_peer_events_round_trips(certs, tmp_path):
             assert "exact-minimiser profile" in text
         else:
             assert "release grouped for one person" in text and "3 rows of: noise" in text
+
+
+@pytest.mark.parametrize("name", ["amp", "multinomial"])
+def test_two_part_releases_emit_their_basic_composition_profile(certs, name):
+    """AMP and the multinomial release: delta(epsilon) = delta_obj(epsilon - epsilon_2) +
+    delta_2 above the output part's epsilon_2 (the objective part by Redberg et al.'s
+    profile, the multinomial's by its own quadrature), 1 below it, capped by the point."""
+    from objpert.accounting._group import point_profile
+    from objpert.mechanisms._certificates.multinomial import chi_profile_delta
+    from objpert.mechanisms._certificates.redberg import folded_gaussian_delta
+
+    cert = certs[name]
+    d = cert.details
+    eps2, delta2 = d["epsilon_output"], d["delta_output"]
+    (loss,) = cert.privacy_losses()
+    profile = pld.one_row_profile(loss)
+    if name == "amp":
+        c = cert.constants
+        t = 2 * c["gradient_bound"] / (c["n"] * cert.sigma)  # G / sigma, mean form
+        c0 = math.log1p(c["smoothness"] / (c["n"] * c["mu"]))
+        assert t == pytest.approx(d["sensitivity_ratio"]) and c0 == pytest.approx(d["log_det"])
+
+        def objective(e):
+            return folded_gaussian_delta(e, t, c0)
+    else:
+
+        def objective(e):
+            return chi_profile_delta(
+                e, d["sensitivity_ratio"], d["log_det"], d["profile_dimension"]
+            )
+
+    for e in (0.5 * eps2, eps2 + 0.01, cert.epsilon, 2 * cert.epsilon):
+        ref = 1.0 if e < eps2 else min(1.0, objective(e - eps2) + delta2)
+        cap = float(point_profile(cert.epsilon, cert.delta, [e])[0])
+        assert float(profile(np.array([e]))[0]) == pytest.approx(min(ref, cap), rel=1e-9)
