@@ -268,3 +268,20 @@ def test_two_part_releases_emit_their_basic_composition_profile(certs, name):
         ref = 1.0 if e < eps2 else min(1.0, objective(e - eps2) + delta2)
         cap = float(point_profile(cert.epsilon, cert.delta, [e])[0])
         assert float(profile(np.array([e]))[0]) == pytest.approx(min(ref, cap), rel=1e-9)
+
+
+def test_the_multinomial_report_profile_is_its_event():
+    """The privacy report's delta(epsilon) of a multinomial model is its event's profile
+    (below the output part's epsilon only its point's bound, never the objective part's
+    delta at 0)."""
+    from objpert.mechanisms._certificates.multinomial import multinomial_profile
+
+    plan = objpert.plan("multinomial", loss="softmax", n_classes=3, **PUBLIC, epsilon=1.0,
+                        delta=1e-6)  # fmt: skip
+    eps = np.array([0.5 * plan.certificate.details["epsilon_output"], 0.5, 1.0, 2.0])
+    expected = pld.one_row_profile(plan.certificate.privacy_loss())(eps)
+    np.testing.assert_array_equal(multinomial_profile(plan, eps), expected)
+    from objpert.accounting._group import point_profile
+
+    cap = point_profile(plan.certificate.epsilon, plan.certificate.delta, eps[:1])
+    assert expected[0] == cap[0] and expected[2] <= plan.certificate.delta  # below eps_2: the point
