@@ -309,9 +309,7 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
 def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
     """delta(epsilon) of one release of ``loss`` (its count ignored): a registered profile,
     zCDP's, a subsampled Gaussian step's (its PLD's), or the tight pair of an (epsilon,
-    delta) point. A profile whose event carries its certified ``point`` is capped by that
-    point's tight pair (:func:`~objpert.accounting._group.point_profile`): both bound the
-    release, so their minimum does too."""
+    delta) point."""
     from objpert.accounting._group import point_profile
 
     p = dict(loss.parameters)
@@ -332,11 +330,7 @@ def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
         return step
     if loss.kind not in _PROFILES:
         raise ParameterError(f"no privacy profile is known for a {loss.kind!r} release")
-    profile = _PROFILES[loss.kind](p)
-    if "point" not in p:
-        return profile
-    eps, delta = p["point"]
-    return lambda e: np.minimum(profile(e), point_profile(eps, delta, e))
+    return _PROFILES[loss.kind](p)
 
 
 def _group_profile(base: PrivacyLoss, rows: int, discretization: float) -> Any:

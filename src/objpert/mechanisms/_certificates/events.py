@@ -23,6 +23,7 @@ which accounting then refuses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -39,11 +40,15 @@ from objpert.accounting._events import (
     subsampled_gaussian,
     zcdp,
 )
+from objpert.accounting._group import point_profile
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.multinomial import MULTINOMIAL, chi_profile_delta
 from objpert.mechanisms._certificates.redberg import exact_lop_constants, folded_gaussian_delta
 
 __all__ = ["objective_loss", "objective_profile"]
+
+_NEGLIGIBLE = 1e-6  # an objective part this small next to delta_output ends the quadratures
+_FAR = 64.0  # ... or this far beyond epsilon_output
 
 
 def _objective(cert: Any, _radius: Any = None) -> PrivacyLoss:
@@ -96,17 +101,36 @@ def objective_profile(p: dict[str, Any]) -> Any:
     """delta(epsilon) of an ``objective`` event: the exact-minimiser profile at
     epsilon - epsilon_output plus delta_output, at most 1 (basic composition of the two
     parts, the output part at its own epsilon_output, Dwork & Roth 2014, Theorem 3.16);
-    1 below epsilon_output, where the output part's delta is not known from its point."""
+    1 below epsilon_output, where the output part's delta is not known from its point.
+    Capped by the tight pair of the certified point
+    (:func:`~objpert.accounting._group.point_profile`): both bound the release."""
+    profile = _uncapped(p)
+    eps, delta = p["point"]
+    return lambda e: np.minimum(profile(e), point_profile(eps, delta, e))
+
+
+def _uncapped(p: dict[str, Any]) -> Any:
     t, c0, dims = p["ratio"], p["log_det"], p["dims"]
     eps2, delta2 = p["epsilon_output"], p["delta_output"]
+
+    def objective(shifted: float) -> float:
+        if dims == 1:
+            return folded_gaussian_delta(shifted, t, c0)
+        return chi_profile_delta(shifted, t, c0, dims)
+
+    # beyond the shift where the objective part is negligible next to delta_output, its
+    # value there bounds it (a profile is non-increasing): no quadrature out there
+    far, at_far = math.inf, 0.0
+    if dims > 1 and delta2 > 0.0:
+        far = 1.0
+        while (at_far := objective(far)) > _NEGLIGIBLE * delta2 and far < _FAR:
+            far *= 2.0
 
     def one(e: float) -> float:
         if e < eps2:
             return 1.0
         shifted = e - eps2
-        if dims == 1:
-            return folded_gaussian_delta(shifted, t, c0)
-        return chi_profile_delta(shifted, t, c0, dims)
+        return at_far if shifted >= far else objective(shifted)
 
     def profile(epsilons: Any) -> np.ndarray:
         e = np.atleast_1d(np.asarray(epsilons, dtype=float))
