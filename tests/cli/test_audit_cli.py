@@ -116,3 +116,21 @@ def test_only_registry_names_are_mechanisms(capsys, name):
     assert main(["audit", "--mechanism", name, "--json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "invalid choice" in err
+
+
+def test_audit_per_person(capsys):
+    """``--max-rows-per-unit K``: the pair's differing row is one person's K rows, the
+    certificate audited is the person-level one (W&A: Theorem C.13 for K rows, with its
+    exact pairwise profile on the K-row pair; a peer: group privacy of its events)."""
+    argv = ["--max-rows-per-unit", "3", *FAST]
+    wa = run_json(capsys, ["--mechanism", "watkins_arora", *argv])
+    assert wa["pair"]["name"] == "canonical x 3 rows" and wa["plan"]["rows"] == 3
+    assert wa["epsilon_certified"] == pytest.approx(attacks.DEFAULT_EPSILON)
+    assert wa["profile"] is not None and not wa["flagged"]
+    peer = run_json(capsys, ["--mechanism", "output_perturbation", *argv])
+    assert peer["epsilon_certified"] == pytest.approx(attacks.DEFAULT_EPSILON)
+    assert peer["delta_certified"] <= attacks.DEFAULT_DELTA and not peer["flagged"]
+    for bad in (["--mechanism", "qop", *argv], ["--mechanism", "lop", "--max-rows-per-unit", "0"]):
+        assert main(["audit", *bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("objpert: error:") and "\n" not in err

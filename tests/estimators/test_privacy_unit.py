@@ -237,8 +237,11 @@ def test_private_grid_search_splits_the_units(tmp_path):
     assert cert.rows_per_unit == 2 and sum(cert.part_sizes) == 240
     assert "one person, up to 2 rows" in cert.covers
     assert all(c.rows == 2 for c in cert.candidates)
-    with pytest.raises(ModelFileError, match="cannot be saved yet"):
-        objpert.save(search, tmp_path / "search.json")
+    # saved and loaded: every candidate's unit certificate recomputed, the choice too
+    back = _round_trip(search, tmp_path / "search.json")
+    assert back.certificate_.to_dict() == cert.to_dict()
+    assert back.release_certificate_.rows == 2
+    np.testing.assert_array_equal(back.predict(X), search.predict(X))
     with pytest.raises(ParameterError, match="max_rows_per_unit"):
         PrivateGridSearch(estimator=model(), param_grid={"mu": [0.05, 0.5]}).fit(
             X, y, privacy_unit=ids
@@ -253,6 +256,39 @@ def test_private_grid_search_splits_the_units(tmp_path):
     assert stopping.certificate_.rows_per_unit == 2 and stopping.certificate_.certified
     assert "one person, up to 2 rows" in stopping.certificate_.covers
     assert stopping.certificate_.n_rows == 240 * 2
+    back = _round_trip(stopping, tmp_path / "stopping.json")
+    assert back.certificate_.to_dict() == stopping.certificate_.to_dict()
+
+
+def _round_trip(search, path):
+    saved = objpert.save(search, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unsigned
+        return objpert.load(saved)
+
+
+def test_a_unit_candidate_on_the_group_route_is_recomputed_at_load():
+    """A person-level candidate whose group route is the tighter (n = 100 persons of 2
+    rows, d = 30, epsilon 2): its stored unit certificate is recomputed from the one-row
+    release (Theorem C.13 for 2 rows at its sigma, N and radius, both routes), and a
+    changed number is refused."""
+    from objpert.estimators._unit import unit_certificate
+    from objpert.persistence._unit_record import recertified_unit
+
+    plan = objpert.plan("watkins_arora", loss="logistic", n=200, d=30, zeta=1.0, epsilon=2.0,
+                        delta=1e-5, rows_per_unit=2)  # fmt: skip
+    cert = unit_certificate(plan.certificate, [plan], 2, "pid")
+    assert cert.route == "group" and cert.release.rows_per_unit == 1
+    data = json.loads(json.dumps(cert.to_dict()))
+    again = recertified_unit(data, "candidate 0")
+    assert again.to_dict() == cert.to_dict()
+    for key, value in (("delta", 1e-9), ("route", "direct"), ("rows_per_unit", 3)):
+        with pytest.raises(ModelFileError):
+            recertified_unit({**data, key: value}, "candidate 0")
+    tampered = json.loads(json.dumps(data))
+    tampered["release"]["sigma"] *= 0.5
+    with pytest.raises(ModelFileError):
+        recertified_unit(tampered, "candidate 0")
 
 
 def test_a_multinomial_fit_per_unit_is_certified_by_group_privacy(tmp_path):

@@ -90,7 +90,8 @@ def test_an_edited_certificate_is_refused(path):
 
 def test_the_report_shows_the_multinomial_release(model, path):
     """objpert report: the mechanism, its constants and a profile recomputed here from the
-    plan's certificate (objective part at epsilon - epsilon_output, plus the output part)."""
+    plan's certificate (objective part at epsilon - epsilon_output, plus the output part,
+    capped by the certified point)."""
     from objpert.apps._privacy_report import build_report, render
     from objpert.mechanisms._certificates.multinomial import chi_profile_delta
     from objpert.persistence import read
@@ -101,12 +102,17 @@ def test_the_report_shows_the_multinomial_release(model, path):
         report = build_report(str(path), read(path))
     assert report.mechanism == "multinomial"
     assert report.releases[0].mu == est.plan_.mu and report.releases[0].sigma == est.plan_.sigma
-    det = est.certificate_.details
+    from objpert.accounting._group import point_profile
+
+    cert = est.certificate_
+    det = cert.details
     for e, d in zip(report.epsilons, report.deltas, strict=True):
-        want = chi_profile_delta(
-            max(0.0, e - det["epsilon_output"]), det["sensitivity_ratio"], det["log_det"],
+        # basic composition above the output part's epsilon; below it only the point's bound
+        want = 1.0 if e < det["epsilon_output"] else chi_profile_delta(
+            e - det["epsilon_output"], det["sensitivity_ratio"], det["log_det"],
             det["profile_dimension"],
         ) + det["delta_output"]  # fmt: skip
-        assert d == pytest.approx(min(1.0, want), rel=1e-12)
+        cap = float(point_profile(cert.epsilon, cert.delta, [e])[0])
+        assert d == pytest.approx(min(1.0, want, cap), rel=1e-12)
     text = render(report, "md")
     assert "softmax" in text and "Theorem C.13 of Watkins" not in text

@@ -334,12 +334,17 @@ def compose_certificates(
     discretization: float = pldlib.DEFAULT_DISCRETIZATION,
     not_public: Sequence[str] = (),
 ) -> PLDComposedCertificate:
-    """The PLD composition of per-release certificates, queried at ``epsilon``."""
+    """The PLD composition of per-release certificates, queried at ``epsilon`` (each
+    release's privacy losses, a person-level one's grouped for its unit; releases for
+    different units are refused)."""
     certs = tuple(certificates)
     if not certs:
         raise ParameterError("composition needs at least one certificate; got none")
     epsilon = check_positive("epsilon", epsilon)
-    total = pldlib.compose([pldlib.from_certificate(c) for c in certs], discretization)
+    for c in certs:
+        if not isinstance(c, Certificate):
+            raise ParameterError(f"expected a certificate; got {type(c).__name__}")
+    total = pldlib.compose([x for c in certs for x in c.privacy_losses()], discretization)
     delta = pldlib.delta_for_epsilon(total, epsilon)
     return PLDComposedCertificate(
         "pld", epsilon, delta,

@@ -53,6 +53,7 @@ __all__ = [
     "basic_profile",
     "compose",
     "parallel",
+    "same_unit",
     "split_budget",
 ]
 
@@ -285,19 +286,22 @@ class ComposedCertificate(Certificate):
 
     @property
     def covers(self) -> str:
-        return f"{self.k} releases on the same data ({self.method} composition)"
+        what = f"{self.k} releases on the same data ({self.method} composition)"
+        if self.rows_per_unit == 1:
+            return what
+        from objpert.accounting._unit import unit_words
+
+        return f"{what}, each for {unit_words(self.rows_per_unit)}"
 
     @property
     def rows_per_unit(self) -> int:
         """The parts' rows per privacy unit (ParameterError where they differ)."""
-        units = sorted({c.rows_per_unit for c in self.certificates})
-        if len(units) > 1:
-            raise ParameterError(f"the releases are certified for different units {units}")
-        return units[0] if units else 1
+        return same_unit(self.certificates)
 
     def privacy_losses(self) -> list[Any]:
-        """The releases' own privacy losses (each composes as its whole profile)."""
-        return [c.privacy_loss() for c in self.certificates]
+        """The releases' own privacy losses (each composes as what its analysis proves; a
+        person-level release as its losses grouped for its unit)."""
+        return [x for c in self.certificates for x in c.privacy_losses()]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Subclasses (dataclasses too) keep the short :meth:`__repr__` unless they define
@@ -384,6 +388,19 @@ class ComposedCertificate(Certificate):
         )
 
 
+def same_unit(certificates: Sequence[Any]) -> int:
+    """The rows per privacy unit every certificate is for; ParameterError where they
+    differ (releases certified for different units do not compose: a one-row release
+    grouped first, :func:`objpert.accounting.group_certificate`, composes with k-row ones)."""
+    units = sorted({c.rows_per_unit for c in certificates})
+    if len(units) > 1:
+        raise ParameterError(
+            f"releases certified for different privacy units (rows per unit {units}) do not "
+            "compose; certify every release for the same unit"
+        )
+    return units[0] if units else 1
+
+
 def compose(
     certificates: Sequence[ReleaseCertificate],
     method: str,
@@ -400,6 +417,7 @@ def compose(
     certs = tuple(certificates)
     if not certs:
         raise ParameterError("composition needs at least one certificate; got none")
+    same_unit(certs)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}; got {method!r}")
     eps = tuple(float(c.epsilon) for c in certs)

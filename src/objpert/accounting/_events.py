@@ -26,6 +26,7 @@ __all__ = [
     "point",
     "register_event",
     "release_loss",
+    "subsampled_gaussian",
     "zcdp",
 ]
 
@@ -118,6 +119,20 @@ def zcdp(rho: float, count: int = 1) -> PrivacyLoss:
     if not math.isfinite(rho):
         raise ParameterError(f"rho must be finite; got {rho!r}")
     return PrivacyLoss("zcdp", (("rho", rho),), count=check_int("count", count, 1))
+
+
+def subsampled_gaussian(
+    noise_multiplier: float, sampling_rate: float, count: int = 1
+) -> PrivacyLoss:
+    """One step of a Poisson-subsampled Gaussian mechanism under replace-one neighbours
+    (rate q, noise multiplier z over the norm bound of one row's contribution; Zhu, Dong &
+    Wang 2022): ``count`` steps are DP-SGD's T adaptively composed steps."""
+    z = check_positive("noise_multiplier", noise_multiplier)
+    q = check_positive("sampling_rate", sampling_rate)
+    if q > 1.0:
+        raise ParameterError(f"sampling_rate must be in (0, 1]; got {sampling_rate!r}")
+    params = (("noise_multiplier", z), ("sampling_rate", q))
+    return PrivacyLoss("subsampled_gaussian", params, count=check_int("count", count, 1))
 
 
 def certified_point(cert: Any) -> PrivacyLoss:

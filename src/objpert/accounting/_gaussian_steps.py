@@ -47,6 +47,7 @@ __all__ = [
     "pld_epsilon",
     "rdp_epsilon",
     "subsampled_gaussian_epsilon",
+    "subsampled_gaussian_pld",
 ]
 
 #: Accountants of T composed continuous Gaussian mechanisms: ``gdp``, Gaussian DP
@@ -209,6 +210,21 @@ def subsampled_gaussian_epsilon(
     discretisation, an upper bound). Needs the optional package ``dp-accounting``."""
     delta = check_open_unit("delta", delta)
     T = check_int("iterations", iterations, 1, SUBSAMPLED_MAX_STEPS)
+    disc = check_discretization(discretization)
+    pld = subsampled_gaussian_pld(noise_multiplier, sampling_rate, disc)
+    what = f"{T} steps of DP-SGD at noise multiplier {noise_multiplier:g}"
+    check_points(self_composed_points(pld, T), what, disc)
+    return float(pld.self_compose(T, TRUNCATION).get_epsilon_for_delta(delta))
+
+
+def subsampled_gaussian_pld(
+    noise_multiplier: float,
+    sampling_rate: float,
+    discretization: float = SUBSAMPLED_DISCRETIZATION,
+) -> Any:
+    """dp-accounting's pessimistic privacy loss distribution of one Poisson-subsampled
+    Gaussian mechanism (rate q, noise multiplier z) under replace-one neighbours (Zhu, Dong
+    & Wang 2022; ``NeighboringRelation.REPLACE_ONE``)."""
     q = check_positive("sampling_rate", sampling_rate)
     if q > 1.0:
         raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
@@ -220,11 +236,9 @@ def subsampled_gaussian_epsilon(
     # replace-one: a remove and an add loss, each within the unsubsampled Gaussian's range
     what = f"DP-SGD at noise multiplier {z:g}"
     check_points(2.0 * mechanism_points("gaussian", z, 1.0, disc), what, disc)
-    pld = privacy_loss_distribution.from_gaussian_mechanism(
+    return privacy_loss_distribution.from_gaussian_mechanism(
         z,
         sampling_prob=q,
         value_discretization_interval=disc,
         neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
     )
-    check_points(self_composed_points(pld, T), f"{T} steps of {what}", disc)
-    return float(pld.self_compose(T, TRUNCATION).get_epsilon_for_delta(delta))

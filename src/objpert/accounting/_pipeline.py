@@ -7,7 +7,7 @@ from typing import Any
 from objpert._validation import check_choice, check_open_unit
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._accountant import AccountedCertificate, Step, _merged, as_losses
-from objpert.accounting._composition import ComposedCertificate, compose
+from objpert.accounting._composition import ComposedCertificate, compose, same_unit
 from objpert.exceptions import ParameterError
 
 __all__ = ["COMPOSITIONS", "pipeline_certificate", "released_certificates"]
@@ -64,12 +64,7 @@ def pipeline_certificate(
     certs = released_certificates(pipeline)
     if not certs:
         raise ParameterError("the pipeline holds no fitted private release (certificate_)")
-    units = sorted({c.rows_per_unit for c in certs})
-    if len(units) > 1:
-        raise ParameterError(
-            "the pipeline's releases are certified for different privacy units (rows per "
-            f"unit {units}): they do not compose; fit every private step for the same unit"
-        )
+    same_unit(certs)  # a pipeline's releases for different units do not compose
     if composition == "basic":
         if len(certs) == 1:
             return certs[0]

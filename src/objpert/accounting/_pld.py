@@ -14,8 +14,8 @@ joint privacy loss, never under-states it.
   Algorithm 1) on the grid epsilon_i = i * discretization, negative privacy losses
   included (:func:`_profile_pld`); the mass left at the grid's end (delta <= :data:`TAIL`)
   is put at +infinity.
-- Gaussian and Laplace mechanisms: dp-accounting's own PLDs (connect-the-dots,
-  pessimistic).
+- Gaussian and Laplace mechanisms, and DP-SGD's Poisson-subsampled Gaussian steps:
+  dp-accounting's own PLDs (connect-the-dots, pessimistic).
 - Any other (epsilon, delta)-DP release: the pessimistic PLD of the point (Koskela et al.
   2020; dp-accounting's ``from_privacy_parameters``), which composes like the optimal
   composition of (epsilon, delta)-DP releases.
@@ -90,8 +90,12 @@ _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to 
 #: which overflows beyond 709.78).
 _MAX_POINT_EPSILON = 700.0
 _ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
+_ROUNDING = 1e-13  # per grid point: the rounding a dominating pair's mass at 0 may show
 
-KINDS = ("watkins_arora", "limit", "gaussian", "laplace", "zcdp", "point", "group")
+KINDS = (
+    "watkins_arora", "limit", "objective", "gaussian", "laplace", "subsampled_gaussian", "zcdp",
+    "point", "group",
+)  # fmt: skip
 
 
 def available() -> bool:
@@ -231,7 +235,9 @@ def _profile_pld(epsilons: np.ndarray, deltas: np.ndarray, discretization: float
         raise ParameterError("a profile's grid must start at epsilon = 0")
     weights = np.exp(-discretization * np.arange(positive.size))  # e^-epsilon on the grid
     at_zero = 1.0 - inf_mass - float(np.sum(positive[1:] * (1.0 + weights[1:])))
-    if at_zero < -1e-9:  # H is convex at alpha = 1 by step 1: only rounding can get here
+    # H is convex at alpha = 1 by step 1: only rounding can get here, which grows with the
+    # grid's points (a group's profile near 1 up to epsilon ~ 40: alpha spans e^40)
+    if at_zero < -max(1e-9, _ROUNDING * positive.size):
         raise PrivacyError(
             f"the profile's dominating pair has mass {at_zero:.3g} at privacy loss 0; the "
             "profile is not a hockey-stick curve"
@@ -267,6 +273,10 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
         check_points(mechanism_points(kind, z, 1.0, discretization), what, discretization)
         build = dist.from_gaussian_mechanism if kind == "gaussian" else dist.from_laplace_mechanism
         return build(z, sensitivity=1.0, value_discretization_interval=discretization)
+    if kind == "subsampled_gaussian":
+        from objpert.accounting._gaussian_steps import subsampled_gaussian_pld
+
+        return subsampled_gaussian_pld(p["noise_multiplier"], p["sampling_rate"], discretization)
     if kind == "point":
         eps, what = p["epsilon"], f"an ({p['epsilon']:g}, {p['delta']:.3g})-DP release"
         if eps > _MAX_POINT_EPSILON:
@@ -298,7 +308,8 @@ def _single_pld(kind: str, parameters: tuple[tuple[str, Any], ...], discretizati
 
 def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
     """delta(epsilon) of one release of ``loss`` (its count ignored): a registered profile,
-    zCDP's, or the tight pair of an (epsilon, delta) point."""
+    zCDP's, a subsampled Gaussian step's (its PLD's), or the tight pair of an (epsilon,
+    delta) point."""
     from objpert.accounting._group import point_profile
 
     p = dict(loss.parameters)
@@ -306,6 +317,17 @@ def one_row_profile(loss: PrivacyLoss) -> Callable[[np.ndarray], np.ndarray]:
         return lambda e: point_profile(p["epsilon"], p["delta"], e)
     if loss.kind == "zcdp":
         return lambda e: profiles.zcdp_profile(p["rho"], e)
+    if loss.kind == "subsampled_gaussian":
+        one = _single_pld(loss.kind, loss.parameters, DEFAULT_DISCRETIZATION)
+
+        def step(e: Any) -> np.ndarray:  # dp-accounting reads sorted epsilons only
+            e = np.asarray(e, dtype=float)
+            order = np.argsort(e.ravel(), kind="stable")
+            out = np.empty(e.size)
+            out[order] = one.get_delta_for_epsilon(e.ravel()[order])
+            return np.minimum(out, 1.0).reshape(e.shape)
+
+        return step
     if loss.kind not in _PROFILES:
         raise ParameterError(f"no privacy profile is known for a {loss.kind!r} release")
     return _PROFILES[loss.kind](p)

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from objpert._validation import check_int, check_open_unit, check_positive
+from objpert.accounting._group import crude_row_target
+from objpert.accounting._unit import group_certificate
 from objpert.audit._statistics import (
     bound,
     clopper_pearson,
@@ -318,28 +320,49 @@ def audit_plan(
     n: int = AUDIT_N,
     d: int = AUDIT_D,
     zeta: float = AUDIT_ZETA,
+    rows: int = 1,
 ) -> Any:
     """The plan of ``mechanism`` for the audit problem at target (epsilon, delta): the
     registered planner on the mechanism's audit loss with :data:`PLAN_OPTIONS` (W&A: the
     tight calibration at the public ridge :data:`WA_MU`; LOP-Clip: clip 0.5; QOP: the
-    squared loss, per-sample smoothness zeta^2, m = 2d)."""
+    squared loss, per-sample smoothness zeta^2, m = 2d).
+
+    ``rows`` = k > 1: the target is for one person of up to k rows, as a fit with
+    ``max_rows_per_unit=k`` plans it: W&A by Theorem C.13 for k rows (``rows_per_unit``),
+    every other mechanism for one row at the classical target (epsilon / k, delta /
+    (k e^{(k-1) epsilon / k})), certified for the person by group privacy of its events
+    (:func:`certified_budget`). QOP has no person-level certificate (ParameterError)."""
     mech = registry.get(mechanism)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
+    rows = check_int("rows", rows, 1)
+    options = dict(PLAN_OPTIONS.get(mech.name, {}))
+    if rows > 1 and mech.name == "watkins_arora":
+        options["rows_per_unit"] = rows
+    elif rows > 1:
+        if mech.name == "qop":
+            raise ParameterError("QOP is never certified: it has no person-level certificate")
+        epsilon, delta = crude_row_target(epsilon, delta, rows)
     return mech.plan(
-        loss=mech.audit_loss,
-        n=n,
-        d=d,
-        zeta=zeta,
-        epsilon=epsilon,
-        delta=delta,
-        **PLAN_OPTIONS.get(mech.name, {}),
+        loss=mech.audit_loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta, **options
     )
 
 
-def certified_budget(plan: Any) -> tuple[float, float]:
-    """The (epsilon, delta) a plan certifies: its certificate's (QOP: the plan's total)."""
+def certified_budget(plan: Any, rows: int = 1) -> tuple[float, float]:
+    """The (epsilon, delta) a plan certifies (QOP: the plan's total) for datasets that
+    differ in up to ``rows`` rows: its certificate's when it is for that many rows, else,
+    from a one-row certificate, group privacy of its privacy-loss events at ``rows`` times
+    its epsilon (:func:`objpert.accounting.group_certificate`)."""
+    rows = check_int("rows", rows, 1)
     cert = plan.certificate
+    if rows != cert.rows_per_unit:
+        if cert.rows_per_unit != 1:
+            raise ParameterError(
+                f"a plan certified for {cert.rows_per_unit} rows cannot be audited at {rows}"
+            )
+        cert = group_certificate(cert, rows)
+        if not cert.certified:
+            raise ParameterError("an uncertified release has no person-level certificate")
     return float(cert.epsilon), float(cert.delta)
 
 
@@ -467,13 +490,15 @@ def audit_sampler(
     rng: Any = None,
     name: str = "custom",
     confidence: float = 0.95,
+    rows: int = 1,
 ) -> AttackResult:
     """Attack any sampler ``sample(X, y, plan, draws, rng) -> (draws, d)`` (a mechanism, a
     planted bug of :mod:`objpert.audit._planted`) against the (epsilon, delta) that ``plan``
-    certifies, on ``pair``."""
+    certifies for datasets that differ in up to ``rows`` rows (:func:`certified_budget`),
+    on ``pair``."""
     draws = check_int("draws", draws, 4)
     generator = np.random.default_rng(rng)
-    epsilon, delta = certified_budget(plan)
+    epsilon, delta = certified_budget(plan, rows)
     out = sample(pair.X, pair.y, plan, draws, generator)
     out_prime = sample(pair.X_prime, pair.y_prime, plan, draws, generator)
     return attack(
@@ -497,25 +522,35 @@ def audit_mechanism(
     rng: Any = None,
     confidence: float = 0.95,
     plan: Any = None,
+    rows: int = 1,
 ) -> AttackResult:
     """Build ``mechanism``'s plan for the audit problem at (epsilon, delta) (or use
     ``plan``), release ``draws`` times on each side of ``pair`` (a
     :class:`NeighbouringPair` or a spec for :func:`make_pair`) and attack: the lower bound
-    on epsilon at the certified delta against the certified epsilon."""
+    on epsilon at the certified delta against the certified epsilon.
+
+    ``rows`` = k > 1 audits the person-level guarantee: the pair's differing row becomes
+    one person's k rows (:func:`unit_pair`), the plan is for one person of up to k rows
+    (:func:`audit_plan`) and the attack is measured against the person-level certificate
+    (:func:`certified_budget`)."""
     mechanism = _check_mechanism(mechanism)
+    rows = check_int("rows", rows, 1)
     generator = np.random.default_rng(rng)
     loss = registry.get(mechanism).audit_loss
     if isinstance(pair, str):
         pair = make_pair(pair, loss=loss, epsilon=epsilon, delta=delta, rng=generator)
     if pair.loss != loss:
         raise ParameterError(f"mechanism {mechanism!r} needs a {loss} pair; got {pair.loss}")
+    if rows > 1:
+        pair = unit_pair(pair, rows)
     if plan is None:
         plan = audit_plan(mechanism, epsilon=epsilon, delta=delta, n=pair.n, d=pair.d,
-                          zeta=pair.zeta)  # fmt: skip
+                          zeta=pair.zeta, rows=rows)  # fmt: skip
 
     def sample(X: Any, y: Any, plan: Any, draws: int, rng: np.random.Generator) -> np.ndarray:
         return release_outputs(mechanism, X, y, plan, draws, rng)
 
     return audit_sampler(
-        sample, pair, plan, draws=draws, rng=generator, name=mechanism, confidence=confidence
-    )
+        sample, pair, plan, draws=draws, rng=generator, name=mechanism, confidence=confidence,
+        rows=rows,
+    )  # fmt: skip

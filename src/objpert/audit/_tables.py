@@ -27,6 +27,7 @@ from objpert.audit._attacks import (
     certified_budget,
     make_pair,
     parse_pair,
+    unit_pair,
 )
 from objpert.mechanisms import _registry as registry
 
@@ -109,12 +110,14 @@ def run_audit(
     samples: int = DEFAULT_SAMPLES,
     rng: Any = None,
     confidence: float = 0.95,
+    rows: int = 1,
 ) -> AuditReport:
     """Plan ``mechanism`` for the audit problem at (epsilon, delta), build ``pair``
     (``canonical``, ``worst``, ``random:SEED``), attack with ``draws`` releases per dataset
     and, for a map of one noise draw (W&A), measure the exact pairwise profile with
     ``samples`` noise draws per direction at :func:`profile_grid`. One generator (``rng``)
-    drives everything."""
+    drives everything. ``rows`` = k > 1: the pair's differing row is one person's k rows
+    and the certificate audited is the person-level one (:func:`audit_mechanism`)."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     draws = check_int("draws", draws, 4)
@@ -122,12 +125,16 @@ def run_audit(
     parse_pair(pair)
     mech = registry.get(mechanism)
     mechanism = mech.name
+    rows = check_int("rows", rows, 1)
     generator = np.random.default_rng(rng)
-    plan = audit_plan(mechanism, epsilon=epsilon, delta=delta)
+    plan = audit_plan(mechanism, epsilon=epsilon, delta=delta, rows=rows)
     found = make_pair(pair, loss=mech.audit_loss, epsilon=epsilon, delta=delta, rng=generator)
     attack = audit_mechanism(
-        mechanism, found, plan=plan, draws=draws, rng=generator, confidence=confidence
-    )
+        mechanism, found, plan=plan, draws=draws, rng=generator, confidence=confidence,
+        rows=rows,
+    )  # fmt: skip
+    if rows > 1:
+        found = unit_pair(found, rows)
     profile = jacobian = None
     if mech.release_map is not None:  # a map of one noise draw: the exact profile applies
         from objpert.audit._jacobian import check_jacobian
@@ -139,7 +146,7 @@ def run_audit(
             found.X_prime,
             found.y_prime,
             plan,
-            profile_grid(certified_budget(plan)[0]),
+            profile_grid(certified_budget(plan, rows)[0]),
             samples=samples,
             rng=generator,
             confidence=confidence,

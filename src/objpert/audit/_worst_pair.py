@@ -18,6 +18,11 @@ labels.
   every pair; the default searches just that. Other label pairs can be given.
 * The maximised value is biased upward (a maximum of noisy estimates): the reported
   profile is re-estimated on fresh noise.
+* A plan certified for one person of up to k rows (``plan.rows`` = k, Theorem C.13 for k
+  rows): the n - k shared rows are fixed and the person's k rows are k copies of the
+  differing sample (x, label) against k copies of (x', label'), the alignment at which
+  the k gradient differences add up to the k G of the k-row theorem; the search is over
+  the same angles.
 """
 
 from __future__ import annotations
@@ -65,11 +70,12 @@ class WorstPair:
     profile: PairwiseProfile
     evaluations: int
     trace: tuple[dict[str, Any], ...]
+    rows: int = 1  # the differing sample's copies: one person's rows
 
     def datasets(
         self, X_shared: ArrayLike, y_shared: ArrayLike
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(X, y, X', y') with the differing sample last."""
+        """(X, y, X', y') with the differing sample last (``rows`` copies of it)."""
         return _datasets(
             np.asarray(X_shared, float),
             np.asarray(y_shared, float),
@@ -77,6 +83,7 @@ class WorstPair:
             self.label,
             np.asarray(self.x_prime),
             self.label_prime,
+            self.rows,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,10 +139,10 @@ def grid_directions(d: int, count: int, rng: np.random.Generator) -> np.ndarray:
     return u / np.linalg.norm(u, axis=1, keepdims=True)
 
 
-def _datasets(Xs, ys, x, label, xp, label_p):
-    X = np.vstack([Xs, x[None, :]])
-    Xp = np.vstack([Xs, xp[None, :]])
-    return X, np.append(ys, label), Xp, np.append(ys, label_p)
+def _datasets(Xs, ys, x, label, xp, label_p, rows=1):
+    X = np.vstack([Xs, np.repeat(x[None, :], rows, axis=0)])
+    Xp = np.vstack([Xs, np.repeat(xp[None, :], rows, axis=0)])
+    return X, np.append(ys, [label] * rows), Xp, np.append(ys, [label_p] * rows)
 
 
 def worst_pair(
@@ -172,9 +179,11 @@ def worst_pair(
     starts = check_int("starts", starts, 0)
     loss = plan_loss(plan)
     Xs, ys = audit_data(X_shared, y_shared, zeta=plan.zeta, loss=loss)
-    if Xs.shape != (plan.n - 1, plan.d):
+    rows = plan.rows
+    if Xs.shape != (plan.n - rows, plan.d):
         raise ParameterError(
-            f"the shared rows must have shape ({plan.n - 1}, {plan.d}) (n - 1 rows); got {Xs.shape}"
+            f"the shared rows must have shape ({plan.n - rows}, {plan.d}) (n - {rows} rows); "
+            f"got {Xs.shape}"
         )
     if labels is None:
         if loss.label_kind != "binary":
@@ -189,7 +198,7 @@ def worst_pair(
 
     def value(x: np.ndarray, lab: float, xp: np.ndarray, lab_p: float) -> float:
         count[0] += 1
-        X, y, Xp, yp = _datasets(Xs, ys, x, lab, xp, lab_p)
+        X, y, Xp, yp = _datasets(Xs, ys, x, lab, xp, lab_p, rows)
         ls = privacy_loss(release, (X, y), (Xp, yp), Z, tol=tol)
         return float(hockey_stick_integrand(ls.loss, eps).mean())
 
@@ -239,7 +248,7 @@ def worst_pair(
                 )
     search_delta, li, x, xp = best
     lab, lab_p = labels[li]
-    X, y, Xp, yp = _datasets(Xs, ys, x, lab, xp, lab_p)
+    X, y, Xp, yp = _datasets(Xs, ys, x, lab, xp, lab_p, rows)
     grid_eps = np.union1d([epsilon], [] if epsilons is None else np.asarray(epsilons, float))
     profile = pairwise_profile(
         X,
@@ -266,4 +275,5 @@ def worst_pair(
         profile=profile,
         evaluations=count[0],
         trace=tuple(trace),
+        rows=rows,
     )

@@ -3,7 +3,7 @@ release, measure the exact pairwise privacy profile, against the certificate.
 
     objpert audit --mechanism {watkins_arora,lop,lop_clip,amp,output_perturbation,noisy_gd,qop}
                   --pair {canonical,worst,random:SEED} [--epsilon E --delta D --draws B
-                  --samples K --seed S] [--plot FILE.png] [--json]
+                  --samples K --max-rows-per-unit K --seed S] [--plot FILE.png] [--json]
 
 ``--mechanism`` takes the names of :mod:`objpert.mechanisms._registry`. The attack
 (Jagielski et al. 2020; Nasr et al. 2021) gives a lower bound on epsilon at the certified
@@ -47,6 +47,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ParameterError(f"--draws must be at least 4 (releases per dataset); got {args.draws}")
     if args.samples <= 0:
         raise ParameterError(f"--samples must be positive; got {args.samples}")
+    if args.rows < 1:
+        raise ParameterError(f"--max-rows-per-unit must be a positive integer; got {args.rows}")
     if args.seed is not None and args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer; got {args.seed}")
 
@@ -61,6 +63,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         draws=args.draws,
         samples=max(args.samples, 2),
         rng=args.seed,
+        rows=args.rows,
     )
     payload: dict[str, Any] = report.to_dict()
     if args.plot:
@@ -97,6 +100,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=DEFAULT_SAMPLES,
         help="noise samples per direction for the exact W&A profile (default: %(default)s; at "
         f"most {MAX_SAMPLES:,})",
+    )
+    p.add_argument(
+        "--max-rows-per-unit",
+        dest="rows",
+        type=int,
+        default=1,
+        metavar="K",
+        help="audit the guarantee for one person of up to K rows: the pair's differing row "
+        "becomes the person's K rows (default: %(default)s, one row)",
     )
     p.add_argument("--seed", type=int, default=None, help="seed everything (default: OS entropy)")
     p.add_argument("--plot", default=None, metavar="FILE.png")

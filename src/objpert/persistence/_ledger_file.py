@@ -8,11 +8,12 @@ that goes on spending where the saved one stopped.
 
 Nothing stored is trusted. At load, each Watkins & Arora release is re-certified from its
 public inputs (constants re-derived from the loss registry, the certificate recomputed by
-Theorem C.13 or 4.1 and compared with the stored one); Gaussian, Laplace and zCDP releases
-are rebuilt from their noise parameters; a release known only by its (epsilon, delta) point
-(a peer's certificate) is rebuilt as that point. The ledger is then replayed, step by
-step, into a new accountant with the stored budget: a ledger whose composition exceeds its
-budget is refused.
+Theorem C.13 or 4.1 and compared with the stored one); Gaussian, Laplace, zCDP and
+subsampled Gaussian releases are rebuilt from their noise parameters, a peer's
+exact-minimiser profile (kind ``objective``) from its checked public numbers; a release
+known only by its (epsilon, delta) point is rebuilt as that point. The ledger is then
+replayed, step by step, into a new accountant with the stored budget: a ledger whose
+composition exceeds its budget is refused.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from typing import Any
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._accountant import PrivacyAccountant
 from objpert.accounting._certificate import ReleaseCertificate, certificate_from_dict
+from objpert.accounting._events import subsampled_gaussian
 from objpert.accounting._group import group_privacy
 from objpert.certify._plan import certify_plan
 from objpert.certify._profile import constants_from_certificate, profile_kind
 from objpert.exceptions import ModelFileError, ObjpertError
+from objpert.mechanisms._certificates.events import objective_loss
 from objpert.persistence._fileformat import (
     SIGNATURE_ALGORITHM,
     LoadedModel,
@@ -53,7 +56,13 @@ __all__ = [
 LEDGER_FORMAT = "objpert-ledger"
 LEDGER_VERSION = 1
 _KEYS = ("format", "version", "objpert_version", "budget", "steps", "digest", "signature")
-_REBUILD = {"gaussian": pldlib.gaussian, "laplace": pldlib.laplace, "zcdp": pldlib.zcdp}
+_REBUILD = {
+    "gaussian": pldlib.gaussian,
+    "laplace": pldlib.laplace,
+    "zcdp": pldlib.zcdp,
+    "subsampled_gaussian": subsampled_gaussian,
+    "objective": lambda count, **p: objective_loss(p, count),
+}
 
 
 def _release_record(loss: pldlib.PrivacyLoss) -> dict[str, Any]:

@@ -105,11 +105,6 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
     from objpert.model_selection import PrivateGridSearch
 
     selection = None
-    if isinstance(model, PrivateGridSearch) and model.certificate_.rows_per_unit != 1:
-        raise ModelFileError(
-            "a model chosen by a private search per privacy unit cannot be saved yet: save "
-            "a model fitted with max_rows_per_unit directly"
-        )
     if isinstance(model, PrivateGridSearch):  # the chosen model, with the search's record
         from objpert.persistence._selection_file import selection_record
 

@@ -26,6 +26,7 @@ from typing import Any
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.persistence._fileformat import _close, _jsonable, _normal, quote_value
 from objpert.persistence._ledger_file import recertified
+from objpert.persistence._unit_record import recertified_unit
 
 __all__ = ["SELECTION_KEY", "attach_selection", "selection_record"]
 
@@ -62,6 +63,19 @@ def _count(data: dict[str, Any], key: str, low: int = 1) -> int:
     return value
 
 
+def _candidate(data: Any, where: str) -> Any:
+    """A candidate's certificate recomputed: its release's, or per privacy unit its unit
+    certificate (:func:`~objpert.persistence._unit_record.recertified_unit`)."""
+    if isinstance(data, dict) and data.get("kind") == "privacy_unit":
+        return recertified_unit(data, where)
+    return recertified(data, where)
+
+
+def _rows(cert: Any) -> Any:
+    """The rows a release trained on (n = units x k for a release per privacy unit)."""
+    return getattr(cert, "release", cert).constants.get("n")
+
+
 def _split(data: dict[str, Any], index: int, model: Any) -> Any:
     from objpert.model_selection._split_selection import split_certificate
 
@@ -74,12 +88,13 @@ def _split(data: dict[str, Any], index: int, model: Any) -> Any:
         raise ModelFileError("selection: one part size (>= 2) per candidate and the scoring part")
     if index >= len(candidates):
         raise ModelFileError(f"selection: best_index {index} beyond {len(candidates)} candidates")
-    certs = tuple(recertified(c, f"selection candidate {i}") for i, c in enumerate(candidates))
+    certs = tuple(_candidate(c, f"selection candidate {i}") for i, c in enumerate(candidates))
     for i, (c, size) in enumerate(zip(certs, sizes, strict=False)):
-        if c.constants.get("n") != size:
+        k, n = c.rows_per_unit, _rows(c)
+        if n != size * k:
             raise ModelFileError(
-                f"selection candidate {i} was trained on {c.constants.get('n')} rows, not "
-                f"its part of {size}"
+                f"selection candidate {i} was trained on {n} rows, not its part of {size}"
+                + ("" if k == 1 else f" units of {k} rows")
             )
     own = getattr(model, "certificate_", None)
     if own is None or _close(_normal(own.to_dict()), _normal(certs[index].to_dict())):
@@ -107,7 +122,7 @@ def _random_stopping(data: dict[str, Any], model: Any) -> Any:
         )
     if not math.isclose(model_eps + score_eps, eps_c, rel_tol=_RTOL):
         raise ModelFileError("selection: the run's epsilon is not its model's plus its score's")
-    if own.constants.get("n") != _count(data, "n_rows", 2):
+    if _rows(own) != _count(data, "n_rows", 2):
         raise ModelFileError("selection: the model was not trained on the search's n_rows")
     try:
         return rs.search_certificate(

@@ -19,6 +19,7 @@ from objpert.persistence._fileformat import quote_value
 __all__ = [
     "UNIT_KEY",
     "multinomial_unit",
+    "recertified_unit",
     "release_certificate",
     "unit_from_record",
     "unit_record",
@@ -105,5 +106,55 @@ def unit_from_record(record: Any, certificate: Any, plans: list[Any], k: int | N
         raise ModelFileError(
             f"{UNIT_KEY}: the file says route {quote_value(record['route'])}, the plans "
             f"give {cert.route!r}"
+        )
+    return cert
+
+
+def recertified_unit(data: Any, where: str) -> Any:
+    """A stored Watkins & Arora unit certificate (a dict, ``"kind": "privacy_unit"``)
+    recomputed from its release's public inputs: the release re-certified
+    (:func:`~objpert.persistence._ledger_file.recertified`), the k-row plan rebuilt from it
+    (on the group route, Theorem C.13 for k rows at the one-row release's sigma, N and
+    radius, the outer radius r + 2 L G_k / mu of :func:`objpert.certify._unit_rows.unit_plan`)
+    and both routes evaluated again (:func:`objpert.estimators._unit.unit_certificate`); the
+    result must equal the stored one (``where`` names it in the ModelFileError otherwise)."""
+    from objpert.accounting._unit import unit_from_dict
+    from objpert.certify import _theorem_c13 as theorem_c13
+    from objpert.certify._plan import _finish
+    from objpert.certify._profile import constants_from_certificate
+    from objpert.estimators._unit import unit_certificate
+    from objpert.exceptions import ObjpertError
+    from objpert.persistence._fileformat import _close, _normal
+    from objpert.persistence._ledger_file import recertified
+
+    try:
+        stored = unit_from_dict(data)
+        release = recertified(data["release"], f"{where}'s release")
+        k = stored.rows
+        if release.rows_per_unit != (k if stored.route == "direct" else 1):
+            raise ModelFileError(f"{where}: its release is not for the rows its route needs")
+        pc = dataclasses.replace(constants_from_certificate(release), rows=k)
+        cert_k = release
+        if stored.route == "group":  # the k-row theorem of the same release
+            r = float(release.details["radius"])
+            cert_k = theorem_c13.certify(
+                pc, release.sigma, release.iterations, stored.epsilon, r=r,
+                r_outer=r + 2.0 * pc.L * pc.G / pc.mu, truncation=release.truncation,
+            )  # fmt: skip
+            cert_k = dataclasses.replace(cert_k, not_public=release.not_public)
+        plan = _finish(
+            "tight", pc, cert_k.sigma, cert_k.iterations, cert_k.epsilon, cert_k.delta, cert_k,
+            1.0, 0.01,
+        )  # fmt: skip
+        cert = unit_certificate(cert_k, [plan], k, stored.unit)
+    except ModelFileError:
+        raise
+    except (ObjpertError, KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where} is refused: {' '.join(str(exc).split())[:200]}") from None
+    where_diff = _close(_normal(cert.to_dict()), _normal(stored.to_dict()))
+    if where_diff:
+        raise ModelFileError(
+            f"{where}: the recomputed unit certificate differs from the stored one at "
+            f"{quote_value(where_diff, 200, quote=False)}"
         )
     return cert

@@ -51,7 +51,7 @@ from objpert.spark._params import (
 )
 from objpert.spark._tasks import LabelTarget
 from objpert.spark._tuning import find_search, warn_search
-from objpert.spark._unit import bound_units, check_unit_params
+from objpert.spark._unit import bound_units, check_unit_params, search_unit_record
 
 __all__ = ["PrivateLogisticRegressionSpark", "PrivateRobustRegressionSpark"]
 
@@ -205,7 +205,7 @@ class _PrivateEstimator(Estimator, PrivateParams, Persistent):
         tuned = self._search_record
         if found is not None:  # the selected setting's refit
             warn_search(*found)
-            tuned = (found[1].record,)
+            tuned = (found[1].record, *self._unit_record(found))
         est_k(self)  # ParameterError before any row is read
         est = self._estimator(**self.sklearn_params())
         model = self._model()
@@ -223,10 +223,14 @@ class _PrivateEstimator(Estimator, PrivateParams, Persistent):
         found = find_search()
         if found is not None:
             warn_search(*found)
-            marked._search_record = (found[1].record,)
+            marked._search_record = (found[1].record, *self._unit_record(found))
         else:
             marked._search_record = (f"model selection over {len(paramMaps)} settings",)
         return Estimator.fitMultiple(marked, dataset, paramMaps)
+
+    def _unit_record(self, found: tuple[Any, Any]) -> tuple[str, ...]:
+        """A search over a stage with a privacy unit splits rows, not persons: recorded."""
+        return search_unit_record(self.unit_column(), found[0], found[1].name)
 
     def _model(self) -> _PrivateModel:
         raise NotImplementedError

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import secrets
 import warnings
+import weakref
 from typing import Any
 
 from objpert.exceptions import ClippingNotice, DataError, ParameterError, PrivacyLeakWarning
 
-__all__ = ["SparkUnits", "bound_units", "check_unit_params"]
+__all__ = ["SparkUnits", "bound_units", "check_unit_params", "search_unit_record"]
 
 _J, _RANK, _POS = "__objpert_unit_j", "__objpert_unit_rank", "__objpert_unit_pos"
 
@@ -32,6 +33,31 @@ class SparkUnits:
 
     def __init__(self, frame: Any, units: int, name: str) -> None:
         self.frame, self.units, self.name = frame, units, name
+
+
+_warned: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def search_unit_record(column: str | None, search: Any, name: str) -> tuple[str, ...]:
+    """What a Spark ML search (``name``: ``CrossValidator``, ``TrainValidationSplit``)
+    over a stage with ``privacyUnitCol`` = ``column`` records: its folds split rows, not
+    persons, so one person's rows may be in a fold's training and validation rows (its
+    scores are not held out by person, and each fit is certified for its own rows only).
+    Warned once per search (:class:`~objpert.exceptions.PrivacyLeakWarning`); nothing for
+    a stage without a privacy unit."""
+    if column is None:
+        return ()
+    record = f"{name} splits rows, not persons (privacy unit {column!r})"
+    if search not in _warned:
+        _warned.add(search)
+        warnings.warn(
+            f"{record}: one person's rows may fall in both the training and the validation "
+            "rows of a fold, so the scores are not held out by person; tune on public or "
+            "pilot data, or split by person before fitting",
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
+    return (record,)
 
 
 def check_unit_params(column: str | None, k: Any) -> int | None:

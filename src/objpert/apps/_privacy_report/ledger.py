@@ -41,7 +41,10 @@ _KINDS = {
     "gaussian": "Gaussian mechanism",
     "laplace": "Laplace mechanism",
     "zcdp": "zCDP release",
+    "subsampled_gaussian": "Poisson-subsampled Gaussian step",
+    "objective": "objective perturbation (exact-minimiser profile)",
     "point": "release known by its (epsilon, delta) point",
+    "group": "release grouped for one person's rows",
 }
 
 
@@ -103,6 +106,10 @@ def _own(loss: pld.PrivacyLoss) -> str:
         return f"noise scale {p['scale']:.4g} for sensitivity {p['sensitivity']:.4g}"
     if loss.kind == "zcdp":
         return f"rho = {p['rho']:.4g}"
+    if loss.kind == "subsampled_gaussian":
+        return f"noise multiplier {p['noise_multiplier']:.4g}, rate {p['sampling_rate']:.4g}"
+    if loss.kind == "group":
+        return f"{p['rows']} rows of: {_own(p['base'])}"
     return f"({fmt_upper(loss.epsilon)}, {fmt_upper(loss.delta)}) each"
 
 
@@ -145,7 +152,9 @@ def build_ledger_report(
             s.name,
             sum(x.count for x in s.losses),
             "; ".join(
-                f"{x.count} x {_KINDS.get(x.kind, x.kind)}" if x.count > 1 else _KINDS[x.kind]
+                f"{x.count} x {_KINDS.get(x.kind, x.kind)}"
+                if x.count > 1
+                else _KINDS.get(x.kind, x.kind)
                 for x in s.losses
             ),
             "; ".join(_own(x) for x in s.losses),

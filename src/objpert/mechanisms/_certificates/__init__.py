@@ -50,6 +50,8 @@ grid; the objective noise of LOP, LOP-Clip and AMP enters the objective and is n
 published added to a value: it stays continuous.
 """
 
+# the peers' privacy-loss events (registered on import)
+from objpert.mechanisms._certificates import events as _events  # noqa: F401
 from objpert.mechanisms._certificates.amp import DEFAULT_OUTPUT_SHARE, plan_amp
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,

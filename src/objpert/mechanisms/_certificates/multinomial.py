@@ -176,15 +176,13 @@ def chi_profile_delta(epsilon: float, ratio: float, log_det: float, dims: int) -
 def multinomial_profile(plan: MultinomialPlan, epsilons: Any) -> np.ndarray:
     """delta(epsilon) of the plan's release at each epsilon: the objective part's profile
     (*) at epsilon - epsilon_output plus the output part's delta at epsilon_output (basic
-    composition of the two parts; at epsilon < epsilon_output, the objective part's
-    delta at 0), at most 1."""
-    cert = certify_multinomial(plan)
-    t, c0, m = (cert.details[k] for k in ("sensitivity_ratio", "log_det", "profile_dimension"))
-    eps2, delta2 = cert.details["epsilon_output"], cert.details["delta_output"]
-    return np.array([
-        basic_profile([chi_profile_delta(max(0.0, float(e) - eps2), t, c0, m), delta2])
-        for e in np.atleast_1d(np.asarray(epsilons, dtype=float))
-    ])  # fmt: skip
+    composition of the two parts), 1 below epsilon_output (where the output part's delta
+    is not known from its point), capped by the certified point: the release's privacy
+    loss event (:mod:`.events`, kind ``objective``)."""
+    from objpert.accounting._pld import one_row_profile
+
+    loss = certify_multinomial(plan).privacy_loss()
+    return one_row_profile(loss)(np.atleast_1d(np.asarray(epsilons, dtype=float)))
 
 
 def _objective_constants(
