@@ -230,10 +230,8 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
     The composed totals are evaluated in floating point and are <= the target exactly.
     Advanced composition wins for large K and small epsilon (its epsilon_i shrinks like
     1/sqrt(K) instead of 1/K). O(1) in K (no list of K values is built; K <= 2^53).
+    Private: its callers hand it a checked target (epsilon > 0, delta in (0, 1), k >= 1).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    k = check_int("k", k, 1)
     if k > 1 and not delta / (2.0 * k) >= sys.float_info.min:
         raise ParameterError(
             f"delta = {delta!r} is too small to split over k = {k} releases: each release's "

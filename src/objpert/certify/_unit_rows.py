@@ -60,7 +60,7 @@ from objpert._validation import check_int, check_positive
 from objpert.accounting import _pld as pld
 from objpert.accounting._group import crude_row_target, group_privacy
 from objpert.certify import _theorem_c13 as theorem_c13
-from objpert.certify._calibration import tight
+from objpert.certify._calibration import planned_tight
 from objpert.certify._constants import problem
 from objpert.certify._plan import WatkinsAroraPlan, _finish
 from objpert.certify._sigma_search import _best_sigma, _bound, _golden
@@ -107,7 +107,7 @@ def unit_plan(
     """
     rows = check_int("rows", rows, 1)
     row_eps, row_delta = crude_row_target(epsilon, delta, rows)
-    start = tight(
+    start = planned_tight(  # the options checked here, the target by the caller's door
         loss, n=n, d=d, zeta=zeta, epsilon=row_eps, delta=row_delta, mu=mu,
         comparator_norm=comparator_norm, delta_sample=delta_sample, max_iter=max_iter,
         objective=objective, **loss_params,
@@ -144,7 +144,7 @@ def unit_plan(
         )
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
-    cert = theorem_c13.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation="exact")
+    cert = theorem_c13._certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation="exact")
     plan = _finish("tight", pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample)
     return replace(plan, objective=objective)
 
