@@ -30,7 +30,6 @@ from objpert._validation import (
     check_int,
     check_nonnegative,
     check_open_unit,
-    check_positive,
     check_unit,
 )
 from objpert.accounting._certificate import (

@@ -149,7 +149,7 @@ def group_certificate(
             epsilon, 1.0, False, rows, "group", release, unit, (), tuple(release.not_public)
         )
     losses = [group_privacy(x, rows) for x in release.privacy_losses()]
-    delta = pld.delta_for_epsilon(pld.compose(losses, discretization), epsilon)
+    delta = pld._delta_for_epsilon(pld.compose(losses, discretization), epsilon)
     if epsilon >= rows * eps1:
         delta = min(delta, delta1 * sum(math.exp(i * eps1) for i in range(rows)))
     delta = max(min(delta, 1.0), DELTA_FLOOR)

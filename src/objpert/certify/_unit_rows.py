@@ -189,7 +189,7 @@ def unit_routes(
     group = 1.0
     if one.certified:
         dist = pld.distribution(group_privacy(one.privacy_loss(), rows))
-        group = pld.delta_for_epsilon(dist, epsilon)
+        group = pld._delta_for_epsilon(dist, epsilon)
     return {"direct": float(direct.delta), "group": float(group)}
 
 
@@ -208,7 +208,7 @@ def group_route_plan(
     def k_row_delta(delta_1: float) -> tuple[WatkinsAroraPlan, float]:
         plan = plan_at(eps_1, delta_1)
         dist = pld.distribution(group_privacy(plan.privacy_loss(), rows))
-        return plan, pld.delta_for_epsilon(dist, epsilon)
+        return plan, pld._delta_for_epsilon(dist, epsilon)
 
     best = k_row_delta(lo)
     if best[1] > delta:  # never: the chain bound's equal split is the classical bound

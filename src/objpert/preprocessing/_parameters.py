@@ -31,13 +31,16 @@ class Number(Interval):
     """scikit-learn's ``Interval`` under the library's number rules
     (:mod:`objpert._validation`): never a bool (Python or numpy), never NaN or +-inf, never
     a number beyond the float64 range (``10**400``); an ``Integral`` interval takes
-    integers up to :data:`~objpert._validation.MAX_INT` (2^53) only."""
+    integers up to :data:`~objpert._validation.MAX_INT` (2^53) only (a count evaluated in
+    float64; a seed has no such bound: ``largest=None``)."""
+
+    largest: int | None = MAX_INT
 
     def is_satisfied_by(self, val: Any) -> bool:
         if isinstance(val, bool | np.bool_) or not super().is_satisfied_by(val):
             return False
         if self.type is Integral:
-            return abs(val) <= MAX_INT
+            return self.largest is None or abs(val) <= self.largest
         try:
             return math.isfinite(val)
         except OverflowError:  # an integer such as 10**400
@@ -45,6 +48,12 @@ class Number(Interval):
 
     def __str__(self) -> str:
         return f"{super().__str__()} (finite, not a bool)"
+
+
+class Seed(Number):
+    """An integer seed: :class:`Number` without the 2^53 bound."""
+
+    largest = None
 
 
 #: A finite number > 0.
@@ -56,7 +65,7 @@ NONNEGATIVE = Number(Real, 0, None, closed="left")
 #: integer >= 0, a SeedSequence, a Generator or a RandomState.
 RANDOM_STATE = [
     None,
-    Number(Integral, 0, None, closed="left"),
+    Seed(Integral, 0, None, closed="left"),
     np.random.Generator,
     np.random.RandomState,
     np.random.SeedSequence,
