@@ -184,6 +184,7 @@ class PrivacyAccountant:
     this one ledger; it cannot be pickled (a ledger split over processes would not add up).
     """
 
+    @validated(epsilon=check_positive, delta=check_open_unit)
     def __init__(
         self,
         epsilon: float,
@@ -191,10 +192,7 @@ class PrivacyAccountant:
         *,
         discretization: float = pldlib.DEFAULT_DISCRETIZATION,
     ) -> None:
-        self.epsilon = check_positive("epsilon", epsilon)
-        if not math.isfinite(self.epsilon):
-            raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
-        self.delta = check_open_unit("delta", delta)
+        self.epsilon, self.delta = epsilon, delta
         self.discretization = pldlib.check_discretization(discretization)
         pldlib._dp()  # the accountant needs dp-accounting: say so now, not at spend
         self._steps: list[Step] = []

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_open_unit, check_positive
+from objpert._validation import check_int, check_open_unit, check_positive, count, validated
 from objpert.audit._statistics import (
     bound,
     clopper_pearson,
@@ -310,6 +310,7 @@ def _check_mechanism(mechanism: str) -> str:
     return registry.get(mechanism).name
 
 
+@validated(epsilon=check_positive, delta=check_open_unit)
 def audit_plan(
     mechanism: str,
     *,
@@ -324,8 +325,6 @@ def audit_plan(
     tight calibration at the public ridge :data:`WA_MU`; LOP-Clip: clip 0.5; QOP: the
     squared loss, per-sample smoothness zeta^2, m = 2d)."""
     mech = registry.get(mechanism)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
     return mech.plan(
         loss=mech.audit_loss,
         n=n,
@@ -421,8 +420,6 @@ def attack(
     draws = P.shape[0]
     if draws < 4:
         raise ParameterError(f"the attack needs at least 4 draws per dataset; got {draws}")
-    delta = check_open_unit("delta", delta)
-    confidence = check_open_unit("confidence", confidence)
     unknown = [s for s in statistics if s not in STATISTICS]
     if unknown or not statistics:
         raise ParameterError(f"statistics must be among {STATISTICS}; got {statistics!r}")
@@ -458,6 +455,7 @@ def attack(
     )
 
 
+@validated(draws=count(4))
 def audit_sampler(
     sample: Callable[..., np.ndarray],
     pair: NeighbouringPair,
@@ -471,7 +469,6 @@ def audit_sampler(
     """Attack any sampler ``sample(X, y, plan, draws, rng) -> (draws, d)`` (a mechanism, a
     planted bug of :mod:`objpert.audit._planted`) against the (epsilon, delta) that ``plan``
     certifies, on ``pair``."""
-    draws = check_int("draws", draws, 4)
     generator = np.random.default_rng(rng)
     epsilon, delta = certified_budget(plan)
     out = sample(pair.X, pair.y, plan, draws, generator)

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
-from objpert._validation import check_int, check_positive
+from objpert._validation import check_positive, count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.audit._pairwise import (
     PairwiseProfile,
@@ -138,6 +138,7 @@ def _datasets(Xs, ys, x, label, xp, label_p):
     return X, np.append(ys, label), Xp, np.append(ys, label_p)
 
 
+@validated(epsilon=check_positive, samples=count(2), grid=count(2), starts=count(0))
 def worst_pair(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
@@ -166,10 +167,6 @@ def worst_pair(
     each a batched forward run of eq. (4)-(5) on ``samples`` noise vectors and a Newton
     solve (typically 2-3 more runs).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    samples = check_int("samples", samples, 2)
-    grid = check_int("grid", grid, 2)
-    starts = check_int("starts", starts, 0)
     loss = plan_loss(plan)
     Xs, ys = audit_data(X_shared, y_shared, zeta=plan.zeta, loss=loss)
     if Xs.shape != (plan.n - 1, plan.d):

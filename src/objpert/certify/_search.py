@@ -12,11 +12,11 @@ import numpy as np
 
 from objpert._special import log_over, q1
 from objpert._validation import (
-    check_int,
     check_open_unit,
     check_positive,
-    check_unit,
+    count,
     numeric_guard,
+    validated,
 )
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._constants import ProblemConstants
@@ -44,8 +44,6 @@ N_MAX_LIMIT = 10**9
 @numeric_guard
 def minimal_sigma_limit(pc: ProblemConstants, epsilon: float, delta_div: float) -> float:
     """Smallest sigma whose N -> infinity certificate (Remark C.16) reaches (epsilon, delta_div)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta_div = check_unit("delta_div", delta_div)
 
     def ok(sigma: float) -> bool:
         s = limit_s(pc, sigma)
@@ -158,6 +156,9 @@ def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTa
 
 
 @numeric_guard
+@validated(
+    sigma=check_positive, epsilon=check_positive, delta=check_open_unit, n_max=count(1, N_MAX_LIMIT)
+)
 def min_iterations(
     pc: ProblemConstants,
     sigma: float,
@@ -177,10 +178,6 @@ def min_iterations(
     ``form="theorem41"`` uses eqs. (7)-(10) (radii from ``u``). Raises
     :class:`UnreachableTargetError`, saying what would make the target reachable.
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    n_max = check_int("n_max", n_max, 1, N_MAX_LIMIT)
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     if trunc >= delta:

@@ -56,7 +56,6 @@ from dataclasses import replace
 from typing import Any
 
 from objpert._special import chi_radius
-from objpert._validation import check_int, check_positive
 from objpert.accounting import _pld as pld
 from objpert.accounting._group import crude_row_target, group_privacy
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -105,7 +104,7 @@ def unit_plan(
     the k-row theorem at each (:func:`objpert.certify._sigma_search._best_sigma`).
     UnreachableTargetError when no sigma certifies.
     """
-    rows = check_int("rows", rows, 1)
+    rows = int(rows)
     row_eps, row_delta = crude_row_target(epsilon, delta, rows)
     start = planned_tight(  # the options checked here, the target by the caller's door
         loss, n=n, d=d, zeta=zeta, epsilon=row_eps, delta=row_delta, mu=mu,
@@ -159,8 +158,8 @@ def group_route_certificate(plan: WatkinsAroraPlan, epsilon: float | None = None
     """The release of ``plan`` certified for one row (Theorem C.13 at its sigma, N and
     inner radius, at ``epsilon``, default the plan's epsilon over its rows): the
     certificate whose whole profile group privacy turns into the unit's."""
-    epsilon = plan.epsilon / plan.rows if epsilon is None else check_positive("epsilon", epsilon)
-    return theorem_c13.certify(
+    epsilon = plan.epsilon / plan.rows if epsilon is None else float(epsilon)
+    return theorem_c13._certify(
         one_row_constants(plan), plan.sigma, plan.iterations, epsilon, r=plan.radius,
         truncation=plan.truncation,
     )  # fmt: skip
@@ -173,8 +172,8 @@ def unit_routes(
     own) by both routes on the same release: ``direct`` (Theorem C.13 for k rows at the
     plan's sigma, N and inner radius) and ``group`` (the chain bound on the release's
     one-row profile, :func:`objpert.accounting.group_privacy`)."""
-    rows = plan.rows if rows is None else check_int("rows", rows, 1)
-    epsilon = plan.epsilon if epsilon is None else check_positive("epsilon", epsilon)
+    rows = plan.rows if rows is None else int(rows)
+    epsilon = plan.epsilon if epsilon is None else float(epsilon)
     if plan.rows not in (1, rows):
         raise ParameterError(f"a plan for {plan.rows} rows cannot be read for {rows} rows")
     pc_k = replace(plan.rebuilt_constants(), rows=rows)
@@ -202,7 +201,7 @@ def group_route_plan(
     log delta_1 over [classical target, delta] finds in ``steps`` steps; returns the plan
     and its k-row delta. The classical target (:func:`crude_row_target`) always
     qualifies: the chain bound is at most the classical one."""
-    rows = check_int("rows", rows, 1)
+    rows = int(rows)
     eps_1, lo = crude_row_target(epsilon, delta, rows)
 
     def k_row_delta(delta_1: float) -> tuple[WatkinsAroraPlan, float]:

@@ -14,7 +14,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert._special import log_over, square
-from objpert._validation import check_int, check_nonnegative, check_open_unit, check_positive
+from objpert._validation import (
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    count,
+    optional,
+    validated,
+)
 from objpert.certify._constants import ProblemConstants
 from objpert.certify._sequences import as_iterations, rho_power
 from objpert.exceptions import ParameterError
@@ -40,6 +47,7 @@ def _whole_steps(N: ArrayLike) -> ArrayLike:
     return N
 
 
+@validated(sigma=check_positive, grad_norm_at_zero=optional(check_nonnegative))
 def e_opt(
     pc: ProblemConstants, sigma: float, N: ArrayLike, grad_norm_at_zero: float | None = None
 ) -> np.ndarray:
@@ -49,12 +57,7 @@ def e_opt(
     Eq. (12), with a_R = ||grad F(0;S)||/mu (default: the public bound L1 zeta / mu), b_R = 1/mu.
     +inf where a term leaves the float64 range (a trivially true bound).
     """
-    sigma = check_positive("sigma", sigma)
-    g0 = (
-        pc.L_ell
-        if grad_norm_at_zero is None
-        else check_nonnegative("grad_norm_at_zero", grad_norm_at_zero)
-    )
+    g0 = pc.L_ell if grad_norm_at_zero is None else grad_norm_at_zero
     a, b, d, s = g0 / pc.mu, 1.0 / pc.mu, pc.d, sigma
     r_n = rho_power(pc, _whole_steps(N))
     quad = b * b * d * s * s + 2 * a * b * s * math.sqrt(d) + a * a
@@ -63,16 +66,16 @@ def e_opt(
     return np.where(np.isnan(val), np.inf, val)  # 0 * inf: an overflowed term
 
 
+@validated(sigma=check_positive)
 def perturbation_term(pc: ProblemConstants, sigma: float) -> float:
     """d sigma^2 / (2 mu): the objective-perturbation cost (Theorem 4.10); +inf past the
     float64 range."""
-    sigma = check_positive("sigma", sigma)
     return pc.d * square(sigma) / (2.0 * pc.mu)
 
 
+@validated(delta_sample=check_open_unit)
 def sample_term(pc: ProblemConstants, delta_sample: float) -> float:
     """16 L_ell^2 (32 + log(1/delta_S)) / (mu n): the uniform-convergence term (Theorem 4.9)."""
-    delta_sample = check_open_unit("delta_sample", delta_sample)
     return 16.0 * pc.L_ell**2 * (32.0 + log_over(1.0, delta_sample)) / (pc.mu * pc.n)
 
 
@@ -88,6 +91,7 @@ def theorem_49(
     return 2.0 * theorem_410(pc, sigma, N) + sample_term(pc, delta_sample)
 
 
+@validated(comparator_norm=check_positive)
 def theorem_47(
     pc: ProblemConstants,
     sigma: float,
@@ -97,7 +101,7 @@ def theorem_47(
 ) -> np.ndarray:
     """Unregularised excess risk against any comparator of norm <= W = ``comparator_norm``
     (Theorem 4.7): Theorem 4.9's bound + (mu / 2) W^2."""
-    W = check_positive("comparator_norm", comparator_norm)
+    W = comparator_norm
     return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * square(W)
 
 
@@ -115,6 +119,7 @@ class SingleReleaseBound:
         return asdict(self)
 
 
+@validated(sigma=check_positive, N=count(0), beta=check_open_unit, comparator_norm=check_positive)
 def corollary_411(
     pc: ProblemConstants,
     sigma: float,
@@ -125,10 +130,7 @@ def corollary_411(
 ) -> SingleReleaseBound:
     """Corollary 4.11: r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta))), R_beta = (L_ell + r_beta)/mu,
     U_N = r_beta^2/(2 mu) + (L/2) rho^(2N) R_beta^2 + rho^N r_beta R_beta."""
-    sigma = check_positive("sigma", sigma)
-    N = check_int("N", N, 0)
-    beta = check_open_unit("beta", beta)
-    W = check_positive("comparator_norm", comparator_norm)
+    W = comparator_norm
     r_beta = sigma * (math.sqrt(pc.d) + math.sqrt(2.0 * log_over(1.0, beta)))
     R_beta = (pc.L_ell + r_beta) / pc.mu
     r_n = float(rho_power(pc, N))
