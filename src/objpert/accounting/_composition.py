@@ -406,7 +406,8 @@ def compose(
     else:
         if delta_slack is None:
             raise ParameterError("advanced composition needs delta_slack in (0, 1)")
-        total_eps, total_delta = advanced(max(eps), max(dels), k, delta_slack)
+        slack = float(delta_slack)
+        total_eps, total_delta = advanced(max(eps), max(dels), k, slack)
     return ComposedCertificate(
         method, total_eps, total_delta, eps, dels, k, slack, certs, tuple(not_public)
     )
