@@ -48,6 +48,7 @@ __all__ = [
     "named",
     "numeric_guard",
     "optional",
+    "public",
     "rule",
     "validated",
 ]
@@ -383,6 +384,15 @@ def rule(check: Callable[..., Any], *args: Any, **options: Any) -> Callable[[str
 
 def _with(name: str, value: Any, *, check: Callable[..., Any], args: tuple, options: dict) -> Any:
     return check(name, value, *args, **options)
+
+
+def public(impl: Callable[..., Any], **rules: Callable[[str, Any], Any]) -> Callable[..., Any]:
+    """The public door of the private implementation ``impl`` (``_divergence`` ->
+    ``divergence``): ``impl`` behind :func:`validated` with ``rules``, named without its
+    leading underscore. The library calls ``impl``; users call the door."""
+    fn = validated(**rules)(impl)
+    fn.__name__ = fn.__qualname__ = impl.__name__.lstrip("_")
+    return fn
 
 
 def validated(**rules: Callable[[str, Any], Any]) -> Callable[[Callable[..., Any]], Any]:

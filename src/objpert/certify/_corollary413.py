@@ -67,7 +67,7 @@ def _corollary_413(
     A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + log_over(1.0, delta_sample)) / n
     mu_util = math.sqrt(2.0 * A) / comparator_norm
     pc = problem(loss_obj, n=n, d=d, zeta=zeta, mu=max(mu_util, mu_priv))
-    start = theorem41.threshold_iterations(pc, sigma, u)
+    start = theorem41._threshold_iterations(pc, sigma, u)
     if not math.isfinite(start):
         raise UnreachableTargetError(
             f"Corollary 4.13 has no iteration count at (epsilon={epsilon:g}, delta={delta:g}): "

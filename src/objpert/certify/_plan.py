@@ -292,7 +292,7 @@ def _finish(
         iterations=int(N),
         u=float(d["u"]),
         radius=float(d.get("radius", sigma * (math.sqrt(pc.d_star) + d["u"]))),
-        radius_outer=float(d.get("radius_outer", theorem41.radii(pc, sigma, d["u"])[1])),
+        radius_outer=float(d.get("radius_outer", theorem41._radii(pc, sigma, d["u"])[1])),
         truncation=cert.truncation,
         delta_truncation=cert.truncation_mass,
         delta_divergence=cert.divergence_term,

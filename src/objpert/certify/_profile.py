@@ -30,7 +30,7 @@ from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._profiles import monotone
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._constants import ProblemConstants, problem
-from objpert.certify._theorem41 import divergence
+from objpert.certify._theorem41 import _divergence
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -101,7 +101,7 @@ def watkins_arora_profile(
     for start in range(0, flat.size, _CHUNK):
         e = flat[start : start + _CHUNK, None]
         with np.errstate(invalid="ignore", over="ignore"):
-            val = mass[None, :] + divergence(pc, sigma, e - s_n[None, :])
+            val = mass[None, :] + _divergence(pc, sigma, e - s_n[None, :])
         val = np.where(np.isfinite(val), val, 1.0)
         out[start : start + _CHUNK] = np.minimum(val.min(axis=1), 1.0)
     return monotone(out, flat).reshape(np.shape(eps))

@@ -12,25 +12,23 @@ import numpy as np
 
 from objpert._special import log_over, q1
 from objpert._validation import (
+    check_choice,
+    check_nonnegative,
     check_open_unit,
     check_positive,
     count,
     numeric_guard,
+    optional,
+    rule,
     validated,
 )
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._constants import ProblemConstants
 from objpert.certify._sequences import g_bar_n, gamma_n, nu_tilde_n, rho_power
-from objpert.certify._theorem41 import (
-    certify as certify41,
-)
-from objpert.certify._theorem41 import (
-    epsilon0,
-    slack_for_divergence,
-    threshold_iterations,
-)
-from objpert.certify._theorem_c13 import c13_terms, certify, limit_s, resolve_radii
-from objpert.certify._truncation import truncation_mass
+from objpert.certify._theorem41 import _certify as certify41
+from objpert.certify._theorem41 import _epsilon0, _slack_for_divergence, _threshold_iterations
+from objpert.certify._theorem_c13 import _certify, c13_terms, limit_s, resolve_radii
+from objpert.certify._truncation import TRUNCATIONS, truncation_mass
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
 __all__ = ["MAX_ITERATIONS", "N_MAX_LIMIT", "min_iterations", "minimal_sigma_limit"]
@@ -157,7 +155,14 @@ def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTa
 
 @numeric_guard
 @validated(
-    sigma=check_positive, epsilon=check_positive, delta=check_open_unit, n_max=count(1, N_MAX_LIMIT)
+    sigma=check_positive,
+    epsilon=check_positive,
+    delta=check_open_unit,
+    u=optional(check_nonnegative),
+    r=optional(check_positive),
+    r_outer=optional(check_positive),
+    truncation=rule(check_choice, TRUNCATIONS),
+    n_max=count(1, N_MAX_LIMIT),
 )
 def min_iterations(
     pc: ProblemConstants,
@@ -182,7 +187,7 @@ def min_iterations(
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     if trunc >= delta:
         raise _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max)
-    slack = slack_for_divergence(pc, sigma, delta - trunc)
+    slack = _slack_for_divergence(pc, sigma, delta - trunc)
     if form == "c13":
         start = _c13_first_candidate(pc, sigma, r, r_outer, epsilon - slack)
         if start is None or start > n_max:
@@ -190,18 +195,20 @@ def min_iterations(
         for block in _c13_candidate_blocks(pc, sigma, r, r_outer, epsilon - slack, start, n_max):
             passing = c13_terms(pc, sigma, r, r_outer, block).s_n + slack <= epsilon
             for N in block[passing]:
-                c = certify(pc, sigma, int(N), epsilon, r=r, r_outer=r_outer, truncation=truncation)
+                c = _certify(
+                    pc, sigma, int(N), epsilon, r=r, r_outer=r_outer, truncation=truncation
+                )
                 if c.certified and c.delta <= delta:
                     return c
     elif form == "theorem41":
         # epsilon_0 decreases in N once eq. (7) holds (its third entry, Lemma C.15), so the
         # passing counts form an interval [N*, inf): bisect for N*.
-        lo = threshold_iterations(pc, sigma, u) - 1
+        lo = _threshold_iterations(pc, sigma, u) - 1
         hi = n_max
-        if lo < hi and float(epsilon0(pc, sigma, hi)) + slack <= epsilon:
+        if lo < hi and float(_epsilon0(pc, sigma, hi)) + slack <= epsilon:
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if float(epsilon0(pc, sigma, mid)) + slack <= epsilon:
+                if float(_epsilon0(pc, sigma, mid)) + slack <= epsilon:
                     hi = mid
                 else:
                     lo = mid

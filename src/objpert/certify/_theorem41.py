@@ -23,6 +23,7 @@ from objpert._validation import (
     check_unit,
     count,
     named,
+    public,
     rule,
     validated,
 )
@@ -32,8 +33,7 @@ from objpert.certify._sequences import as_iterations, rho_power
 from objpert.certify._truncation import TRUNCATIONS, radius_from_u, truncation_mass
 
 
-@validated(sigma=check_positive, u=check_nonnegative)
-def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:
+def _radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:
     """(r_u, r', R-bar) of Theorem 4.1: r_u = sigma (sqrt(d_star) + u), r' = r_u + 2 L G / mu,
     R-bar = (r' + L1 zeta) / mu (+inf past the float64 range)."""
     r = radius_from_u(sigma, pc.d_star, u)
@@ -44,7 +44,7 @@ def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, f
 def threshold_log_argument(pc: ProblemConstants, sigma: float, u: float) -> float:
     """max{2 mu R-bar r' / (G sigma), 8 L M B R-bar / (e rho mu min{1, MG/L}), 4} of eq. (7)
     (+inf past the float64 range)."""
-    _, r_outer, r_bar = radii(pc, sigma, u)
+    _, r_outer, r_bar = _radii(pc, sigma, u)
     g_sigma = pc.G * sigma
     first = 2.0 * pc.mu * r_bar * r_outer / g_sigma if g_sigma > 0.0 else math.inf
     if pc.M > 0:
@@ -54,8 +54,7 @@ def threshold_log_argument(pc: ProblemConstants, sigma: float, u: float) -> floa
     return max(first, second, 4.0)
 
 
-@validated(sigma=check_positive, u=check_nonnegative)
-def threshold_iterations(pc: ProblemConstants, sigma: float, u: float) -> int | float:
+def _threshold_iterations(pc: ProblemConstants, sigma: float, u: float) -> int | float:
     """Smallest integer N with N >= (2 / (eta mu)) log max{...} (eq. 7).
 
     ``math.inf`` when the bound is beyond the float64 range (sigma or u so extreme that no
@@ -74,16 +73,14 @@ def tau_star(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
     )
 
 
-@validated(sigma=check_positive)
-def epsilon0(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
+def _epsilon0(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
     """epsilon_0 = (G/sigma) rho^(N/2) + G^2/(2 sigma^2) (1 + rho^(N/2))^2 + tau* (eq. 9)."""
     half = rho_power(pc, as_iterations(N, "iterations") / 2.0)
     g_s = pc.G / sigma
     return g_s * half + 0.5 * square(g_s) * (1.0 + half) ** 2 + tau_star(pc, N)
 
 
-@validated(sigma=check_positive, slack=rule(check_array, allow_inf=True, allow_neginf=True))
-def divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarray:
+def _divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarray:
     """(2G/sigma) Q1((sigma/G) slack) for slack = epsilon - (epsilon-independent part) >= 0.
 
     The divergence term of eqs. (10) and (50) (Lemma C.12); +inf where slack < 0 (and
@@ -95,8 +92,7 @@ def divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarr
     return np.where(slack >= 0, np.where(np.isnan(val), np.inf, val), np.inf)
 
 
-@validated(sigma=check_positive, budget=check_finite)
-def slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> float:
+def _slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> float:
     """Smallest slack whose divergence term is <= budget: (G/sigma) Q1^{-1}(budget sigma/(2G)).
 
     +inf where the budget is <= 0 (or its scaled value underflows to 0)."""
@@ -129,8 +125,8 @@ def delta(
     eps = epsilon
     N, eps = check_broadcast(iterations=as_iterations(N, "iterations"), epsilon=eps)
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    val = trunc + divergence(pc, sigma, eps - epsilon0(pc, sigma, N))
-    ok = threshold_iterations(pc, sigma, u) <= N
+    val = trunc + _divergence(pc, sigma, eps - _epsilon0(pc, sigma, N))
+    ok = _threshold_iterations(pc, sigma, u) <= N
     return np.where(ok & np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
@@ -149,9 +145,9 @@ def epsilon_for_delta(
     """
     N = as_iterations(N, "iterations")
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    slack = slack_for_divergence(pc, sigma, target_delta - trunc)
-    eps = epsilon0(pc, sigma, N) + slack
-    return np.where(threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
+    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
+    eps = _epsilon0(pc, sigma, N) + slack
+    return np.where(_threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
 
 
 @validated(
@@ -182,10 +178,10 @@ def _certify(
     truncation: str = "paper",
 ) -> ReleaseCertificate:
     """:func:`certify` for checked arguments (the library's own callers)."""
-    threshold = threshold_iterations(pc, sigma, u)
-    eps0 = float(epsilon0(pc, sigma, N))
+    threshold = _threshold_iterations(pc, sigma, u)
+    eps0 = float(_epsilon0(pc, sigma, N))
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    div = float(divergence(pc, sigma, epsilon - eps0))
+    div = float(_divergence(pc, sigma, epsilon - eps0))
     reasons = []
     if threshold > N:
         reasons.append(f"iterations {N} < threshold {threshold} of eq. (7)")
@@ -209,6 +205,15 @@ def _certify(
             "rho_half_n": float(rho_power(pc, N / 2.0)),
         },
     )
+
+
+radii = public(_radii, sigma=check_positive, u=check_nonnegative)
+threshold_iterations = public(_threshold_iterations, sigma=check_positive, u=check_nonnegative)
+epsilon0 = public(_epsilon0, sigma=check_positive)
+divergence = public(
+    _divergence, sigma=check_positive, slack=rule(check_array, allow_inf=True, allow_neginf=True)
+)
+slack_for_divergence = public(_slack_for_divergence, sigma=check_positive, budget=check_finite)
 
 
 __all__ = [

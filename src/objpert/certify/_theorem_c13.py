@@ -42,10 +42,10 @@ from objpert.certify._sequences import (
     nu_tilde_from_powers,
 )
 from objpert.certify._theorem41 import (
-    divergence,
-    radii,
-    slack_for_divergence,
-    threshold_iterations,
+    _divergence,
+    _radii,
+    _slack_for_divergence,
+    _threshold_iterations,
 )
 from objpert.certify._truncation import TRUNCATIONS, truncation_mass, u_from_radius
 from objpert.exceptions import ParameterError
@@ -154,7 +154,7 @@ def checked_c13_terms(
 
 def paper_radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float]:
     """Section C.4's radii r = r_u and r' = r_u + 2 L G / mu."""
-    r, r_outer, _ = radii(pc, sigma, u)
+    r, r_outer, _ = _radii(pc, sigma, u)
     return r, r_outer
 
 
@@ -184,7 +184,7 @@ def delta_n(
     s_n, eps = check_broadcast(iterations=terms.s_n, epsilon=eps)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     with np.errstate(invalid="ignore"):
-        val = trunc + divergence(pc, sigma, eps - s_n)
+        val = trunc + _divergence(pc, sigma, eps - s_n)
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
@@ -238,7 +238,7 @@ def _certify(
         reasons.append(f"alpha_bar = {t['alpha_bar']:.6g} <= 0 (eq. 47): N too small")
     elif not bool(terms.radius_ok):
         reasons.append(f"radius condition (47) fails: r' - r = {r_outer - r:.6g} < {t['lift']:.6g}")
-    div = float(divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
+    div = float(_divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
     if not reasons and epsilon < t["s_n"]:
         reasons.append(f"epsilon {epsilon:g} < s_N = {t['s_n']:.6g}")
     return ReleaseCertificate.conclude(
@@ -248,7 +248,7 @@ def _certify(
         div,
         reasons,
         iterations=int(N),
-        threshold_iterations=threshold_iterations(pc, sigma, max(u, 0.0)),
+        threshold_iterations=_threshold_iterations(pc, sigma, max(u, 0.0)),
         sigma=sigma,
         truncation=truncation,
         constants=pc.to_dict(),
@@ -305,7 +305,7 @@ def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.nd
     delta_inf(epsilon) = (2G/sigma) Q1((sigma/G)(epsilon - s_inf)); 1.0 below s_inf."""
     eps = epsilon
     with np.errstate(invalid="ignore"):
-        val = divergence(pc, sigma, eps - limit_s(pc, sigma))
+        val = _divergence(pc, sigma, eps - limit_s(pc, sigma))
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
@@ -313,7 +313,7 @@ def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.nd
 def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> ReleaseCertificate:
     """The N -> infinity certificate of Remark C.16 (the exact-minimizer mechanism)."""
     s_inf = limit_s(pc, sigma)
-    div = float(divergence(pc, sigma, epsilon - s_inf))
+    div = float(_divergence(pc, sigma, epsilon - s_inf))
     reasons = [] if epsilon >= s_inf else [f"epsilon {epsilon:g} < s_inf = {s_inf:.6g}"]
     return ReleaseCertificate.conclude(
         "limit",
@@ -346,6 +346,6 @@ def epsilon_for_delta(
     conditions of Theorem C.13 fail or the truncation mass alone exceeds the target.
     """
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
-    slack = slack_for_divergence(pc, sigma, target_delta - trunc)
+    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return c13_terms(pc, sigma, r, r_outer, N).s_n + slack
