@@ -97,4 +97,4 @@ def corollary_413_bound(plan: WatkinsAroraPlan) -> float:
     )
     mu_priv = pc.L2 * pc.zeta**2 / (pc.n * math.expm1(plan.epsilon / 4.0))
     extra = 0.0 if math.sqrt(2 * A) / W >= mu_priv else mu_priv * square(W) / 2
-    return W * math.sqrt(2 * A) + extra + 2 * float(utility.e_opt(pc, plan.sigma, plan.iterations))
+    return W * math.sqrt(2 * A) + extra + 2 * float(utility._e_opt(pc, plan.sigma, plan.iterations))

@@ -123,7 +123,7 @@ class _Curve:
 
     def perturbation(self, mu: float, N: int) -> float:
         pc, sigma = self.sigma(mu, N)
-        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
+        return float(utility._theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
 
     def best(self, N: int, near: tuple[float, int] | None = None) -> tuple[float, float]:
         """(B*(N), its mu). ``near`` = (mu*, N') of another budget: golden-section search

@@ -237,11 +237,11 @@ def _check_derived(plan: WatkinsAroraPlan, cert: ReleaseCertificate) -> None:
         "delta_truncation": cert.truncation_mass,
         "delta_divergence": cert.divergence_term,
         "utility_bound": float(
-            utility.theorem_47(
+            utility._theorem_47(
                 pc, plan.sigma, plan.iterations, plan.comparator_norm, plan.delta_sample
             )
         ),
-        "theorem410_bound": float(utility.theorem_410(pc, plan.sigma, plan.iterations)),
+        "theorem410_bound": float(utility._theorem_410(pc, plan.sigma, plan.iterations)),
     }
     for name, want in derived.items():
         got = getattr(plan, name)
@@ -298,8 +298,8 @@ def _finish(
         delta_divergence=cert.divergence_term,
         comparator_norm=comparator_norm,
         delta_sample=delta_sample,
-        utility_bound=float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
-        theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
+        utility_bound=float(utility._theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
+        theorem410_bound=float(utility._theorem_410(pc, sigma, N)),
         certificate=cert,
         rows=pc.rows,
     )

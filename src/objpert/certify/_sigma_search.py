@@ -166,8 +166,8 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
     if not math.isfinite(sigma):
         return math.inf
     if objective == "empirical":
-        return float(utility.theorem_410(pc, sigma, N)) + 0.5 * pc.mu * comparator_norm**2
-    return float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample))
+        return float(utility._theorem_410(pc, sigma, N)) + 0.5 * pc.mu * comparator_norm**2
+    return float(utility._theorem_47(pc, sigma, N, comparator_norm, delta_sample))
 
 
 def _golden(f, a: float, b: float, steps: int) -> tuple[float, float]:
