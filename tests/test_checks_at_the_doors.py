@@ -31,7 +31,7 @@ import pytest
 import sklearn
 
 import objpert
-from objpert.estimators import PrivateLogisticRegression
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.mechanisms import get
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -137,6 +137,19 @@ def _estimator(**kw):
     return run
 
 
+def _robust(eps):
+    PrivateRobustRegression(epsilon=eps, delta=1e-6, data_norm=1.0, random_state=0).fit(
+        X, 0.5 * X[:, 0]
+    )
+
+
+def _per_person(eps):
+    """One privacy unit of up to two rows (Theorem C.13 for k rows)."""
+    PrivateLogisticRegression(
+        epsilon=eps, delta=1e-6, data_norm=1.0, random_state=0, max_rows_per_unit=2
+    ).fit(X, Y, privacy_unit=np.arange(len(X)) // 2)
+
+
 def _planned(mechanism, **options):
     def run(eps):
         plan = objpert.plan(
@@ -163,6 +176,8 @@ CASES = [
         _REDERIVATION,
         id="logistic-corollary413",
     ),
+    pytest.param(_robust, _ESTIMATOR_DOOR, _REDERIVATION, id="robust"),
+    pytest.param(_per_person, _ESTIMATOR_DOOR, _REDERIVATION, id="per-person"),
     pytest.param(_planned("watkins_arora"), _PLAN_DOOR, _REDERIVATION, id="plan-watkins_arora"),
     pytest.param(_planned("amp"), _PLAN_DOOR, None, id="plan-amp", marks=_MECHANISMS_BRANCH),
     pytest.param(

@@ -180,7 +180,7 @@ def unit_routes(
     r_outer = plan.radius_outer
     if rows != plan.rows:  # the k-row theorem needs the wider path-lifting radius
         r_outer = plan.radius + 2.0 * pc_k.L * pc_k.G / pc_k.mu
-    direct = theorem_c13.certify(
+    direct = theorem_c13._certify(
         pc_k, plan.sigma, plan.iterations, epsilon, r=plan.radius, r_outer=r_outer,
         truncation=plan.truncation,
     )  # fmt: skip
