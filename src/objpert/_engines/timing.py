@@ -77,7 +77,9 @@ def seconds_per_step(
     :func:`timed_engine` names for ``engine`` and ``dtype`` (an engine running the whole
     descent on its device, a GPU, is timed one step per call, its transfers included)."""
     kind, dtype = timed_engine(engine, dtype)
-    n, d, draws, steps = int(n), int(d), int(draws), min(int(steps), MAX_TIMED_STEPS)
+    n, d, draws, steps = int(n), int(d), int(draws), int(steps)
+    if steps > MAX_TIMED_STEPS:  # a compute limit, not an argument check
+        raise ParameterError(f"steps must be at most {MAX_TIMED_STEPS}; got {steps}")
     loss = loss if isinstance(loss, Loss) else get_loss(loss)
     rows = max(1, min(n, TIMED_ROWS, TIMED_BYTES // (8 * d)))
     need = 8 * (rows * d + (rows + d) * draws)  # X, W and X @ W

@@ -202,6 +202,10 @@ def subsampled_gaussian_epsilon(
     dp-accounting's privacy loss distribution (pessimistic connect-the-dots
     discretisation, an upper bound). Needs the optional package ``dp-accounting``."""
     T = int(iterations)
+    if T > SUBSAMPLED_MAX_STEPS:  # a compute limit, not an argument check
+        raise ParameterError(
+            f"iterations must be at most {SUBSAMPLED_MAX_STEPS} (the steps accounted); got {T}"
+        )
     q = sampling_rate
     if q > 1.0:
         raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
