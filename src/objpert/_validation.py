@@ -45,7 +45,11 @@ __all__ = [
     "check_positive_array",
     "check_unit",
     "count",
+    "named",
     "numeric_guard",
+    "optional",
+    "public",
+    "rule",
     "validated",
 ]
 
@@ -352,6 +356,43 @@ def count(minimum: int, maximum: int = MAX_INT) -> Callable[[str, Any], int]:
 
 def _count(name: str, value: Any, *, minimum: int, maximum: int) -> int:
     return check_int(name, value, minimum, maximum)
+
+
+def optional(rule: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """The rule "None, or a value passing ``rule``" for :func:`validated`."""
+    return functools.partial(_optional, rule=rule)
+
+
+def _optional(name: str, value: Any, *, rule: Callable[[str, Any], Any]) -> Any:
+    return None if value is None else rule(name, value)
+
+
+def named(name: str, rule: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """``rule``, its message naming the argument ``name`` (``N`` called "iterations")."""
+    return functools.partial(_named, display=name, rule=rule)
+
+
+def _named(_: str, value: Any, *, display: str, rule: Callable[[str, Any], Any]) -> Any:
+    return rule(display, value)
+
+
+def rule(check: Callable[..., Any], *args: Any, **options: Any) -> Callable[[str, Any], Any]:
+    """``check`` with its further arguments fixed (``rule(check_array, minimum=0.0)``,
+    ``rule(check_choice, ("paper", "exact"))``), as a rule for :func:`validated`."""
+    return functools.partial(_with, check=check, args=args, options=options)
+
+
+def _with(name: str, value: Any, *, check: Callable[..., Any], args: tuple, options: dict) -> Any:
+    return check(name, value, *args, **options)
+
+
+def public(impl: Callable[..., Any], **rules: Callable[[str, Any], Any]) -> Callable[..., Any]:
+    """The public door of the private implementation ``impl`` (``_divergence`` ->
+    ``divergence``): ``impl`` behind :func:`validated` with ``rules``, named without its
+    leading underscore. The library calls ``impl``; users call the door."""
+    fn = validated(**rules)(impl)
+    fn.__name__ = fn.__qualname__ = impl.__name__.lstrip("_")
+    return fn
 
 
 def validated(**rules: Callable[[str, Any], Any]) -> Callable[[Callable[..., Any]], Any]:

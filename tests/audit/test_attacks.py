@@ -130,7 +130,6 @@ def test_attack_result_is_frozen_and_json():
         (np.zeros((10, 2)), np.zeros((10, 3)), {}, "shape"),
         (np.zeros((3, 2)), np.zeros((3, 2)), {}, "at least 4"),
         (np.full((10, 2), np.nan), np.zeros((10, 2)), {}, "finite"),
-        (np.zeros((10, 2)), np.zeros((10, 2)), {"delta": 1.0}, "delta"),
         (np.zeros((10, 2)), np.zeros((10, 2)), {"statistics": ("cubic",)}, "statistics"),
     ],
 )

@@ -78,15 +78,6 @@ def test_advanced_matches_formula(eps, delta, k, slack):
     assert advanced(eps, delta, k, slack) == pytest.approx(drv(eps, delta, k, slack), rel=1e-12)
 
 
-@pytest.mark.parametrize(
-    "args, match",
-    [((0.1, 1e-7, 0, 1e-6), "k"), ((0.1, 1e-7, 3, 0.0), "delta_slack"), ((-1, 0, 3, 0.1), "eps")],
-)
-def test_advanced_rejects(args, match):
-    with pytest.raises(ParameterError, match=match):
-        advanced(*args)
-
-
 # ---------------------------------------------------------------- split_budget
 
 
@@ -154,12 +145,6 @@ def test_advanced_split_is_tight(eps, delta, k):
     assert s.method == "advanced"
     bigger = s.epsilon_i * (1 + 1e-9)
     assert advanced(bigger, s.delta_i, k, s.delta_slack)[0] > eps
-
-
-@pytest.mark.parametrize("args", [(0.0, 1e-6, 2), (1.0, 0.0, 2), (1.0, 1.0, 2), (1.0, 1e-6, 0)])
-def test_split_rejects(args):
-    with pytest.raises(ParameterError):
-        split_budget(*args)
 
 
 def test_split_to_dict_is_json():

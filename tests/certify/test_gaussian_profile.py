@@ -100,9 +100,6 @@ def test_gaussian_integrated_tail_bound_dominates_profile():
                 ref = 2 * mpf(G) / sigma * mp_q1(mpf(sigma) / mpf(G) * slack)
                 value = float(gaussian.gaussian_integrated_tail_bound(e, G, sigma))
                 assert value == pytest.approx(float(ref), rel=1e-11)
-    for bad in (dict(sensitivity=0.0, sigma=1.0), dict(sensitivity=1.0, sigma=-1.0)):
-        with pytest.raises(ParameterError):
-            gaussian.gaussian_profile(1.0, **bad)
 
 
 @pytest.mark.parametrize("bad_n", [0, -3, 2.5])

@@ -291,10 +291,13 @@ def test_row_norms_dense_and_sparse():
     np.testing.assert_allclose(row_norms(sparse.csr_matrix(X)), ref, rtol=1e-14)
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf])
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf, True, 10**400])
 def test_bound_must_be_positive_and_finite(bad):
+    """At the door: the estimator's constraints refuse the bound before any row is read."""
+    from objpert.estimators import PrivateLogisticRegression
+
     with pytest.raises(ObjpertError, match="data_norm"):
-        bound_rows(_rows(3, 2), bad, clip=True)
+        PrivateLogisticRegression(epsilon=1.0, data_norm=bad).fit(_rows(4, 2), [0, 1, 0, 1])
 
 
 # --------------------------------------------------------------------- intercept, zeta
@@ -353,10 +356,14 @@ def test_prepare_real_targets():
     np.testing.assert_array_equal(P.y, y)
 
 
-@pytest.mark.parametrize("bad", [0.0, -2.0])
-def test_prepare_refuses_bad_intercept_scaling(bad):
+@pytest.mark.parametrize("bad", [0.0, -2.0, np.nan, np.inf, True])
+def test_bad_intercept_scaling_is_refused_at_the_door(bad):
+    from objpert.estimators import PrivateLogisticRegression
+
     with pytest.raises(ObjpertError, match="intercept_scaling"):
-        prepare(_rows(4, 2), [0, 1, 0, 1], data_norm=1.0, intercept_scaling=bad)
+        PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, intercept_scaling=bad).fit(
+            _rows(4, 2), [0, 1, 0, 1]
+        )
 
 
 def test_prepare_sparse_stays_sparse_and_matches_dense(monkeypatch):

@@ -148,8 +148,6 @@ def test_unsorted_or_misnumbered_keys_are_refused():
         KeyedEngine(X[np.argsort(key)], mask, np.sort(key), np.ones(3))
     with pytest.raises(ParameterError, match="mask"):
         KeyedEngine(X, mask[1:], np.sort(key))
-    with pytest.raises(ParameterError, match="n_jobs"):
-        KeyedEngine(X[np.argsort(key)], mask, np.sort(key), threads=0)
 
 
 def test_the_cost_model_keys_tabular_data_and_not_dense_data():

@@ -31,6 +31,7 @@ __all__ = [
     "choice",
     "count",
     "draw_args",
+    "draw_legal",
     "examples",
     "fixed",
     "fuzz",
@@ -185,6 +186,12 @@ def draw_args(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
     return {
         k: data.draw(spec[k].hostile if k in hostile else spec[k].plausible, label=k) for k in names
     }
+
+
+def draw_legal(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
+    """Arguments drawn from ``spec``, plausible only: for a private function, whose callers
+    hand it checked values (the hostile ones are fuzzed at the doors that check them)."""
+    return {k: data.draw(spec[k].plausible, label=k) for k in sorted(spec)}
 
 
 def _event(text: str) -> None:

@@ -7,7 +7,17 @@ import math
 
 import numpy as np
 import pytest
-from fuzz_support import HOSTILE, Arg, check_delta, count, draw_args, fuzz, outcome, real
+from fuzz_support import (
+    HOSTILE,
+    Arg,
+    check_delta,
+    count,
+    draw_args,
+    draw_legal,
+    fuzz,
+    outcome,
+    real,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -112,7 +122,7 @@ def test_wa_profile(data):
 @given(data=st.data())
 def test_joint_plan_arguments(data):
     """Bad targets are refused with a one-line error before any calibration runs."""
-    kw = draw_args(data, epsilon=real(1e-2, 5.0), delta=real(1e-12, 0.5), k=count(2, 10))
+    kw = draw_legal(data, epsilon=real(1e-2, 5.0), delta=real(1e-12, 0.5), k=count(2, 10))
     calls = []
 
     def plan_at(e, d):

@@ -11,6 +11,7 @@ from fuzz_support import (
     choice,
     count,
     draw_args,
+    draw_legal,
     fuzz,
     optional,
     outcome,
@@ -72,7 +73,7 @@ def test_plan_dp_newton(data):
 @fuzz(10)
 @given(data=st.data())
 def test_dp_sgd_epsilon(data):
-    kw = draw_args(
+    kw = draw_legal(
         data, delta=real(1e-10, 0.5), iterations=count(1, 200), sampling_rate=real(1e-3, 1.0),
         noise_multiplier=real(0.5, 20.0),
     )  # fmt: skip

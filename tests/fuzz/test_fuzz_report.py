@@ -10,7 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_support import HOSTILE, Arg, check_not_nan, count, draw_args, fuzz, outcome, real
+from fuzz_support import (
+    HOSTILE,
+    Arg,
+    check_not_nan,
+    count,
+    draw_legal,
+    fuzz,
+    outcome,
+    real,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_cli import check_exit
@@ -33,7 +42,7 @@ def arrays(arg: Arg, max_size: int = 8) -> Arg:
 def test_tradeoff(data):
     """A trade-off value in [0, 1], non-increasing in alpha, f(alpha) <= 1 - alpha; or an
     objpert error."""
-    kw = draw_args(
+    kw = draw_legal(
         data,
         alpha=arrays(real(0.0, 1.0), 12),
         epsilons=arrays(real(0.0, 50.0, extra=(0.0, 1e300))),
@@ -59,7 +68,7 @@ def test_tradeoff(data):
 @fuzz(100)
 @given(data=st.data())
 def test_epsilon_grid(data):
-    kw = draw_args(data, epsilon=real(0.0, 1e6, extra=(0.0, 1e308)), points=count(2, 2000))
+    kw = draw_legal(data, epsilon=real(0.0, 1e6, extra=(0.0, 1e308)), points=count(2, 2000))
     ok, grid = outcome(tradeoff.epsilon_grid, **kw)
     if ok:
         check_not_nan(grid)

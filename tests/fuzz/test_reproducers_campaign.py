@@ -291,15 +291,3 @@ def test_gaussian_and_laplace_plds_depend_on_noise_over_sensitivity_alone():
     mu, eps = 0.25, 0.5
     exact = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
     assert exact <= small <= exact + 1e-3
-
-
-def test_choose_threads_refuses_a_work_that_is_not_an_integer():
-    """test_fuzz_threads: a list as the work of a sweep reached a TypeError at the
-    comparison with the threshold."""
-    from objpert._engines import threads
-
-    for work in ([1.0], "10", -1, True):
-        with pytest.raises(ParameterError, match="work") as err:
-            threads.choose_threads(work, None)
-        _one_line(err)
-    assert threads.choose_threads(0, None) == 1

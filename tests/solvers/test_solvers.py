@@ -102,17 +102,6 @@ def test_project_box_is_the_projection():
         assert (x - p) @ (q - p) <= 1e-12
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, "a"])
-def test_project_box_refuses_bad_radius(bad):
-    with pytest.raises(ParameterError, match="kappa"):
-        project_box(np.zeros(2), bad)
-
-
-def test_soft_threshold_refuses_negative():
-    with pytest.raises(ParameterError, match="threshold"):
-        soft_threshold(np.zeros(2), -0.1)
-
-
 def test_authors_relaxation():
     assert authors_relaxation(0) == 1.0
     assert authors_relaxation(99) == pytest.approx(100 ** (-0.502))
@@ -211,14 +200,6 @@ def test_x0_is_not_modified():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"step": 0.0}, "step"),
-        ({"step": -1.0}, "step"),
-        ({"iterations": -1}, "iterations"),
-        ({"iterations": 2.5}, "iterations"),
-        ({"l1": -1.0}, "l1"),
-        ({"box": 0.0}, "box"),
-        ({"box": np.inf}, "box"),
-        ({"relaxation": 0.0}, "relaxation"),
         ({"x0": np.zeros((2, 3))}, "x0"),
         ({"x0": np.array([np.nan, 0.0])}, "x0"),
     ],
@@ -281,11 +262,9 @@ def test_stochastic_respects_box_and_l1():
     assert np.all(np.isfinite(r.theta))
 
 
-def test_stochastic_refuses_bad_rng_and_n():
+def test_stochastic_refuses_a_bad_rng():
     with pytest.raises(ParameterError, match="rng"):
         stochastic_davis_yin(lambda t, i: t, 3, np.zeros(2), 0.1, 3, rng=42)
-    with pytest.raises(ParameterError, match="n"):
-        stochastic_davis_yin(lambda t, i: t, 0, np.zeros(2), 0.1, 3)
 
 
 def test_stochastic_default_rng_runs():

@@ -18,7 +18,6 @@ import numpy as np
 from scipy import sparse
 
 from objpert._data.labels import as_targets, encode_binary
-from objpert._validation import check_positive
 from objpert.exceptions import DataError
 
 __all__ = [
@@ -374,7 +373,7 @@ def bound_rows(
     With ``clip``, X is refused at once (before its norms are computed) when a copy would
     not fit in the available memory (:func:`require_memory`).
     """
-    zeta = check_positive("data_norm", zeta)
+    zeta = float(zeta)
     if clip:
         require_memory(_float64_bytes(X) + 32 * X.shape[0], f"a clipped copy of {_describe(X)}")
     norms = row_norms(X)
@@ -472,9 +471,7 @@ def prepare_in_memory(
     M, clipped = bound_rows(M, data_norm, clip=clip)
     c = 0.0
     if fit_intercept:
-        c = check_positive(
-            "intercept_scaling", data_norm if intercept_scaling is None else intercept_scaling
-        )
+        c = float(data_norm if intercept_scaling is None else intercept_scaling)
         M = add_intercept(M, c)
     return PreparedData(M, yy, total_norm(data_norm, c), float(data_norm), c, clipped, classes)
 

@@ -9,7 +9,6 @@ from scipy import sparse
 
 from objpert._engines.dense import DenseEngine
 from objpert._engines.sparse import SparseEngine
-from objpert._engines.threads import check_n_jobs
 
 __all__ = [
     "MIN_BLOCKED_SIZE",
@@ -80,7 +79,6 @@ def make_engine(
     """
     if hasattr(X, "matvec") and hasattr(X, "rmatvec"):
         return X
-    n_jobs = check_n_jobs(n_jobs)
     if sparse.issparse(X):
         threads = n_jobs if threads is None else threads
         return SparseEngine(X, threads=threads, block_rows=block_rows)

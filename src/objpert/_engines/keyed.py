@@ -22,7 +22,7 @@ import numpy as np
 from scipy import sparse
 
 from objpert._engines.blocked import run_shares, sum_in_order
-from objpert._engines.threads import available_cores, check_n_jobs, choose_threads, parts_for
+from objpert._engines.threads import available_cores, choose_threads, parts_for
 from objpert._losses import Loss
 from objpert.exceptions import ParameterError
 
@@ -110,7 +110,6 @@ class KeyedEngine:
         self.V.indptr = self.V.indptr.astype(np.int64)
         self.V.indices = self.V.indices.astype(np.int64)
         self.counts = np.ones(self.n) if counts is None else np.asarray(counts, np.float64)
-        threads = check_n_jobs(threads)
         self.automatic = threads is None
         self.threads = 1 if threads is None else available_cores() if threads == -1 else threads
         self.cuts = self._cuts(min(parts_for(self.threads), max(self.n, 1)))

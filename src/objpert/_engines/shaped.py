@@ -36,7 +36,6 @@ from objpert._engines.compiled import available as compiled_available
 from objpert._engines.compiled import numba_kernels
 from objpert._engines.keyed import KeyedEngine, key_rows
 from objpert._engines.sparse import SparseEngine
-from objpert._engines.threads import check_n_jobs
 from objpert._losses import Loss
 from objpert._validation import check_choice
 from objpert.exceptions import ParameterError
@@ -319,7 +318,7 @@ def _layout_engine(
 ) -> Engine:
     if layout == "csr":  # row weights: the fused weighted sweep (ones when not merged)
         A = sparse.csr_matrix(X)
-        return SparseEngine(A, threads=check_n_jobs(n_jobs), counts=counts, same=same)
+        return SparseEngine(A, threads=n_jobs, counts=counts, same=same)
     if layout == "split":
         return SplitEngine(X, mask)
     return make_engine(X, n_jobs=n_jobs)
@@ -342,7 +341,7 @@ def _keyed_engine(
     order = np.argsort(key, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    inner = KeyedEngine(X[order], mask, key[order], counts[order], threads=check_n_jobs(n_jobs))
+    inner = KeyedEngine(X[order], mask, key[order], counts[order], threads=n_jobs)
     return WeightedEngine(inner, y[order], counts[order], rank[inverse])
 
 

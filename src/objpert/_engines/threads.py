@@ -97,8 +97,6 @@ def check_n_jobs(n_jobs: object) -> int | None:
 
 def choose_threads(work: int, n_jobs: int | None) -> int:
     """Threads for a sweep of ``work`` multiply-adds under ``n_jobs`` (see the module)."""
-    work = check_int("work", work, 0, 2**63)
-    n_jobs = check_n_jobs(n_jobs)
     cores = available_cores()
     if n_jobs == -1:
         return cores

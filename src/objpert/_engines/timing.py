@@ -31,7 +31,6 @@ from objpert._engines.factory import check_engine
 from objpert._engines.glm import GLMObjective
 from objpert._engines.threads import choose_threads
 from objpert._losses import Loss, get_loss
-from objpert._validation import check_int, check_positive
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -78,9 +77,9 @@ def seconds_per_step(
     :func:`timed_engine` names for ``engine`` and ``dtype`` (an engine running the whole
     descent on its device, a GPU, is timed one step per call, its transfers included)."""
     kind, dtype = timed_engine(engine, dtype)
-    n, d = check_int("n", n, 1), check_int("d", d, 1)
-    draws = check_int("draws", draws, 1)
-    steps = check_int("steps", steps, 1, MAX_TIMED_STEPS)
+    n, d, draws, steps = int(n), int(d), int(draws), int(steps)
+    if steps > MAX_TIMED_STEPS:  # a compute limit, not an argument check
+        raise ParameterError(f"steps must be at most {MAX_TIMED_STEPS}; got {steps}")
     loss = loss if isinstance(loss, Loss) else get_loss(loss)
     rows = max(1, min(n, TIMED_ROWS, TIMED_BYTES // (8 * d)))
     need = 8 * (rows * d + (rows + d) * draws)  # X, W and X @ W
@@ -116,8 +115,5 @@ def seconds_per_step(
 def iteration_budget(seconds: float, seconds_per_step: float, max_iter: int) -> int:
     """The most gradient steps ``seconds`` buys at ``seconds_per_step`` each (at least
     1), and at most ``max_iter``."""
-    seconds = check_positive("max_seconds", seconds)
-    per_step = check_positive("seconds_per_step", seconds_per_step)
-    max_iter = check_int("max_iter", max_iter, 1)
-    steps = seconds / per_step  # +inf when the quotient overflows
+    steps = seconds / seconds_per_step  # +inf when the quotient overflows
     return max_iter if steps >= max_iter else max(1, math.floor(steps))

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from objpert._losses import Loss
-from objpert._validation import check_array, check_choice, check_int
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -192,7 +191,7 @@ class XPEngine:
         counts: Any = None,
         n: int | None = None,
     ) -> None:
-        self.dtype_name = check_choice("dtype", dtype, DTYPES)
+        self.dtype_name = dtype
         if xp == "gpu":
             found = gpu_namespace()
             if found is None:
@@ -213,12 +212,12 @@ class XPEngine:
             raise ParameterError(f"X must be 2-D; got shape {tuple(self.X.shape)}")
         rows, self.d = (int(s) for s in self.X.shape)
         if counts is not None:
-            counts = check_array("counts", counts, minimum=0.0, integral=True)
+            counts = np.asarray(counts, dtype=np.float64)
             if counts.shape != (rows,):
                 raise ParameterError(f"counts must have shape ({rows},); got {counts.shape}")
         self.counts = None if counts is None else self._put(counts)
         default_n = rows if counts is None else int(counts.sum())
-        self.n = check_int("n", default_n if n is None else n, 1)
+        self.n = int(default_n if n is None else n)
         self.y = None if y is None else self._put(y)
 
     def _put(self, a: Any) -> Any:
@@ -289,7 +288,6 @@ class XPEngine:
         from w_0 = 0 (eq. 4), or from the public point ``start`` (the shape of z), all on the
         device; z (d,) or (d, B) in float64 from the caller; returns w_N as a float64 host
         array. No stopping rule of any kind."""
-        iterations = check_int("iterations", iterations, 0)
         d1 = _derivative(loss)
         zz = self._put(z)
         yy = self._labels(y, zz)  # labels resident once, with the batch's broadcast shape

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_nonnegative, check_positive
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -43,14 +42,14 @@ __all__ = [
 
 def soft_threshold(x: np.ndarray, threshold: float) -> np.ndarray:
     """prox of threshold * ||.||_1: sign(x) max(|x| - threshold, 0), elementwise."""
-    t = check_nonnegative("threshold", threshold)
+    t = threshold
     x = np.asarray(x, dtype=float)
     return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
 
 
 def project_box(x: np.ndarray, kappa: float) -> np.ndarray:
     """Euclidean projection onto the box {theta : ||theta||_inf <= kappa}."""
-    k = check_positive("kappa", kappa)
+    k = kappa
     return np.clip(np.asarray(x, dtype=float), -k, k)
 
 
@@ -72,7 +71,7 @@ class DavisYinResult:
 def _operators(
     l1: float | None, box: float | None, step: float
 ) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]:
-    weight = 0.0 if l1 is None else check_nonnegative("l1", l1)
+    weight = 0.0 if l1 is None else float(l1)
     if weight == 0.0:
 
         def prox(x: np.ndarray) -> np.ndarray:
@@ -90,7 +89,7 @@ def _operators(
             return x
 
     else:
-        k = check_positive("box", box)
+        k = float(box)
 
         def proj(x: np.ndarray) -> np.ndarray:  # project_box(x, k), without np.clip's overhead
             return np.minimum(np.maximum(x, -k), k)
@@ -103,7 +102,7 @@ def _relaxation(relaxation: Any, default: Callable[[int], float]) -> Callable[[i
         return default
     if callable(relaxation):
         return relaxation
-    lam = check_positive("relaxation", relaxation)
+    lam = float(relaxation)
     return lambda k: lam
 
 
@@ -127,8 +126,7 @@ def _setup(
     Callable[[int], float],
 ]:
     """The checked step omega and count K, prox_{omega r}, Proj_C and the schedule lambda_k."""
-    step = check_positive("step", step)
-    iterations = check_int("iterations", iterations, 0)
+    iterations = int(iterations)
     prox, proj = _operators(l1, box, step)
     return step, iterations, prox, proj, _relaxation(relaxation, default)
 
@@ -203,7 +201,7 @@ def stochastic_davis_yin(
     Generator for the indices (``None``: a fresh OS-seeded one; the indices are not privacy
     noise).
     """
-    n = check_int("n", n, 1)
+    n = int(n)
     step, iterations, prox, proj, lam = _setup(
         step, iterations, l1, box, relaxation, authors_relaxation
     )

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from objpert._validation import check_open_unit, check_positive
+from objpert._validation import check_open_unit, check_positive, validated
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._certificate import Certificate, budget_text
 from objpert.accounting._composition import ComposedCertificate, certificate_from_dict
@@ -184,6 +184,7 @@ class PrivacyAccountant:
     this one ledger; it cannot be pickled (a ledger split over processes would not add up).
     """
 
+    @validated(epsilon=check_positive, delta=check_open_unit)
     def __init__(
         self,
         epsilon: float,
@@ -191,10 +192,7 @@ class PrivacyAccountant:
         *,
         discretization: float = pldlib.DEFAULT_DISCRETIZATION,
     ) -> None:
-        self.epsilon = check_positive("epsilon", epsilon)
-        if not math.isfinite(self.epsilon):
-            raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
-        self.delta = check_open_unit("delta", delta)
+        self.epsilon, self.delta = epsilon, delta
         self.discretization = pldlib.check_discretization(discretization)
         pldlib._dp()  # the accountant needs dp-accounting: say so now, not at spend
         self._steps: list[Step] = []
@@ -228,7 +226,7 @@ class PrivacyAccountant:
         return extra if self._pld is None else self._pld.compose(extra)
 
     def _delta_of(self, total: Any) -> float:
-        return pldlib.delta_for_epsilon(total, self.epsilon)
+        return pldlib._delta_for_epsilon(total, self.epsilon)
 
     def can_spend(self, item: Any) -> bool:
         """Whether spending ``item`` would keep the ledger within the budget."""
@@ -319,7 +317,7 @@ class PLDComposedCertificate(ComposedCertificate):
         """Rebuild from :meth:`to_dict`, recomposing delta from the certificates (their
         constants re-derived from the loss; the stored totals are not trusted)."""
         certs = [certificate_from_dict(c) for c in data["certificates"]]
-        return compose_certificates(
+        return _compose_certificates(
             certs,
             data["epsilon"],
             discretization=data.get("discretization", pldlib.DEFAULT_DISCRETIZATION),
@@ -327,6 +325,7 @@ class PLDComposedCertificate(ComposedCertificate):
         )
 
 
+@validated(epsilon=check_positive)
 def compose_certificates(
     certificates: Sequence[Any],
     epsilon: float,
@@ -337,15 +336,27 @@ def compose_certificates(
     """The PLD composition of per-release certificates, queried at ``epsilon`` (each
     release's privacy losses, a person-level one's grouped for its unit; releases for
     different units are refused)."""
+    return _compose_certificates(
+        certificates, epsilon, discretization=discretization, not_public=not_public
+    )
+
+
+def _compose_certificates(
+    certificates: Sequence[Any],
+    epsilon: float,
+    *,
+    discretization: float = pldlib.DEFAULT_DISCRETIZATION,
+    not_public: Sequence[str] = (),
+) -> PLDComposedCertificate:
+    """:func:`compose_certificates` at a checked epsilon (the library's own callers)."""
     certs = tuple(certificates)
     if not certs:
         raise ParameterError("composition needs at least one certificate; got none")
-    epsilon = check_positive("epsilon", epsilon)
     for c in certs:
         if not isinstance(c, Certificate):
             raise ParameterError(f"expected a certificate; got {type(c).__name__}")
     total = pldlib.compose([x for c in certs for x in c.privacy_losses()], discretization)
-    delta = pldlib.delta_for_epsilon(total, epsilon)
+    delta = pldlib._delta_for_epsilon(total, epsilon)
     return PLDComposedCertificate(
         "pld", epsilon, delta,
         tuple(float(c.epsilon) for c in certs), tuple(float(c.delta) for c in certs),

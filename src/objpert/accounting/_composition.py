@@ -27,10 +27,7 @@ import numpy as np
 
 from objpert._special import log_over
 from objpert._validation import (
-    check_int,
     check_nonnegative,
-    check_open_unit,
-    check_positive,
     check_unit,
 )
 from objpert.accounting._certificate import (
@@ -149,10 +146,6 @@ def advanced(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[
     + K epsilon (e^epsilon - 1). Returns (epsilon', min(K delta + delta', 1)): a delta
     above 1 is the trivial bound 1.0, an epsilon' beyond the float64 range +inf.
     """
-    epsilon = check_nonnegative("epsilon", epsilon)
-    delta = _check_delta_like("delta", delta)
-    k = check_int("k", k, 1)
-    delta_slack = check_open_unit("delta_slack", delta_slack)
     return _advanced_epsilon(epsilon, k, delta_slack), _capped(k * delta + delta_slack)
 
 
@@ -231,10 +224,8 @@ def split_budget(epsilon: float, delta: float, k: int) -> Split:
     The composed totals are evaluated in floating point and are <= the target exactly.
     Advanced composition wins for large K and small epsilon (its epsilon_i shrinks like
     1/sqrt(K) instead of 1/K). O(1) in K (no list of K values is built; K <= 2^53).
+    Private: its callers hand it a checked target (epsilon > 0, delta in (0, 1), k >= 1).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    k = check_int("k", k, 1)
     if k > 1 and not delta / (2.0 * k) >= sys.float_info.min:
         raise ParameterError(
             f"delta = {delta!r} is too small to split over k = {k} releases: each release's "
@@ -433,7 +424,7 @@ def compose(
     else:
         if delta_slack is None:
             raise ParameterError("advanced composition needs delta_slack in (0, 1)")
-        slack = check_open_unit("delta_slack", delta_slack)
+        slack = float(delta_slack)
         total_eps, total_delta = advanced(max(eps), max(dels), k, slack)
     return ComposedCertificate(
         method, total_eps, total_delta, eps, dels, k, slack, certs, tuple(not_public)

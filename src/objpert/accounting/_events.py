@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from objpert._validation import check_int, check_nonnegative, check_positive, check_unit
+from objpert._validation import check_nonnegative, check_positive, check_unit, validated
+from objpert._validation import count as count_rule
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -63,9 +64,9 @@ class PrivacyLoss:
     certificate: Any = field(default=None, compare=False, repr=False)
     rows: int = 1
 
+    @validated(count=count_rule(1))
     def times(self, count: int) -> PrivacyLoss:
         """``count`` identical copies of this release (composed)."""
-        count = check_int("count", count, 1)
         return PrivacyLoss(
             self.kind, self.parameters, self.epsilon, self.delta, self.count * count,
             self.certificate, self.rows,
@@ -83,42 +84,39 @@ class PrivacyLoss:
         return out
 
 
+@validated(sigma=check_positive, sensitivity=check_positive, count=count_rule(1))
 def gaussian(sigma: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
     """A Gaussian mechanism: noise N(0, sigma^2 I) on a query of L2 sensitivity G."""
-    params = (
-        ("sigma", check_positive("sigma", sigma)),
-        ("sensitivity", check_positive("sensitivity", sensitivity)),
-    )
-    return PrivacyLoss("gaussian", params, count=check_int("count", count, 1))
+    params = (("sigma", float(sigma)), ("sensitivity", float(sensitivity)))
+    return PrivacyLoss("gaussian", params, count=count)
 
 
+@validated(scale=check_positive, sensitivity=check_positive, count=count_rule(1))
 def laplace(scale: float, sensitivity: float = 1.0, count: int = 1) -> PrivacyLoss:
     """A Laplace mechanism: noise Laplace(b) per coordinate on a query of L1 sensitivity."""
-    params = (
-        ("scale", check_positive("scale", scale)),
-        ("sensitivity", check_positive("sensitivity", sensitivity)),
-    )
-    return PrivacyLoss("laplace", params, count=check_int("count", count, 1))
+    params = (("scale", float(scale)), ("sensitivity", float(sensitivity)))
+    return PrivacyLoss("laplace", params, count=count)
 
 
+@validated(epsilon=check_nonnegative, delta=check_unit, count=count_rule(1))
 def point(epsilon: float, delta: float, count: int = 1) -> PrivacyLoss:
     """An (epsilon, delta)-DP release known by that one point."""
-    eps = check_nonnegative("epsilon", epsilon)
-    dlt = check_unit("delta", delta)
+    eps = epsilon
+    dlt = delta
     if not math.isfinite(eps):
         raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
     if dlt >= 1.0:
         raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
     params = (("epsilon", eps), ("delta", dlt))
-    return PrivacyLoss("point", params, eps, dlt, check_int("count", count, 1))
+    return PrivacyLoss("point", params, eps, dlt, count)
 
 
+@validated(rho=check_positive, count=count_rule(1))
 def zcdp(rho: float, count: int = 1) -> PrivacyLoss:
     """A rho-zCDP release (profile: Canonne, Kamath & Steinke 2020, Corollary 13)."""
-    rho = check_positive("rho", rho)
     if not math.isfinite(rho):
         raise ParameterError(f"rho must be finite; got {rho!r}")
-    return PrivacyLoss("zcdp", (("rho", rho),), count=check_int("count", count, 1))
+    return PrivacyLoss("zcdp", (("rho", rho),), count=count)
 
 
 def subsampled_gaussian(
@@ -126,13 +124,13 @@ def subsampled_gaussian(
 ) -> PrivacyLoss:
     """One step of a Poisson-subsampled Gaussian mechanism under replace-one neighbours
     (rate q, noise multiplier z over the norm bound of one row's contribution; Zhu, Dong &
-    Wang 2022): ``count`` steps are DP-SGD's T adaptively composed steps."""
-    z = check_positive("noise_multiplier", noise_multiplier)
-    q = check_positive("sampling_rate", sampling_rate)
-    if q > 1.0:
-        raise ParameterError(f"sampling_rate must be in (0, 1]; got {sampling_rate!r}")
-    params = (("noise_multiplier", z), ("sampling_rate", q))
-    return PrivacyLoss("subsampled_gaussian", params, count=check_int("count", count, 1))
+    Wang 2022): ``count`` steps are DP-SGD's T adaptively composed steps. Its arguments
+    come from a checked DP-SGD plan."""
+    params = (
+        ("noise_multiplier", float(noise_multiplier)),
+        ("sampling_rate", float(sampling_rate)),
+    )
+    return PrivacyLoss("subsampled_gaussian", params, count=int(count))
 
 
 def certified_point(cert: Any) -> PrivacyLoss:

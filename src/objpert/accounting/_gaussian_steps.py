@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from objpert._validation import check_int, check_open_unit, check_positive, numeric_guard
+from objpert._validation import numeric_guard
 from objpert.accounting._bisection import smallest_passing
 from objpert.accounting._conversions import linear_rdp_epsilon
 from objpert.accounting._gaussian_mechanism import (
@@ -67,8 +67,8 @@ def gdp_mu(iterations: int, noise_multiplier: float) -> float:
     """mu-GDP of T Gaussian mechanisms with noise multiplier z (std / sensitivity):
     sqrt(T) / z (Dong, Roth & Su 2022, Theorem 2.7 and Corollary 3.3; exact for the
     adaptive composition of Gaussian mechanisms)."""
-    T = check_int("iterations", iterations, 1)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    T = int(iterations)
+    z = noise_multiplier
     return math.sqrt(T) / z
 
 
@@ -81,8 +81,8 @@ def noisy_gd_delta(epsilon: float, iterations: int, noise_multiplier: float) -> 
     delta_G(epsilon) with G/sigma = sqrt(T)/z. For T = 1 this is the single Gaussian
     mechanism's profile.
     """
-    T = check_int("iterations", iterations, 1)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    T = int(iterations)
+    z = noise_multiplier
     return gaussian_delta(epsilon, math.sqrt(T), z)
 
 
@@ -103,9 +103,8 @@ def rdp_epsilon(
 
     (:func:`~objpert.accounting._conversions.linear_rdp_epsilon`; ``orders`` as there).
     """
-    delta = check_open_unit("delta", delta)
-    T = check_int("iterations", iterations, 1)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    T = int(iterations)
+    z = noise_multiplier
     zz = z * z  # underflows to 0 for z below ~1e-154: an infinite divergence
     return linear_rdp_epsilon(T / (2.0 * zz) if zz > 0.0 else math.inf, delta, orders)
 
@@ -116,8 +115,7 @@ def pld_epsilon(
     """epsilon from dp-accounting's PLD accountant (pessimistic discretisation) for T
     composed Gaussian mechanisms with multiplier z. Needs the optional package
     ``dp-accounting``."""
-    delta = check_open_unit("delta", delta)
-    T = check_int("iterations", iterations, 1)
+    T = int(iterations)
     z = check_noise_multiplier(noise_multiplier)
     disc = check_discretization(discretization)
     try:
@@ -144,9 +142,7 @@ def noisy_gd_epsilon(
     ``pld`` (:func:`pld_epsilon`)."""
     name = continuous_accountant(accountant)
     if name == "gdp":
-        T = check_int("iterations", iterations, 1)
-        z = check_positive("noise_multiplier", noise_multiplier)
-        return gaussian_epsilon(delta, math.sqrt(T), z)
+        return gaussian_epsilon(delta, math.sqrt(iterations), noise_multiplier)
     if name == "rdp":
         return rdp_epsilon(delta, iterations, noise_multiplier)[0]
     return pld_epsilon(delta, iterations, noise_multiplier)
@@ -160,9 +156,7 @@ def calibrate_noise_multiplier(
     Gaussian mechanisms are (epsilon, delta)-DP under ``accountant`` (bisection; each
     accountant is monotone in z). ``gdp``: the analytic Gaussian calibration at
     sensitivity sqrt(T) (:func:`~objpert.accounting._gaussian_mechanism.calibrate_gaussian`)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    T = check_int("iterations", iterations, 1)
+    T = int(iterations)
     name = continuous_accountant(accountant)
     if name == "gdp":
         return calibrate_gaussian(math.sqrt(T), epsilon, delta)
@@ -208,8 +202,11 @@ def subsampled_gaussian_epsilon(
     noise multiplier z) under replace-one neighbours: the T-fold self-composition of
     dp-accounting's privacy loss distribution (pessimistic connect-the-dots
     discretisation, an upper bound). Needs the optional package ``dp-accounting``."""
-    delta = check_open_unit("delta", delta)
-    T = check_int("iterations", iterations, 1, SUBSAMPLED_MAX_STEPS)
+    T = int(iterations)
+    if T > SUBSAMPLED_MAX_STEPS:  # a compute limit, not an argument check
+        raise ParameterError(
+            f"iterations must be at most {SUBSAMPLED_MAX_STEPS} (the steps accounted); got {T}"
+        )
     disc = check_discretization(discretization)
     pld = subsampled_gaussian_pld(noise_multiplier, sampling_rate, disc)
     what = f"{T} steps of DP-SGD at noise multiplier {noise_multiplier:g}"
@@ -225,7 +222,7 @@ def subsampled_gaussian_pld(
     """dp-accounting's pessimistic privacy loss distribution of one Poisson-subsampled
     Gaussian mechanism (rate q, noise multiplier z) under replace-one neighbours (Zhu, Dong
     & Wang 2022; ``NeighboringRelation.REPLACE_ONE``)."""
-    q = check_positive("sampling_rate", sampling_rate)
+    q = sampling_rate
     if q > 1.0:
         raise ParameterError(f"sampling_rate must be in (0, 1]; got {q!r}")
     z = check_noise_multiplier(noise_multiplier, SUBSAMPLED_MIN_NOISE)

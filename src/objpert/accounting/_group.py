@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_nonnegative, check_open_unit
+from objpert._validation import count, validated
 from objpert.accounting._events import PrivacyLoss, gaussian, laplace, zcdp
 from objpert.exceptions import ParameterError
 
@@ -63,6 +63,7 @@ GROUP_GRID = 3000
 _MAX_GROUP_EPSILON = 700.0  # e^epsilon overflows beyond 709.78
 
 
+@validated(rows=count(1))
 def group_privacy(release: Any, rows: int) -> PrivacyLoss:
     """The privacy loss of ``release`` (a :class:`PrivacyLoss` or a certified certificate)
     for datasets that differ in up to ``rows`` rows (module docstring): Gaussian and Laplace
@@ -70,7 +71,6 @@ def group_privacy(release: Any, rows: int) -> PrivacyLoss:
     release by the chain bound on its privacy profile (kind ``"group"``); ``count``
     identical releases are each grouped, then composed. ``rows = 1`` returns it unchanged.
     """
-    rows = check_int("rows", rows, 1)
     loss = release if isinstance(release, PrivacyLoss) else _loss_of(release)
     if rows == 1:
         return loss
@@ -134,8 +134,7 @@ def _combine(first: np.ndarray, second: np.ndarray, weight: np.ndarray) -> np.nd
 def chain_profile(deltas: Any, step: float, rows: int) -> np.ndarray:
     """The chain bound delta_k on the uniform grid e_j = j * ``step`` (module docstring),
     from the profile ``deltas`` of one row on that grid (made non-increasing first)."""
-    rows = check_int("rows", rows, 1)
-    step = check_nonnegative("step", step)
+    rows = int(rows)
     base = np.minimum.accumulate(np.clip(np.asarray(deltas, dtype=float), 0.0, 1.0))
     if base.ndim != 1 or base.size == 0 or not step > 0.0:
         raise ParameterError("the chain bound needs a 1-d profile on a grid of positive step")
@@ -173,8 +172,6 @@ def crude_row_target(epsilon: float, delta: float, rows: int) -> tuple[float, fl
     ``rows`` rows: (epsilon / k, delta / (k e^{(k-1) epsilon / k})), since (e, d)-DP for one
     row gives (k e, k e^{(k-1) e} d) for k rows (Dwork & Roth 2014, Section 2.3, group
     privacy). The baseline the profile-based routes are compared against."""
-    rows = check_int("rows", rows, 1)
-    epsilon = check_nonnegative("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
+    rows = int(rows)
     e = epsilon / rows
     return e, delta / (rows * math.exp((rows - 1) * e))

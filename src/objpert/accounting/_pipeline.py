@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objpert._validation import check_choice, check_open_unit
+from objpert._validation import check_choice, check_open_unit, optional, rule, validated
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._accountant import AccountedCertificate, Step, _merged, as_losses
 from objpert.accounting._composition import ComposedCertificate, compose, same_unit
@@ -36,6 +36,7 @@ def released_certificates(step: Any) -> list[Any]:
     return [] if cert is None else [cert]
 
 
+@validated(composition=rule(check_choice, COMPOSITIONS), delta=optional(check_open_unit))
 def pipeline_certificate(
     pipeline: Any,
     *,
@@ -53,11 +54,9 @@ def pipeline_certificate(
     dp-accounting), an :class:`~objpert.accounting.AccountedCertificate` listing
     each release in pipeline order; tighter than the basic composition.
     """
-    composition = check_choice("composition", composition, COMPOSITIONS)
     if composition == "pld":
         if delta is None:
             raise ParameterError("composition='pld' needs the delta to query: delta=...")
-        delta = check_open_unit("delta", delta)
         discretization = pldlib.check_discretization(discretization)
     elif delta is not None:
         raise ParameterError("delta is for composition='pld' (the basic composition adds deltas)")

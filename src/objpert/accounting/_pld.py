@@ -30,10 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import (
-    check_nonnegative,
-    check_open_unit,
-)
+from objpert._validation import check_nonnegative, check_open_unit, validated
 from objpert.accounting import _profiles as profiles
 from objpert.accounting._certificate import Certificate
 from objpert.accounting._events import (
@@ -396,14 +393,20 @@ def _lost_mass(pld: Any) -> float:
     return lost
 
 
+@validated(epsilon=check_nonnegative)
 def delta_for_epsilon(pld: Any, epsilon: float) -> float:
     """The composed delta at ``epsilon`` (capped at 1), mass the PLD lost included."""
-    epsilon = check_nonnegative("epsilon", epsilon)
+    return _delta_for_epsilon(pld, epsilon)
+
+
+def _delta_for_epsilon(pld: Any, epsilon: float) -> float:
+    """:func:`delta_for_epsilon` at a checked epsilon (the library's own callers)."""
     return min(float(pld.get_delta_for_epsilon(epsilon)) + _lost_mass(pld), 1.0)
 
 
+@validated(delta=check_open_unit)
 def epsilon_for_delta(pld: Any, delta: float) -> float:
     """The smallest composed epsilon at ``delta`` (+inf when no epsilon reaches it), mass
     the PLD lost counted at +infinity."""
-    delta = check_open_unit("delta", delta) - _lost_mass(pld)
+    delta = delta - _lost_mass(pld)
     return float(pld.get_epsilon_for_delta(delta)) if delta > 0.0 else math.inf

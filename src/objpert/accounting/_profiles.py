@@ -25,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objpert._validation import check_array
 from objpert.exceptions import ParameterError
 
 __all__ = ["convex_envelope", "monotone", "symmetric_extension", "zcdp_profile"]
@@ -35,7 +34,7 @@ def zcdp_profile(rho: float, epsilons: ArrayLike) -> np.ndarray:
     """delta(epsilon) implied by rho-zCDP (Canonne, Kamath & Steinke 2020, Corollary 13)."""
     from objpert.accounting._conversions import cdp_delta  # the peers' package: loaded on use
 
-    eps = check_array("epsilon", epsilons, minimum=0.0, allow_inf=True)
+    eps = np.asarray(epsilons, dtype=np.float64)
     flat = np.atleast_1d(eps).ravel()
     out = np.array([cdp_delta(rho, float(e)) if np.isfinite(e) else 0.0 for e in flat])
     return monotone(out, flat).reshape(np.shape(eps))
@@ -91,8 +90,8 @@ def symmetric_extension(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[np.ndar
     ``epsilons`` must increase from 0; ``deltas`` are made non-increasing first (valid: an
     (e, d)-DP release is (e', d)-DP for every e' >= e).
     """
-    eps = check_array("epsilon", epsilons, minimum=0.0)
-    dlt = check_array("delta", deltas, minimum=0.0, maximum=1.0)
+    eps = np.asarray(epsilons, dtype=np.float64)
+    dlt = np.asarray(deltas, dtype=np.float64)
     if eps.ndim != 1 or eps.size == 0 or eps.shape != dlt.shape:
         raise ParameterError("epsilons and deltas must be 1-d arrays of one length")
     if eps[0] != 0.0 or np.any(np.diff(eps) <= 0.0):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from objpert._jsonable import to_json_value
-from objpert._validation import check_int, check_positive
+from objpert._validation import check_int, check_positive, count, optional, validated
 from objpert.accounting import _pld as pld
 from objpert.accounting._certificate import DELTA_FLOOR, Certificate, certificate_from_dict
 from objpert.accounting._events import PrivacyLoss
@@ -124,6 +124,7 @@ class UnitCertificate(Certificate):
         }
 
 
+@validated(rows=count(1), epsilon=optional(check_positive))
 def group_certificate(
     release: Certificate,
     rows: int,
@@ -139,17 +140,16 @@ def group_certificate(
     applies (Dwork & Roth 2014, Theorem 2.2, as in :mod:`objpert.accounting._group`)."""
     if not isinstance(release, Certificate):
         raise ParameterError(f"expected a certificate; got {type(release).__name__}")
-    rows = check_int("rows", rows, 1)
     if getattr(release, "rows_per_unit", 1) != 1:
         raise ParameterError("group privacy starts from a release certified for one row")
     eps1, delta1 = float(release.epsilon), float(release.delta)
-    epsilon = rows * eps1 if epsilon is None else check_positive("epsilon", epsilon)
+    epsilon = rows * eps1 if epsilon is None else epsilon
     if not release.certified:
         return UnitCertificate(
             epsilon, 1.0, False, rows, "group", release, unit, (), tuple(release.not_public)
         )
     losses = [group_privacy(x, rows) for x in release.privacy_losses()]
-    delta = pld.delta_for_epsilon(pld.compose(losses, discretization), epsilon)
+    delta = pld._delta_for_epsilon(pld.compose(losses, discretization), epsilon)
     if epsilon >= rows * eps1:
         delta = min(delta, delta1 * sum(math.exp(i * eps1) for i in range(rows)))
     delta = max(min(delta, 1.0), DELTA_FLOOR)

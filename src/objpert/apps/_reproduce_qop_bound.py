@@ -19,7 +19,6 @@ from scipy.optimize import minimize
 from scipy.special import expit, softmax
 
 from objpert._files import save_figure
-from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.exceptions import ObjpertError, ParameterError
 from objpert.mechanisms._certificates import qop
 
@@ -100,9 +99,7 @@ def optimal_bound(
     unknown = set(constants) - set(FIGURE1)
     if unknown:
         raise ParameterError(f"unknown constants {sorted(unknown)}; allowed: {sorted(FIGURE1)}")
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    d, n = check_int("d", c["d"], 1), check_int("n", c["n"], 1)
+    d, n = int(c["d"]), int(c["n"])
     L, D, rho, G = c["smoothness"], c["distance"], c["rank"], c["subgradient_bound"]
     tau, eta = c["tau"], c["eta"]
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_open_unit, check_positive
+from objpert._validation import check_int, check_open_unit, check_positive, count, validated
 from objpert.accounting._group import crude_row_target
 from objpert.accounting._unit import group_certificate
 from objpert.audit._statistics import (
@@ -312,6 +312,7 @@ def _check_mechanism(mechanism: str) -> str:
     return registry.get(mechanism).name
 
 
+@validated(epsilon=check_positive, delta=check_open_unit, rows=count(1))
 def audit_plan(
     mechanism: str,
     *,
@@ -333,9 +334,6 @@ def audit_plan(
     (k e^{(k-1) epsilon / k})), certified for the person by group privacy of its events
     (:func:`certified_budget`). QOP has no person-level certificate (ParameterError)."""
     mech = registry.get(mechanism)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    rows = check_int("rows", rows, 1)
     options = dict(PLAN_OPTIONS.get(mech.name, {}))
     if rows > 1 and mech.name == "watkins_arora":
         options["rows_per_unit"] = rows
@@ -444,8 +442,6 @@ def attack(
     draws = P.shape[0]
     if draws < 4:
         raise ParameterError(f"the attack needs at least 4 draws per dataset; got {draws}")
-    delta = check_open_unit("delta", delta)
-    confidence = check_open_unit("confidence", confidence)
     unknown = [s for s in statistics if s not in STATISTICS]
     if unknown or not statistics:
         raise ParameterError(f"statistics must be among {STATISTICS}; got {statistics!r}")
@@ -481,6 +477,7 @@ def attack(
     )
 
 
+@validated(draws=count(4), rows=count(1))
 def audit_sampler(
     sample: Callable[..., np.ndarray],
     pair: NeighbouringPair,
@@ -496,7 +493,6 @@ def audit_sampler(
     planted bug of :mod:`objpert.audit._planted`) against the (epsilon, delta) that ``plan``
     certifies for datasets that differ in up to ``rows`` rows (:func:`certified_budget`),
     on ``pair``."""
-    draws = check_int("draws", draws, 4)
     generator = np.random.default_rng(rng)
     epsilon, delta = certified_budget(plan, rows)
     out = sample(pair.X, pair.y, plan, draws, generator)
@@ -534,7 +530,7 @@ def audit_mechanism(
     (:func:`audit_plan`) and the attack is measured against the person-level certificate
     (:func:`certified_budget`)."""
     mechanism = _check_mechanism(mechanism)
-    rows = check_int("rows", rows, 1)
+    rows = check_int("rows", rows, 1)  # a count the unit pair needs before any plan
     generator = np.random.default_rng(rng)
     loss = registry.get(mechanism).audit_loss
     if isinstance(pair, str):

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from objpert._validation import check_int
+from objpert._validation import count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._plan import WatkinsAroraPlan
@@ -87,6 +87,7 @@ def finite_difference_jacobian(
     return np.stack(cols, axis=2).transpose(1, 0, 2)
 
 
+@validated(samples=count(2))
 def check_jacobian(
     X: Any,
     y: Any,
@@ -108,7 +109,6 @@ def check_jacobian(
     (relative to max |J_N|) of the eq. (5) recursion. ``release_map`` defaults to the plan's
     Watkins & Arora release.
     """
-    samples = check_int("samples", samples, 2)
     loss = plan_loss(plan)
     M, yy = audit_data(X, y, zeta=plan.zeta, loss=loss)
     if M.shape[1] != plan.d:

@@ -53,7 +53,7 @@ from scipy import special
 from threadpoolctl import threadpool_limits
 
 from objpert._jsonable import to_json_value
-from objpert._validation import check_int, check_open_unit
+from objpert._validation import check_open_unit, count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -427,6 +427,7 @@ def _neighbours(
         )
 
 
+@validated(samples=count(2), confidence=check_open_unit)
 def pairwise_profile(
     X: Any,
     y: Any,
@@ -454,8 +455,6 @@ def pairwise_profile(
     <= zeta, and differ in at most one row (at most k for a plan certified for units of up
     to k rows, ``plan.rows``: the exact unit-pair check).
     """
-    samples = check_int("samples", samples, 2)
-    confidence = check_open_unit("confidence", confidence)
     if proposal not in PROPOSALS:
         raise ParameterError(f"proposal must be one of {PROPOSALS}; got {proposal!r}")
     eps = np.atleast_1d(np.asarray(epsilons, dtype=float))

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from objpert._validation import check_int, check_open_unit
+from objpert._validation import check_open_unit, count, validated
 from objpert.exceptions import ParameterError
 
 __all__ = ["bound", "clopper_pearson", "epsilon_lower_bound", "fit_statistic", "threshold"]
@@ -18,13 +18,12 @@ __all__ = ["bound", "clopper_pearson", "epsilon_lower_bound", "fit_statistic", "
 # ---------------------------------------------------------------- Clopper-Pearson
 
 
+@validated(n=count(1), level=check_open_unit)
 def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper & Pearson (1934) bounds for k successes in n trials: (lower,
     upper) with P(p >= lower) >= level and P(p <= upper) >= level, exact for the binomial.
     lower = Beta^{-1}(1 - level; k, n - k + 1) (0 at k = 0), upper = Beta^{-1}(level;
     k + 1, n - k) (1 at k = n)."""
-    n = check_int("n", n, 1)
-    level = check_open_unit("level", level)
     k = np.asarray(k, dtype=float)
     if np.any((k < 0) | (k > n)):
         raise ParameterError(f"counts must lie in [0, {n}]")
@@ -43,6 +42,7 @@ def bound(fp: Any, fn: Any, negatives: int, positives: int, delta: float, confid
     return np.maximum(np.maximum(a, b), 0.0), fpr_hi, fnr_hi
 
 
+@validated(delta=check_open_unit, confidence=check_open_unit)
 def epsilon_lower_bound(
     false_positives: int,
     negatives: int,
@@ -55,8 +55,6 @@ def epsilon_lower_bound(
     Clopper-Pearson upper bounds at level 1 - (1 - confidence)/2 each (Jagielski et al.
     2020): a lower bound on epsilon at ``delta`` with probability >= ``confidence`` for a
     test fixed before the counts were drawn."""
-    check_open_unit("delta", delta)
-    check_open_unit("confidence", confidence)
     eps, _, _ = bound(false_positives, false_negatives, negatives, positives, delta, confidence)
     return float(eps)
 

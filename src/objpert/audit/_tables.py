@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from objpert._files import save_figure
-from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.audit._attacks import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -118,14 +117,12 @@ def run_audit(
     ``samples`` noise draws per direction at :func:`profile_grid`. One generator (``rng``)
     drives everything. ``rows`` = k > 1: the pair's differing row is one person's k rows
     and the certificate audited is the person-level one (:func:`audit_mechanism`)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    draws = check_int("draws", draws, 4)
-    samples = check_int("samples", samples, 2)
+    draws = int(draws)
+    samples = int(samples)
     parse_pair(pair)
     mech = registry.get(mechanism)
     mechanism = mech.name
-    rows = check_int("rows", rows, 1)
+    rows = int(rows)
     generator = np.random.default_rng(rng)
     plan = audit_plan(mechanism, epsilon=epsilon, delta=delta, rows=rows)
     found = make_pair(pair, loss=mech.audit_loss, epsilon=epsilon, delta=delta, rng=generator)

@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
-from objpert._validation import check_int, check_positive
+from objpert._validation import check_positive, count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.audit._pairwise import (
     PairwiseProfile,
@@ -145,6 +145,7 @@ def _datasets(Xs, ys, x, label, xp, label_p, rows=1):
     return X, np.append(ys, [label] * rows), Xp, np.append(ys, [label_p] * rows)
 
 
+@validated(epsilon=check_positive, samples=count(2), grid=count(2), starts=count(0))
 def worst_pair(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
@@ -173,10 +174,6 @@ def worst_pair(
     each a batched forward run of eq. (4)-(5) on ``samples`` noise vectors and a Newton
     solve (typically 2-3 more runs).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    samples = check_int("samples", samples, 2)
-    grid = check_int("grid", grid, 2)
-    starts = check_int("starts", starts, 0)
     loss = plan_loss(plan)
     Xs, ys = audit_data(X_shared, y_shared, zeta=plan.zeta, loss=loss)
     rows = plan.rows

@@ -19,9 +19,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from objpert._validation import check_int
-from objpert.certify._calibration import WatkinsAroraPlan, tight
-from objpert.certify._knee import KNEE_TOLERANCE, knee
+from objpert._validation import numeric_guard
+from objpert.certify._calibration import WatkinsAroraPlan, _tight
+from objpert.certify._knee import KNEE_TOLERANCE, _knee
 from objpert.exceptions import ParameterError
 
 __all__ = ["NOTABLE_GAIN", "CeilingReport", "ceiling"]
@@ -92,8 +92,7 @@ def ceiling(
     """
     if not isinstance(plan, WatkinsAroraPlan):
         raise ParameterError(f"plan must be an objpert WatkinsAroraPlan; got {type(plan).__name__}")
-    budget = plan.iterations if max_iter is None else max_iter
-    budget = check_int("max_iter", budget, 1)
+    budget = plan.iterations if max_iter is None else int(max_iter)  # checked by the caller
     if plan.calibration != "tight":
         return CeilingReport(
             False, budget, plan.iterations, plan.sigma, plan.sigma, plan.iterations, 0.0
@@ -117,6 +116,7 @@ _PUBLIC = ("n", "d", "zeta", "epsilon", "delta", "delta_sample", "objective")
 
 
 @functools.lru_cache(maxsize=256)
+@numeric_guard
 def _report(
     loss: str,
     params: tuple[tuple[str, float], ...],
@@ -128,14 +128,14 @@ def _report(
     sigma: float,
 ) -> CeilingReport:
     kw: dict[str, Any] = dict(public, comparator_norm=comparator_norm, mu=mu, **dict(params))
-    found = knee(loss, max_iter=budget, **kw)
+    found = _knee(loss, max_iter=budget, **kw)  # the plan's values: checked
     gain = found.gain_at_max
     if not (found.binds and gain > NOTABLE_GAIN):
         return CeilingReport(
             found.binds, budget, iterations, sigma, sigma, iterations, 0.0,
             found.bound_at_max, found.bound_at_double, found.tolerance,
         )  # fmt: skip
-    doubled = tight(loss, max_iter=2 * budget, **kw)
+    doubled = _tight(loss, max_iter=2 * budget, **kw)
     cut = max(1.0 - doubled.sigma / sigma, 0.0)
     return CeilingReport(
         True, budget, iterations, sigma, doubled.sigma, doubled.iterations, cut,

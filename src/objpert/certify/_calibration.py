@@ -19,10 +19,17 @@ from dataclasses import replace
 from typing import Any
 
 from objpert._special import chi_radius
-from objpert._validation import check_positive, numeric_guard
+from objpert._validation import numeric_guard
 from objpert.certify import _theorem_c13 as theorem_c13
-from objpert.certify._corollary413 import corollary_413, corollary_413_bound
-from objpert.certify._knee import KNEE_TOLERANCE, _inputs, _knee_cached
+from objpert.certify._corollary413 import _corollary_413, corollary_413_bound
+from objpert.certify._knee import (
+    KNEE_TOLERANCE,
+    OPTION_RULES,
+    TARGET_RULES,
+    _inputs,
+    _knee_cached,
+    door,
+)
 from objpert.certify._plan import (
     CALIBRATIONS,
     OBJECTIVES,
@@ -40,8 +47,7 @@ from objpert.exceptions import ParameterError
 # ---------------------------------------------------------------- tight
 
 
-@numeric_guard
-def tight(
+def _tight(
     loss: str,
     *,
     n: int,
@@ -86,7 +92,6 @@ def tight(
         loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
         objective, mu, knee_tolerance, loss_params,
     )  # fmt: skip
-    rtol = check_positive("rtol", rtol)
     found, curve = _knee_cached(*args)
     epsilon, delta, comparator_norm, delta_sample = args[4:8]
     return _tight_iterations(
@@ -129,9 +134,20 @@ def _tight_iterations(
     sigma, share = _best_sigma(pc, epsilon, delta, hi)
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
-    cert = theorem_c13.certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
+    cert = theorem_c13._certify(pc, sigma, hi, epsilon, r=r, r_outer=r_outer, truncation="exact")
     plan = _finish("tight", pc, sigma, hi, epsilon, delta, cert, comparator_norm, delta_sample)
     return replace(plan, objective=objective)
+
+
+#: The tight calibration (its public door: the target, the constants and the options checked).
+tight = numeric_guard(door(_tight, "tight", TARGET_RULES | OPTION_RULES))
+#: The tight calibration of a plan whose target and constants ``objpert.plan`` checked (a
+#: :class:`~objpert.accounting.Target`, :class:`~objpert.accounting.PublicConstants`): its
+#: options are checked here.
+planned_tight = numeric_guard(door(_tight, "tight", OPTION_RULES))
+#: Corollary 4.13 (its public door) and for a plan (see :data:`planned_tight`).
+corollary_413 = numeric_guard(door(_corollary_413, "corollary_413", TARGET_RULES | OPTION_RULES))
+planned_corollary_413 = numeric_guard(door(_corollary_413, "corollary_413", OPTION_RULES))
 
 
 def calibrate(loss: str, *, calibration: str = "tight", **kwargs: Any) -> WatkinsAroraPlan:
@@ -162,6 +178,8 @@ __all__ = [
     "certify_plan",
     "corollary_413",
     "corollary_413_bound",
+    "planned_corollary_413",
+    "planned_tight",
     "rederive_plan",
     "tight",
 ]

@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from objpert._losses import Loss, get_loss, require_bounded_gradient
-from objpert._validation import check_int, check_positive
+from objpert._validation import check_positive, count, optional, validated
 from objpert.certify._neighbours import replace_one_sensitivity
 from objpert.exceptions import ParameterError
 
@@ -158,6 +158,14 @@ _LOG_MAX_SAFE = math.log(1e300)
 _LOG_MIN_SAFE = math.log(1e-300)
 
 
+@validated(
+    n=count(2),
+    d=count(1),
+    rows=count(1),
+    zeta=check_positive,
+    mu=check_positive,
+    eta=optional(check_positive),
+)
 def problem(
     loss: str | Loss,
     *,
@@ -178,19 +186,13 @@ def problem(
     """
     loss_obj = get_loss(loss, **loss_params)
     require_bounded_gradient(loss_obj, "the Watkins & Arora certificate")
-    n = check_int("n", n, 2)
-    d = check_int("d", d, 1)
-    rows = check_int("rows", rows, 1)
     if rows > n:
         raise ParameterError(f"rows must be at most n = {n}; got {rows!r}")
-    zeta = check_positive("zeta", zeta)
-    mu = check_positive("mu", mu)
     _check_representable(loss_obj, n, zeta, mu)
     L = mu + loss_obj.L2 * zeta**2
     if eta is None:
         eta = 1.0 / L
     else:
-        eta = check_positive("eta", eta)
         if eta > 1.0 / L:
             if eta <= (1.0 / L) * (1.0 + _ETA_SLACK):
                 eta = 1.0 / L

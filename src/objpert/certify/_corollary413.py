@@ -11,20 +11,15 @@ import numpy as np
 
 from objpert._losses import get_loss, require_bounded_gradient
 from objpert._special import log_over, square
-from objpert._validation import check_int, check_positive, numeric_guard
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _utility as utility
 from objpert.certify._constants import ProblemConstants, check_scale, problem
 from objpert.certify._neighbours import replace_one_sensitivity
-from objpert.certify._plan import (
-    WatkinsAroraPlan,
-    _check_targets,
-    _finish,
-)
+from objpert.certify._plan import WatkinsAroraPlan, _finish
 from objpert.certify._sequences import rho_power
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
-__all__ = ["corollary_413", "corollary_413_bound", "corollary_413_c_n"]
+__all__ = ["corollary_413_bound", "corollary_413_c_n"]
 
 
 def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
@@ -40,8 +35,7 @@ def corollary_413_c_n(pc: ProblemConstants, sigma: float, N) -> np.ndarray:
     )
 
 
-@numeric_guard
-def corollary_413(
+def _corollary_413(
     loss: str,
     *,
     n: int,
@@ -56,18 +50,14 @@ def corollary_413(
     """Corollary 4.13 exactly as stated: u = sqrt(2 log(2/delta)), sigma = 4 G u / epsilon,
     mu = max{sqrt(2A)/W, L2 zeta^2 / (n (e^(epsilon/4) - 1))}, eta = 1/L, and the smallest N
     satisfying eq. (7) and c_N <= epsilon / 4. Requires 0 < epsilon <= 1."""
-    epsilon, delta, comparator_norm, delta_sample = _check_targets(
-        epsilon, delta, comparator_norm, delta_sample
-    )
     if epsilon > 1:
         raise ParameterError(
             f"epsilon must be in (0, 1] for Corollary 4.13; got {epsilon!r} "
             "(use method='tight' for larger epsilon)"
         )
     loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "Corollary 4.13")
-    n = check_int("n", n, 2)
-    d = check_int("d", d, 1)
-    zeta = check_positive("zeta", zeta)
+    if n < 2:
+        raise ParameterError(f"n must be an integer >= 2 for Corollary 4.13; got {n!r}")
     check_scale(loss_obj, n, zeta)
     l_ell = loss_obj.L1 * zeta
     G = replace_one_sensitivity(l_ell) / n
@@ -77,7 +67,7 @@ def corollary_413(
     A = d * sigma**2 + 16.0 * l_ell**2 * (32.0 + log_over(1.0, delta_sample)) / n
     mu_util = math.sqrt(2.0 * A) / comparator_norm
     pc = problem(loss_obj, n=n, d=d, zeta=zeta, mu=max(mu_util, mu_priv))
-    start = theorem41.threshold_iterations(pc, sigma, u)
+    start = theorem41._threshold_iterations(pc, sigma, u)
     if not math.isfinite(start):
         raise UnreachableTargetError(
             f"Corollary 4.13 has no iteration count at (epsilon={epsilon:g}, delta={delta:g}): "
@@ -91,7 +81,7 @@ def corollary_413(
             N = int(block[ok[0]])
             break
         N += 4096
-    cert = theorem41.certify(pc, sigma, u, N, epsilon)
+    cert = theorem41._certify(pc, sigma, u, N, epsilon)
     return _finish(
         "corollary413", pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample
     )
@@ -107,4 +97,4 @@ def corollary_413_bound(plan: WatkinsAroraPlan) -> float:
     )
     mu_priv = pc.L2 * pc.zeta**2 / (pc.n * math.expm1(plan.epsilon / 4.0))
     extra = 0.0 if math.sqrt(2 * A) / W >= mu_priv else mu_priv * square(W) / 2
-    return W * math.sqrt(2 * A) + extra + 2 * float(utility.e_opt(pc, plan.sigma, plan.iterations))
+    return W * math.sqrt(2 * A) + extra + 2 * float(utility._e_opt(pc, plan.sigma, plan.iterations))

@@ -17,17 +17,28 @@ mu (:func:`objpert.certify.tight`'s ``rtol``) is what shortens those fits.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from objpert._losses import get_loss, require_bounded_gradient
-from objpert._validation import check_int, check_nonnegative, check_positive, numeric_guard
+from objpert._validation import (
+    check_choice,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    count,
+    numeric_guard,
+    optional,
+    rule,
+    validated,
+)
+from objpert.accounting._certificate import check_target_delta
 from objpert.certify import _utility as utility
 from objpert.certify._constants import ProblemConstants, check_scale, problem
-from objpert.certify._plan import (
-    OBJECTIVES,
-    _check_targets,
-)
+from objpert.certify._plan import OBJECTIVES
 from objpert.certify._sigma_search import (
     DEFAULT_MAX_ITER,
     _best_sigma,
@@ -37,7 +48,7 @@ from objpert.certify._sigma_search import (
 )
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
-__all__ = ["KNEE_FLOOR", "KNEE_TOLERANCE", "Knee", "knee"]
+__all__ = ["KNEE_FLOOR", "KNEE_TOLERANCE", "OPTION_RULES", "TARGET_RULES", "Knee", "knee"]
 
 #: The knee tolerance, relative: a budget below max_iter is taken only when its optimised
 #: bound is within this share of the bound with all max_iter steps.
@@ -112,7 +123,7 @@ class _Curve:
 
     def perturbation(self, mu: float, N: int) -> float:
         pc, sigma = self.sigma(mu, N)
-        return float(utility.theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
+        return float(utility._theorem_410(pc, sigma, N)) if math.isfinite(sigma) else math.inf
 
     def best(self, N: int, near: tuple[float, int] | None = None) -> tuple[float, float]:
         """(B*(N), its mu). ``near`` = (mu*, N') of another budget: golden-section search
@@ -212,32 +223,59 @@ def _knee_cached(
     return _find_knee(curve, max_iter, tol), curve
 
 
+def _target_delta(name: str, value: object) -> float:
+    return check_target_delta(value, name)
+
+
+#: The rules of the calibrations' target and public constants: checked at their public
+#: doors (:func:`knee`, :func:`~objpert.certify.tight`, :func:`~objpert.certify.corollary_413`)
+#: or, for a plan, by ``objpert.plan``'s :class:`~objpert.accounting.Target` and
+#: :class:`~objpert.accounting.PublicConstants`.
+TARGET_RULES = {
+    "n": count(1),
+    "d": count(1),
+    "zeta": check_positive,
+    "epsilon": check_positive,
+    "delta": _target_delta,
+}
+#: The rules of the calibrations' options (checked at every door that takes them).
+OPTION_RULES = {
+    "comparator_norm": check_positive,
+    "delta_sample": check_open_unit,
+    "max_iter": count(1),
+    "rtol": check_positive,
+    "objective": rule(check_choice, OBJECTIVES),
+    "mu": optional(check_positive),
+    "knee_tolerance": check_nonnegative,
+}
+
+
+def door(impl: Callable[..., Any], name: str, rules: dict) -> Callable[..., Any]:
+    """``impl`` behind :func:`~objpert._validation.validated` with those of ``rules`` it
+    takes, named ``name``."""
+    params = inspect.signature(impl).parameters
+    fn = validated(**{k: v for k, v in rules.items() if k in params})(impl)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def _inputs(
     loss, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
     objective, mu, knee_tolerance, loss_params,
 ) -> tuple:  # fmt: skip
-    """The validated inputs of :func:`tight` and :func:`knee`, in :func:`_knee_cached`'s order."""
-    epsilon, delta, comparator_norm, delta_sample = _check_targets(
-        epsilon, delta, comparator_norm, delta_sample
-    )
-    max_iter = check_int("max_iter", max_iter, 1)
-    knee_tolerance = check_nonnegative("knee_tolerance", knee_tolerance)
-    if objective not in OBJECTIVES:
-        raise ParameterError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
+    """The inputs of :func:`tight` and :func:`knee` (checked at their doors), in
+    :func:`_knee_cached`'s order."""
+    if n < 2:
+        raise ParameterError(f"n must be an integer >= 2 for the tight calibration; got {n!r}")
     loss_obj = require_bounded_gradient(get_loss(loss, **loss_params), "the tight calibration")
-    n = check_int("n", n, 2)
-    d = check_int("d", d, 1)
-    zeta = check_positive("zeta", zeta)
     check_scale(loss_obj, n, zeta)
-    mu = None if mu is None else check_positive("mu", mu)
     return (
         loss_obj, n, d, zeta, epsilon, delta, comparator_norm, delta_sample, max_iter,
         objective, mu, knee_tolerance,
     )  # fmt: skip
 
 
-@numeric_guard
-def knee(
+def _knee(
     loss: str,
     *,
     n: int,
@@ -260,3 +298,6 @@ def knee(
         objective, mu, knee_tolerance, loss_params,
     )  # fmt: skip
     return _knee_cached(*args)[0]
+
+
+knee = numeric_guard(door(_knee, "knee", TARGET_RULES | OPTION_RULES))

@@ -21,7 +21,6 @@ from typing import Any
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtri
 
-from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._composition import compose as compose_split
 from objpert.accounting._composition import split_budget
@@ -69,14 +68,14 @@ class JointPlan:
 
 def release_delta(delta: float, k: int) -> float:
     """The delta each of K jointly calibrated releases is planned at: delta / K."""
-    return check_open_unit("delta", delta) / check_int("k", k, 1)
+    return delta / k
 
 
 def composed_delta(plan: Any, k: int, epsilon: float, discretization: float) -> float:
     """delta at ``epsilon`` of K releases of ``plan`` composed by their PLDs (the plan is
     re-derived first)."""
-    loss = pldlib.from_plan(plan).times(check_int("k", k, 1))
-    return pldlib.delta_for_epsilon(pldlib.distribution(loss, discretization), epsilon)
+    loss = pldlib.from_plan(plan).times(k)
+    return pldlib._delta_for_epsilon(pldlib.distribution(loss, discretization), epsilon)
 
 
 def _gdp_mu(epsilon: float, delta: float) -> float:
@@ -115,7 +114,8 @@ def joint_plan(
     discretization: float = pldlib.DEFAULT_DISCRETIZATION,
     rtol: float = 0.03,
 ) -> JointPlan:
-    """The per-release plan of K releases jointly (epsilon, delta)-DP by PLD composition.
+    """The per-release plan of K >= 2 releases jointly (epsilon, delta)-DP by PLD
+    composition (a checked target: the caller's door checked it).
 
     ``plan_at(epsilon_i, delta_i)`` calibrates one release (a pure function of public
     constants); a plan passes when its K-fold PLD composition (:func:`composed_delta`) has
@@ -135,11 +135,6 @@ def joint_plan(
     depends on public constants only; the returned plan's composed delta is the one
     computed for it.
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    k = check_int("k", k, 2)
-    discretization = pldlib.check_discretization(discretization)
-    rtol = check_positive("rtol", rtol)
     delta_i = release_delta(delta, k)
     floor = epsilon / k * 0.9**7  # the smallest share the bracketing search tries
     if delta_i < sys.float_info.min or floor < sys.float_info.min:
@@ -366,7 +361,7 @@ def resolve_composition(composition: str, k: int) -> str:
     dp-accounting can be imported). ``"pld"`` without dp-accounting is a ParameterError."""
     if composition not in COMPOSITIONS:
         raise ParameterError(f"composition must be one of {COMPOSITIONS}; got {composition!r}")
-    if check_int("k", k, 1) == 1:
+    if k == 1:
         return "single"
     if composition == "auto":
         return "pld" if pldlib.available() else "split"
@@ -397,9 +392,9 @@ class Calibration:
     ) -> Any:
         """The fit's composed certificate from the K releases' certificates."""
         if self.method == "pld":
-            from objpert.accounting._accountant import compose_certificates
+            from objpert.accounting._accountant import _compose_certificates
 
-            return compose_certificates(
+            return _compose_certificates(
                 certificates, self.epsilon, discretization=self.discretization,
                 not_public=not_public,
             )  # fmt: skip

@@ -28,7 +28,7 @@ noise); :func:`two_radii` names that factor.
 
 from __future__ import annotations
 
-from objpert._validation import check_nonnegative
+from objpert._validation import check_nonnegative, validated
 
 __all__ = ["REPLACE_ONE", "replace_one_sensitivity", "two_radii"]
 
@@ -36,15 +36,16 @@ __all__ = ["REPLACE_ONE", "replace_one_sensitivity", "two_radii"]
 REPLACE_ONE = "replace-one"
 
 
+@validated(per_row_bound=check_nonnegative)
 def replace_one_sensitivity(per_row_bound: float) -> float:
     """2 B: the l2 sensitivity, under replace-one neighbours, of a sum of per-row terms
     of norm <= B = ``per_row_bound`` (the two differing rows' terms can point in opposite
     directions). Divide by n for a mean."""
-    return 2.0 * check_nonnegative("per_row_bound", per_row_bound)
+    return 2.0 * per_row_bound
 
 
 def two_radii(radius: float) -> float:
     """2 r: how much farther apart two points can be than their reference points when
     each lies within ``radius`` r of its own (a triangle inequality; independent of the
     neighbouring relation)."""
-    return 2.0 * check_nonnegative("radius", radius)
+    return 2.0 * float(radius)

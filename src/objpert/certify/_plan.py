@@ -15,18 +15,21 @@ from typing import Any
 
 from objpert._validation import (
     check_choice,
-    check_int,
     check_nonnegative,
     check_open_unit,
     check_positive,
     check_unit,
+    count,
+    rule,
 )
-from objpert.accounting._certificate import ReleaseCertificate, check_target_delta
+from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._plan import Plan as BasePlan
+from objpert.accounting._plan import Target
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify import _utility as utility
 from objpert.certify._constants import ProblemConstants, problem
+from objpert.certify._truncation import TRUNCATIONS
 from objpert.exceptions import ParameterError, PrivacyError, UnreachableTargetError
 
 #: How a Watkins & Arora plan is calibrated (``calibration=``).
@@ -192,13 +195,11 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
 #: The plan's numeric fields and the range each must lie in (checked before anything is
 #: computed from them: a string, a bool, NaN or 5.0 where a probability belongs is refused).
 _FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
-    ("n", lambda k, v: check_int(k, v, 2)),
-    ("rows", lambda k, v: check_int(k, v, 1)),
-    ("d", lambda k, v: check_int(k, v, 1)),
-    ("iterations", lambda k, v: check_int(k, v, 1)),
+    ("n", count(2)),
+    ("rows", count(1)),
+    ("d", count(1)),
+    ("iterations", count(1)),
     ("zeta", check_positive),
-    ("epsilon", check_positive),
-    ("delta", check_open_unit),
     ("sigma", check_positive),
     ("mu", check_positive),
     ("eta", check_positive),
@@ -209,17 +210,20 @@ _FIELD_CHECKS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
     ("delta_divergence", check_unit),
     ("comparator_norm", check_positive),
     ("delta_sample", check_open_unit),
-    ("utility_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
-    ("theorem410_bound", lambda k, v: check_nonnegative(k, v, allow_inf=True)),
+    ("utility_bound", rule(check_nonnegative, allow_inf=True)),
+    ("theorem410_bound", rule(check_nonnegative, allow_inf=True)),
+    ("truncation", rule(check_choice, TRUNCATIONS)),
+    ("objective", rule(check_choice, OBJECTIVES)),
 )
 
 
 def _check_fields(plan: WatkinsAroraPlan) -> None:
-    """Every numeric field of the plan a number in its range, its names known strings."""
+    """Every numeric field of the plan a number in its range, its names known strings; its
+    (epsilon, delta) a :class:`~objpert.accounting.Target` (the re-derivation's one check
+    of the target)."""
+    Target.checked(plan.epsilon, plan.delta)
     for name, check in _FIELD_CHECKS:
         check(f"the plan's {name}", getattr(plan, name))
-    for name, allowed in (("truncation", ("paper", "exact")), ("objective", OBJECTIVES)):
-        check_choice(f"the plan's {name}", getattr(plan, name), allowed)
     if not isinstance(plan.certificate, ReleaseCertificate):
         raise ParameterError("the plan's certificate is not a ReleaseCertificate")
 
@@ -233,11 +237,11 @@ def _check_derived(plan: WatkinsAroraPlan, cert: ReleaseCertificate) -> None:
         "delta_truncation": cert.truncation_mass,
         "delta_divergence": cert.divergence_term,
         "utility_bound": float(
-            utility.theorem_47(
+            utility._theorem_47(
                 pc, plan.sigma, plan.iterations, plan.comparator_norm, plan.delta_sample
             )
         ),
-        "theorem410_bound": float(utility.theorem_410(pc, plan.sigma, plan.iterations)),
+        "theorem410_bound": float(utility._theorem_410(pc, plan.sigma, plan.iterations)),
     }
     for name, want in derived.items():
         got = getattr(plan, name)
@@ -259,18 +263,10 @@ def certify_plan(
     r_outer: float,
     truncation: str,
 ) -> ReleaseCertificate:
+    """The certificate of Theorem 4.1 (``form="theorem41"``) or C.13, for checked values."""
     if form == "theorem41":
-        return theorem41.certify(pc, sigma, u, N, epsilon, truncation=truncation)
-    return theorem_c13.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
-
-
-def _check_targets(epsilon, delta, comparator_norm, delta_sample):
-    return (
-        check_positive("epsilon", epsilon),
-        check_target_delta(delta),
-        check_positive("comparator_norm", comparator_norm),
-        check_open_unit("delta_sample", delta_sample),
-    )
+        return theorem41._certify(pc, sigma, u, N, epsilon, truncation=truncation)
+    return theorem_c13._certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation=truncation)
 
 
 def _finish(
@@ -296,14 +292,14 @@ def _finish(
         iterations=int(N),
         u=float(d["u"]),
         radius=float(d.get("radius", sigma * (math.sqrt(pc.d_star) + d["u"]))),
-        radius_outer=float(d.get("radius_outer", theorem41.radii(pc, sigma, d["u"])[1])),
+        radius_outer=float(d.get("radius_outer", theorem41._radii(pc, sigma, d["u"])[1])),
         truncation=cert.truncation,
         delta_truncation=cert.truncation_mass,
         delta_divergence=cert.divergence_term,
         comparator_norm=comparator_norm,
         delta_sample=delta_sample,
-        utility_bound=float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
-        theorem410_bound=float(utility.theorem_410(pc, sigma, N)),
+        utility_bound=float(utility._theorem_47(pc, sigma, N, comparator_norm, delta_sample)),
+        theorem410_bound=float(utility._theorem_410(pc, sigma, N)),
         certificate=cert,
         rows=pc.rows,
     )

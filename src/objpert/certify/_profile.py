@@ -24,13 +24,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert._special import chi_radius, chi_tail
-from objpert._validation import check_array, check_int, check_positive
+from objpert._validation import check_array, check_positive, count, validated
 from objpert.accounting import _pld as pld
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._profiles import monotone
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._constants import ProblemConstants, problem
-from objpert.certify._theorem41 import divergence
+from objpert.certify._theorem41 import _divergence
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -78,6 +78,7 @@ def _c13_grid(
     return np.asarray(mass, dtype=float), np.asarray(s_n, dtype=float)
 
 
+@validated(sigma=check_positive, iterations=count(1))
 def watkins_arora_profile(
     pc: ProblemConstants,
     sigma: float,
@@ -93,8 +94,6 @@ def watkins_arora_profile(
     the plan's epsilon is at most its certified delta). Values in [0, 1], non-increasing
     in epsilon (a release that is (e, d)-DP is (e', d)-DP for every e' >= e).
     """
-    sigma = check_positive("sigma", sigma)
-    iterations = check_int("iterations", iterations, 1)
     eps = check_array("epsilon", epsilons, minimum=0.0, allow_inf=True)
     mass, s_n = _c13_grid(pc, sigma, iterations, radius)
     flat = np.atleast_1d(eps).ravel()
@@ -102,7 +101,7 @@ def watkins_arora_profile(
     for start in range(0, flat.size, _CHUNK):
         e = flat[start : start + _CHUNK, None]
         with np.errstate(invalid="ignore", over="ignore"):
-            val = mass[None, :] + divergence(pc, sigma, e - s_n[None, :])
+            val = mass[None, :] + _divergence(pc, sigma, e - s_n[None, :])
         val = np.where(np.isfinite(val), val, 1.0)
         out[start : start + _CHUNK] = np.minimum(val.min(axis=1), 1.0)
     return monotone(out, flat).reshape(np.shape(eps))

@@ -12,25 +12,23 @@ import numpy as np
 
 from objpert._special import log_over, q1
 from objpert._validation import (
-    check_int,
+    check_choice,
+    check_nonnegative,
     check_open_unit,
     check_positive,
-    check_unit,
+    count,
     numeric_guard,
+    optional,
+    rule,
+    validated,
 )
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._constants import ProblemConstants
 from objpert.certify._sequences import g_bar_n, gamma_n, nu_tilde_n, rho_power
-from objpert.certify._theorem41 import (
-    certify as certify41,
-)
-from objpert.certify._theorem41 import (
-    epsilon0,
-    slack_for_divergence,
-    threshold_iterations,
-)
-from objpert.certify._theorem_c13 import c13_terms, certify, limit_s, resolve_radii
-from objpert.certify._truncation import truncation_mass
+from objpert.certify._theorem41 import _certify as certify41
+from objpert.certify._theorem41 import _epsilon0, _slack_for_divergence, _threshold_iterations
+from objpert.certify._theorem_c13 import _certify, c13_terms, limit_s, resolve_radii
+from objpert.certify._truncation import TRUNCATIONS, truncation_mass
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
 __all__ = ["MAX_ITERATIONS", "N_MAX_LIMIT", "min_iterations", "minimal_sigma_limit"]
@@ -44,8 +42,6 @@ N_MAX_LIMIT = 10**9
 @numeric_guard
 def minimal_sigma_limit(pc: ProblemConstants, epsilon: float, delta_div: float) -> float:
     """Smallest sigma whose N -> infinity certificate (Remark C.16) reaches (epsilon, delta_div)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta_div = check_unit("delta_div", delta_div)
 
     def ok(sigma: float) -> bool:
         s = limit_s(pc, sigma)
@@ -158,6 +154,16 @@ def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTa
 
 
 @numeric_guard
+@validated(
+    sigma=check_positive,
+    epsilon=check_positive,
+    delta=check_open_unit,
+    u=optional(check_nonnegative),
+    r=optional(check_positive),
+    r_outer=optional(check_positive),
+    truncation=rule(check_choice, TRUNCATIONS),
+    n_max=count(1, N_MAX_LIMIT),
+)
 def min_iterations(
     pc: ProblemConstants,
     sigma: float,
@@ -177,15 +183,11 @@ def min_iterations(
     ``form="theorem41"`` uses eqs. (7)-(10) (radii from ``u``). Raises
     :class:`UnreachableTargetError`, saying what would make the target reachable.
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    n_max = check_int("n_max", n_max, 1, N_MAX_LIMIT)
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     if trunc >= delta:
         raise _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max)
-    slack = slack_for_divergence(pc, sigma, delta - trunc)
+    slack = _slack_for_divergence(pc, sigma, delta - trunc)
     if form == "c13":
         start = _c13_first_candidate(pc, sigma, r, r_outer, epsilon - slack)
         if start is None or start > n_max:
@@ -193,18 +195,20 @@ def min_iterations(
         for block in _c13_candidate_blocks(pc, sigma, r, r_outer, epsilon - slack, start, n_max):
             passing = c13_terms(pc, sigma, r, r_outer, block).s_n + slack <= epsilon
             for N in block[passing]:
-                c = certify(pc, sigma, int(N), epsilon, r=r, r_outer=r_outer, truncation=truncation)
+                c = _certify(
+                    pc, sigma, int(N), epsilon, r=r, r_outer=r_outer, truncation=truncation
+                )
                 if c.certified and c.delta <= delta:
                     return c
     elif form == "theorem41":
         # epsilon_0 decreases in N once eq. (7) holds (its third entry, Lemma C.15), so the
         # passing counts form an interval [N*, inf): bisect for N*.
-        lo = threshold_iterations(pc, sigma, u) - 1
+        lo = _threshold_iterations(pc, sigma, u) - 1
         hi = n_max
-        if lo < hi and float(epsilon0(pc, sigma, hi)) + slack <= epsilon:
+        if lo < hi and float(_epsilon0(pc, sigma, hi)) + slack <= epsilon:
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if float(epsilon0(pc, sigma, mid)) + slack <= epsilon:
+                if float(_epsilon0(pc, sigma, mid)) + slack <= epsilon:
                     hi = mid
                 else:
                     lo = mid

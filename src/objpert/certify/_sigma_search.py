@@ -12,10 +12,11 @@ import math
 import numpy as np
 
 from objpert._special import chi_radius, q1
+from objpert._validation import NUMERIC_FAILURES
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify import _utility as utility
 from objpert.certify._constants import ProblemConstants
-from objpert.certify._corollary413 import corollary_413
+from objpert.certify._corollary413 import _corollary_413
 from objpert.exceptions import ParameterError, UnreachableTargetError
 
 __all__ = ["DEFAULT_MAX_ITER"]
@@ -165,8 +166,8 @@ def _bound(pc, sigma, N, comparator_norm, delta_sample, objective="population") 
     if not math.isfinite(sigma):
         return math.inf
     if objective == "empirical":
-        return float(utility.theorem_410(pc, sigma, N)) + 0.5 * pc.mu * comparator_norm**2
-    return float(utility.theorem_47(pc, sigma, N, comparator_norm, delta_sample))
+        return float(utility._theorem_410(pc, sigma, N)) + 0.5 * pc.mu * comparator_norm**2
+    return float(utility._theorem_47(pc, sigma, N, comparator_norm, delta_sample))
 
 
 def _golden(f, a: float, b: float, steps: int) -> tuple[float, float]:
@@ -211,9 +212,9 @@ def _search_mu(
     scale = loss_obj.L2 * zeta**2
     mus = list(np.geomspace(scale * 1e-8, scale * 1e2, 11))
     if epsilon <= 1:
-        with contextlib.suppress(ParameterError):
+        with contextlib.suppress(ParameterError, *NUMERIC_FAILURES):  # no Corollary 4.13 mu
             mus.append(
-                corollary_413(
+                _corollary_413(
                     loss_obj,
                     n=n,
                     d=d,

@@ -16,23 +16,26 @@ from objpert._special import q1, q1_inverse, square
 from objpert._validation import (
     check_array,
     check_broadcast,
+    check_choice,
     check_finite,
-    check_int,
     check_nonnegative,
     check_positive,
     check_unit,
+    count,
+    named,
+    public,
+    rule,
+    validated,
 )
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._constants import ProblemConstants
 from objpert.certify._sequences import as_iterations, rho_power
-from objpert.certify._truncation import radius_from_u, truncation_mass
+from objpert.certify._truncation import TRUNCATIONS, radius_from_u, truncation_mass
 
 
-def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:
+def _radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, float]:
     """(r_u, r', R-bar) of Theorem 4.1: r_u = sigma (sqrt(d_star) + u), r' = r_u + 2 L G / mu,
     R-bar = (r' + L1 zeta) / mu (+inf past the float64 range)."""
-    sigma = check_positive("sigma", sigma)
-    u = check_nonnegative("u", u)
     r = radius_from_u(sigma, pc.d_star, u)
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
     return r, r_outer, (r_outer + pc.L_ell) / pc.mu
@@ -41,7 +44,7 @@ def radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float, f
 def threshold_log_argument(pc: ProblemConstants, sigma: float, u: float) -> float:
     """max{2 mu R-bar r' / (G sigma), 8 L M B R-bar / (e rho mu min{1, MG/L}), 4} of eq. (7)
     (+inf past the float64 range)."""
-    _, r_outer, r_bar = radii(pc, sigma, u)
+    _, r_outer, r_bar = _radii(pc, sigma, u)
     g_sigma = pc.G * sigma
     first = 2.0 * pc.mu * r_bar * r_outer / g_sigma if g_sigma > 0.0 else math.inf
     if pc.M > 0:
@@ -51,13 +54,11 @@ def threshold_log_argument(pc: ProblemConstants, sigma: float, u: float) -> floa
     return max(first, second, 4.0)
 
 
-def threshold_iterations(pc: ProblemConstants, sigma: float, u: float) -> int | float:
+def _threshold_iterations(pc: ProblemConstants, sigma: float, u: float) -> int | float:
     """Smallest integer N with N >= (2 / (eta mu)) log max{...} (eq. 7).
 
     ``math.inf`` when the bound is beyond the float64 range (sigma or u so extreme that no
     representable N satisfies eq. 7: every certificate at such constants fails)."""
-    sigma = check_positive("sigma", sigma)
-    u = check_nonnegative("u", u)
     bound = 2.0 / (pc.eta * pc.mu) * math.log(threshold_log_argument(pc, sigma, u))
     if not math.isfinite(bound):
         return math.inf
@@ -72,34 +73,29 @@ def tau_star(pc: ProblemConstants, N: ArrayLike) -> np.ndarray:
     )
 
 
-def epsilon0(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
+def _epsilon0(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
     """epsilon_0 = (G/sigma) rho^(N/2) + G^2/(2 sigma^2) (1 + rho^(N/2))^2 + tau* (eq. 9)."""
-    sigma = check_positive("sigma", sigma)
     half = rho_power(pc, as_iterations(N, "iterations") / 2.0)
     g_s = pc.G / sigma
     return g_s * half + 0.5 * square(g_s) * (1.0 + half) ** 2 + tau_star(pc, N)
 
 
-def divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarray:
+def _divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndarray:
     """(2G/sigma) Q1((sigma/G) slack) for slack = epsilon - (epsilon-independent part) >= 0.
 
     The divergence term of eqs. (10) and (50) (Lemma C.12); +inf where slack < 0 (and
     where sigma is so small that 2G/sigma overflows).
     """
-    sigma = check_positive("sigma", sigma)
-    slack = check_array("slack", slack, allow_inf=True, allow_neginf=True)
     safe = np.where(slack >= 0, slack, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         val = 2.0 * pc.G / sigma * q1(sigma / pc.G * safe)
     return np.where(slack >= 0, np.where(np.isnan(val), np.inf, val), np.inf)
 
 
-def slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> float:
+def _slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> float:
     """Smallest slack whose divergence term is <= budget: (G/sigma) Q1^{-1}(budget sigma/(2G)).
 
     +inf where the budget is <= 0 (or its scaled value underflows to 0)."""
-    sigma = check_positive("sigma", sigma)
-    budget = check_finite("budget", budget)
     if budget <= 0:
         return math.inf
     scaled = budget * sigma / (2.0 * pc.G)
@@ -108,6 +104,11 @@ def slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> f
     return pc.G / sigma * q1_inverse(scaled)
 
 
+@validated(
+    sigma=check_positive,
+    u=check_nonnegative,
+    epsilon=rule(check_array, minimum=0.0, allow_inf=True),
+)
 def delta(
     pc: ProblemConstants,
     sigma: float,
@@ -121,16 +122,15 @@ def delta(
     1.0 (no certificate) where N is below the threshold (7) or epsilon < epsilon_0.
     ``truncation="exact"`` replaces e^{-u^2/2} by the chi tail (see ``truncation``).
     """
-    sigma = check_positive("sigma", sigma)
-    u = check_nonnegative("u", u)
-    eps = check_array("epsilon", epsilon, minimum=0.0, allow_inf=True)
+    eps = epsilon
     N, eps = check_broadcast(iterations=as_iterations(N, "iterations"), epsilon=eps)
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    val = trunc + divergence(pc, sigma, eps - epsilon0(pc, sigma, N))
-    ok = threshold_iterations(pc, sigma, u) <= N
+    val = trunc + _divergence(pc, sigma, eps - _epsilon0(pc, sigma, N))
+    ok = _threshold_iterations(pc, sigma, u) <= N
     return np.where(ok & np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
+@validated(sigma=check_positive, u=check_nonnegative, target_delta=check_unit)
 def epsilon_for_delta(
     pc: ProblemConstants,
     sigma: float,
@@ -143,16 +143,20 @@ def epsilon_for_delta(
 
     +inf where N is below the threshold or the truncation mass alone exceeds the target.
     """
-    sigma = check_positive("sigma", sigma)
-    u = check_nonnegative("u", u)
-    target_delta = check_unit("target_delta", target_delta)
     N = as_iterations(N, "iterations")
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    slack = slack_for_divergence(pc, sigma, target_delta - trunc)
-    eps = epsilon0(pc, sigma, N) + slack
-    return np.where(threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
+    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
+    eps = _epsilon0(pc, sigma, N) + slack
+    return np.where(_threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
 
 
+@validated(
+    sigma=check_positive,
+    u=check_nonnegative,
+    N=named("iterations", count(1)),
+    epsilon=check_positive,
+    truncation=rule(check_choice, TRUNCATIONS),
+)
 def certify(
     pc: ProblemConstants,
     sigma: float,
@@ -162,14 +166,22 @@ def certify(
     truncation: str = "paper",
 ) -> ReleaseCertificate:
     """Theorem 4.1 at one (N, epsilon): the certificate with every condition checked."""
-    sigma = check_positive("sigma", sigma)
-    u = check_nonnegative("u", u)
-    epsilon = check_positive("epsilon", epsilon)
-    N = check_int("iterations", N, 1)
-    threshold = threshold_iterations(pc, sigma, u)
-    eps0 = float(epsilon0(pc, sigma, N))
+    return _certify(pc, sigma, u, N, epsilon, truncation)
+
+
+def _certify(
+    pc: ProblemConstants,
+    sigma: float,
+    u: float,
+    N: int,
+    epsilon: float,
+    truncation: str = "paper",
+) -> ReleaseCertificate:
+    """:func:`certify` for checked arguments (the library's own callers)."""
+    threshold = _threshold_iterations(pc, sigma, u)
+    eps0 = float(_epsilon0(pc, sigma, N))
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    div = float(divergence(pc, sigma, epsilon - eps0))
+    div = float(_divergence(pc, sigma, epsilon - eps0))
     reasons = []
     if threshold > N:
         reasons.append(f"iterations {N} < threshold {threshold} of eq. (7)")
@@ -193,6 +205,15 @@ def certify(
             "rho_half_n": float(rho_power(pc, N / 2.0)),
         },
     )
+
+
+radii = public(_radii, sigma=check_positive, u=check_nonnegative)
+threshold_iterations = public(_threshold_iterations, sigma=check_positive, u=check_nonnegative)
+epsilon0 = public(_epsilon0, sigma=check_positive)
+divergence = public(
+    _divergence, sigma=check_positive, slack=rule(check_array, allow_inf=True, allow_neginf=True)
+)
+slack_for_divergence = public(_slack_for_divergence, sigma=check_positive, budget=check_finite)
 
 
 __all__ = [

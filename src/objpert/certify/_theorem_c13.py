@@ -21,11 +21,16 @@ from objpert._special import square
 from objpert._validation import (
     check_array,
     check_broadcast,
-    check_int,
+    check_choice,
     check_nonnegative,
     check_positive,
     check_positive_array,
     check_unit,
+    count,
+    named,
+    optional,
+    rule,
+    validated,
 )
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._constants import ProblemConstants
@@ -37,12 +42,12 @@ from objpert.certify._sequences import (
     nu_tilde_from_powers,
 )
 from objpert.certify._theorem41 import (
-    divergence,
-    radii,
-    slack_for_divergence,
-    threshold_iterations,
+    _divergence,
+    _radii,
+    _slack_for_divergence,
+    _threshold_iterations,
 )
-from objpert.certify._truncation import check_truncation, truncation_mass, u_from_radius
+from objpert.certify._truncation import TRUNCATIONS, truncation_mass, u_from_radius
 from objpert.exceptions import ParameterError
 
 __all__ = [
@@ -103,6 +108,7 @@ def step_terms(pc: ProblemConstants, N: ArrayLike) -> StepTerms:
     return StepTerms(N, rho_n, one_minus_rho_n, gamma, nu_t, g_bar, g_bar * pc.log_det_term)
 
 
+@validated(sigma=check_positive_array, r=check_positive_array, r_outer=check_positive_array)
 def c13_terms(
     pc: ProblemConstants,
     sigma: float,
@@ -116,9 +122,6 @@ def c13_terms(
     overflows). ``steps``: :func:`step_terms` of the same N, computed once."""
     if steps is None:
         steps = step_terms(pc, N)
-    sigma = check_positive_array("sigma", sigma)
-    r = check_positive_array("r", r)
-    r_outer = check_positive_array("r_outer", r_outer)
     check_broadcast(iterations=steps.N, sigma=sigma, r=r, r_outer=r_outer)
     return checked_c13_terms(pc, sigma, r, r_outer, steps)
 
@@ -151,10 +154,16 @@ def checked_c13_terms(
 
 def paper_radii(pc: ProblemConstants, sigma: float, u: float) -> tuple[float, float]:
     """Section C.4's radii r = r_u and r' = r_u + 2 L G / mu."""
-    r, r_outer, _ = radii(pc, sigma, u)
+    r, r_outer, _ = _radii(pc, sigma, u)
     return r, r_outer
 
 
+@validated(
+    sigma=check_positive,
+    r=check_positive,
+    r_outer=check_positive,
+    epsilon=rule(check_array, minimum=0.0, allow_inf=True),
+)
 def delta_n(
     pc: ProblemConstants,
     sigma: float,
@@ -169,19 +178,25 @@ def delta_n(
     Section C.4 / eq. (50); 1.0 where alpha-bar <= 0, the radius condition (47)
     fails, or epsilon < s_N.
     """
-    sigma = check_positive("sigma", sigma)
-    r = check_positive("r", r)
-    r_outer = check_positive("r_outer", r_outer)
-    eps = check_array("epsilon", epsilon, minimum=0.0, allow_inf=True)
+    eps = epsilon
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         terms = c13_terms(pc, sigma, r, r_outer, N)
     s_n, eps = check_broadcast(iterations=terms.s_n, epsilon=eps)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
     with np.errstate(invalid="ignore"):
-        val = trunc + divergence(pc, sigma, eps - s_n)
+        val = trunc + _divergence(pc, sigma, eps - s_n)
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
+@validated(
+    sigma=check_positive,
+    N=named("iterations", count(1)),
+    epsilon=check_positive,
+    u=optional(check_nonnegative),
+    r=optional(check_positive),
+    r_outer=optional(check_positive),
+    truncation=rule(check_choice, TRUNCATIONS),
+)
 def certify(
     pc: ProblemConstants,
     sigma: float,
@@ -198,10 +213,21 @@ def certify(
     Radii default to Section C.4's: give ``u`` (r = r_u, r' = r_u + 2LG/mu), or
     ``r`` and optionally ``r_outer`` (default r + 2LG/mu).
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
-    N = check_int("iterations", N, 1)
-    check_truncation(truncation)
+    return _certify(pc, sigma, N, epsilon, u=u, r=r, r_outer=r_outer, truncation=truncation)
+
+
+def _certify(
+    pc: ProblemConstants,
+    sigma: float,
+    N: int,
+    epsilon: float,
+    *,
+    u: float | None = None,
+    r: float | None = None,
+    r_outer: float | None = None,
+    truncation: str = "paper",
+) -> ReleaseCertificate:
+    """:func:`certify` for checked arguments (the library's own callers)."""
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         terms = c13_terms(pc, sigma, r, r_outer, N)
@@ -212,7 +238,7 @@ def certify(
         reasons.append(f"alpha_bar = {t['alpha_bar']:.6g} <= 0 (eq. 47): N too small")
     elif not bool(terms.radius_ok):
         reasons.append(f"radius condition (47) fails: r' - r = {r_outer - r:.6g} < {t['lift']:.6g}")
-    div = float(divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
+    div = float(_divergence(pc, sigma, epsilon - t["s_n"])) if not reasons else math.inf
     if not reasons and epsilon < t["s_n"]:
         reasons.append(f"epsilon {epsilon:g} < s_N = {t['s_n']:.6g}")
     return ReleaseCertificate.conclude(
@@ -222,7 +248,7 @@ def certify(
         div,
         reasons,
         iterations=int(N),
-        threshold_iterations=threshold_iterations(pc, sigma, max(u, 0.0)),
+        threshold_iterations=_threshold_iterations(pc, sigma, max(u, 0.0)),
         sigma=sigma,
         truncation=truncation,
         constants=pc.to_dict(),
@@ -249,48 +275,45 @@ def resolve_radii(
     r: float | None,
     r_outer: float | None,
 ) -> tuple[float, float, float]:
-    """(r, r', u) from either u or r (and optional r')."""
-    sigma = check_positive("sigma", sigma)
+    """(r, r', u) from either u or r (and optional r'), for checked arguments."""
     if r is None:
         if u is None:
             raise ParameterError("give the truncation parameter u (>= 0) or the radius r (> 0)")
-        u = check_nonnegative("u", u)
         r, default_outer = paper_radii(pc, sigma, u)
     else:
-        r = check_positive("r", r)
         default_outer = r + 2.0 * pc.L * pc.G / pc.mu
         u = u_from_radius(sigma, pc.d_star, r)
-    r_outer = default_outer if r_outer is None else check_positive("r_outer", r_outer)
+    r_outer = default_outer if r_outer is None else r_outer
     if r_outer < r:
         raise ParameterError(f"r_outer must be >= r = {r:.6g}; got {r_outer!r}")
     return r, r_outer, u
 
 
+@validated(sigma=check_positive)
 def limit_s(pc: ProblemConstants, sigma: float) -> float:
     """The N -> infinity floor (Remark C.16): s_inf = G^2/(2 sigma^2) + log1p(Delta_H/(2 n mu))
     (+inf when G/sigma overflows)."""
-    sigma = check_positive("sigma", sigma)
     try:
         return pc.G**2 / (2.0 * sigma**2) + pc.log_det_term
     except (OverflowError, ZeroDivisionError):  # sigma**2 outside the float64 range
         return 0.5 * square(pc.G / sigma) + pc.log_det_term
 
 
+@validated(sigma=check_positive, epsilon=rule(check_array, minimum=0.0, allow_inf=True))
 def limit_delta(pc: ProblemConstants, sigma: float, epsilon: ArrayLike) -> np.ndarray:
     """The exact-minimizer limit of the certificate (Remark C.16): truncation mass 0 and
     delta_inf(epsilon) = (2G/sigma) Q1((sigma/G)(epsilon - s_inf)); 1.0 below s_inf."""
-    eps = check_array("epsilon", epsilon, minimum=0.0, allow_inf=True)
+    eps = epsilon
     with np.errstate(invalid="ignore"):
-        val = divergence(pc, sigma, eps - limit_s(pc, sigma))
+        val = _divergence(pc, sigma, eps - limit_s(pc, sigma))
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
+@validated(sigma=check_positive, epsilon=check_positive)
 def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> ReleaseCertificate:
     """The N -> infinity certificate of Remark C.16 (the exact-minimizer mechanism)."""
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
     s_inf = limit_s(pc, sigma)
-    div = float(divergence(pc, sigma, epsilon - s_inf))
+    div = float(_divergence(pc, sigma, epsilon - s_inf))
     reasons = [] if epsilon >= s_inf else [f"epsilon {epsilon:g} < s_inf = {s_inf:.6g}"]
     return ReleaseCertificate.conclude(
         "limit",
@@ -307,6 +330,7 @@ def certify_limit(pc: ProblemConstants, sigma: float, epsilon: float) -> Release
     )
 
 
+@validated(sigma=check_positive, r=check_positive, r_outer=check_positive, target_delta=check_unit)
 def epsilon_for_delta(
     pc: ProblemConstants,
     sigma: float,
@@ -321,11 +345,7 @@ def epsilon_for_delta(
     s_N + (G/sigma) Q1^{-1}((target - truncation mass) sigma / (2G)); +inf where the
     conditions of Theorem C.13 fail or the truncation mass alone exceeds the target.
     """
-    sigma = check_positive("sigma", sigma)
-    r = check_positive("r", r)
-    r_outer = check_positive("r_outer", r_outer)
-    target_delta = check_unit("target_delta", target_delta)
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
-    slack = slack_for_divergence(pc, sigma, target_delta - trunc)
+    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return c13_terms(pc, sigma, r, r_outer, N).s_n + slack

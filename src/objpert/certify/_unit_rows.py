@@ -56,11 +56,10 @@ from dataclasses import replace
 from typing import Any
 
 from objpert._special import chi_radius
-from objpert._validation import check_int, check_positive
 from objpert.accounting import _pld as pld
 from objpert.accounting._group import crude_row_target, group_privacy
 from objpert.certify import _theorem_c13 as theorem_c13
-from objpert.certify._calibration import tight
+from objpert.certify._calibration import planned_tight
 from objpert.certify._constants import problem
 from objpert.certify._plan import WatkinsAroraPlan, _finish
 from objpert.certify._sigma_search import _best_sigma, _bound, _golden
@@ -105,9 +104,9 @@ def unit_plan(
     the k-row theorem at each (:func:`objpert.certify._sigma_search._best_sigma`).
     UnreachableTargetError when no sigma certifies.
     """
-    rows = check_int("rows", rows, 1)
+    rows = int(rows)
     row_eps, row_delta = crude_row_target(epsilon, delta, rows)
-    start = tight(
+    start = planned_tight(  # the options checked here, the target by the caller's door
         loss, n=n, d=d, zeta=zeta, epsilon=row_eps, delta=row_delta, mu=mu,
         comparator_norm=comparator_norm, delta_sample=delta_sample, max_iter=max_iter,
         objective=objective, **loss_params,
@@ -144,7 +143,7 @@ def unit_plan(
         )
     r = sigma * float(chi_radius(share * delta, pc.d_star))
     r_outer = r + 2.0 * pc.L * pc.G / pc.mu
-    cert = theorem_c13.certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation="exact")
+    cert = theorem_c13._certify(pc, sigma, N, epsilon, r=r, r_outer=r_outer, truncation="exact")
     plan = _finish("tight", pc, sigma, N, epsilon, delta, cert, comparator_norm, delta_sample)
     return replace(plan, objective=objective)
 
@@ -159,8 +158,8 @@ def group_route_certificate(plan: WatkinsAroraPlan, epsilon: float | None = None
     """The release of ``plan`` certified for one row (Theorem C.13 at its sigma, N and
     inner radius, at ``epsilon``, default the plan's epsilon over its rows): the
     certificate whose whole profile group privacy turns into the unit's."""
-    epsilon = plan.epsilon / plan.rows if epsilon is None else check_positive("epsilon", epsilon)
-    return theorem_c13.certify(
+    epsilon = plan.epsilon / plan.rows if epsilon is None else float(epsilon)
+    return theorem_c13._certify(
         one_row_constants(plan), plan.sigma, plan.iterations, epsilon, r=plan.radius,
         truncation=plan.truncation,
     )  # fmt: skip
@@ -173,15 +172,15 @@ def unit_routes(
     own) by both routes on the same release: ``direct`` (Theorem C.13 for k rows at the
     plan's sigma, N and inner radius) and ``group`` (the chain bound on the release's
     one-row profile, :func:`objpert.accounting.group_privacy`)."""
-    rows = plan.rows if rows is None else check_int("rows", rows, 1)
-    epsilon = plan.epsilon if epsilon is None else check_positive("epsilon", epsilon)
+    rows = plan.rows if rows is None else int(rows)
+    epsilon = plan.epsilon if epsilon is None else float(epsilon)
     if plan.rows not in (1, rows):
         raise ParameterError(f"a plan for {plan.rows} rows cannot be read for {rows} rows")
     pc_k = replace(plan.rebuilt_constants(), rows=rows)
     r_outer = plan.radius_outer
     if rows != plan.rows:  # the k-row theorem needs the wider path-lifting radius
         r_outer = plan.radius + 2.0 * pc_k.L * pc_k.G / pc_k.mu
-    direct = theorem_c13.certify(
+    direct = theorem_c13._certify(
         pc_k, plan.sigma, plan.iterations, epsilon, r=plan.radius, r_outer=r_outer,
         truncation=plan.truncation,
     )  # fmt: skip
@@ -189,7 +188,7 @@ def unit_routes(
     group = 1.0
     if one.certified:
         dist = pld.distribution(group_privacy(one.privacy_loss(), rows))
-        group = pld.delta_for_epsilon(dist, epsilon)
+        group = pld._delta_for_epsilon(dist, epsilon)
     return {"direct": float(direct.delta), "group": float(group)}
 
 
@@ -202,13 +201,13 @@ def group_route_plan(
     log delta_1 over [classical target, delta] finds in ``steps`` steps; returns the plan
     and its k-row delta. The classical target (:func:`crude_row_target`) always
     qualifies: the chain bound is at most the classical one."""
-    rows = check_int("rows", rows, 1)
+    rows = int(rows)
     eps_1, lo = crude_row_target(epsilon, delta, rows)
 
     def k_row_delta(delta_1: float) -> tuple[WatkinsAroraPlan, float]:
         plan = plan_at(eps_1, delta_1)
         dist = pld.distribution(group_privacy(plan.privacy_loss(), rows))
-        return plan, pld.delta_for_epsilon(dist, epsilon)
+        return plan, pld._delta_for_epsilon(dist, epsilon)
 
     best = k_row_delta(lo)
     if best[1] > delta:  # never: the chain bound's equal split is the classical bound

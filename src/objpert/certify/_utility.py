@@ -14,7 +14,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objpert._special import log_over, square
-from objpert._validation import check_int, check_nonnegative, check_open_unit, check_positive
+from objpert._validation import (
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    count,
+    optional,
+    public,
+    validated,
+)
 from objpert.certify._constants import ProblemConstants
 from objpert.certify._sequences import as_iterations, rho_power
 from objpert.exceptions import ParameterError
@@ -40,7 +48,7 @@ def _whole_steps(N: ArrayLike) -> ArrayLike:
     return N
 
 
-def e_opt(
+def _e_opt(
     pc: ProblemConstants, sigma: float, N: ArrayLike, grad_norm_at_zero: float | None = None
 ) -> np.ndarray:
     """E_opt(N) = (L/2) rho^(2N) (b^2 d s^2 + 2 a b s sqrt(d) + a^2)
@@ -49,12 +57,7 @@ def e_opt(
     Eq. (12), with a_R = ||grad F(0;S)||/mu (default: the public bound L1 zeta / mu), b_R = 1/mu.
     +inf where a term leaves the float64 range (a trivially true bound).
     """
-    sigma = check_positive("sigma", sigma)
-    g0 = (
-        pc.L_ell
-        if grad_norm_at_zero is None
-        else check_nonnegative("grad_norm_at_zero", grad_norm_at_zero)
-    )
+    g0 = pc.L_ell if grad_norm_at_zero is None else grad_norm_at_zero
     a, b, d, s = g0 / pc.mu, 1.0 / pc.mu, pc.d, sigma
     r_n = rho_power(pc, _whole_steps(N))
     quad = b * b * d * s * s + 2 * a * b * s * math.sqrt(d) + a * a
@@ -63,32 +66,30 @@ def e_opt(
     return np.where(np.isnan(val), np.inf, val)  # 0 * inf: an overflowed term
 
 
-def perturbation_term(pc: ProblemConstants, sigma: float) -> float:
+def _perturbation_term(pc: ProblemConstants, sigma: float) -> float:
     """d sigma^2 / (2 mu): the objective-perturbation cost (Theorem 4.10); +inf past the
     float64 range."""
-    sigma = check_positive("sigma", sigma)
     return pc.d * square(sigma) / (2.0 * pc.mu)
 
 
-def sample_term(pc: ProblemConstants, delta_sample: float) -> float:
+def _sample_term(pc: ProblemConstants, delta_sample: float) -> float:
     """16 L_ell^2 (32 + log(1/delta_S)) / (mu n): the uniform-convergence term (Theorem 4.9)."""
-    delta_sample = check_open_unit("delta_sample", delta_sample)
     return 16.0 * pc.L_ell**2 * (32.0 + log_over(1.0, delta_sample)) / (pc.mu * pc.n)
 
 
-def theorem_410(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
+def _theorem_410(pc: ProblemConstants, sigma: float, N: ArrayLike) -> np.ndarray:
     """E_z[F(w_N) - F(w*_S)] <= d sigma^2/(2 mu) + E_opt(N) (Theorem 4.10)."""
-    return perturbation_term(pc, sigma) + e_opt(pc, sigma, N)
+    return _perturbation_term(pc, sigma) + _e_opt(pc, sigma, N)
 
 
-def theorem_49(
+def _theorem_49(
     pc: ProblemConstants, sigma: float, N: ArrayLike, delta_sample: float = 0.01
 ) -> np.ndarray:
     """Regularised population excess risk: 2 [d s^2/(2 mu) + E_opt] + sample term (Theorem 4.9)."""
-    return 2.0 * theorem_410(pc, sigma, N) + sample_term(pc, delta_sample)
+    return 2.0 * _theorem_410(pc, sigma, N) + _sample_term(pc, delta_sample)
 
 
-def theorem_47(
+def _theorem_47(
     pc: ProblemConstants,
     sigma: float,
     N: ArrayLike,
@@ -97,8 +98,8 @@ def theorem_47(
 ) -> np.ndarray:
     """Unregularised excess risk against any comparator of norm <= W = ``comparator_norm``
     (Theorem 4.7): Theorem 4.9's bound + (mu / 2) W^2."""
-    W = check_positive("comparator_norm", comparator_norm)
-    return theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * square(W)
+    W = comparator_norm
+    return _theorem_49(pc, sigma, N, delta_sample) + 0.5 * pc.mu * square(W)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,13 @@ class SingleReleaseBound:
         return asdict(self)
 
 
+@validated(
+    sigma=check_positive,
+    N=count(0),
+    beta=check_open_unit,
+    comparator_norm=check_positive,
+    delta_sample=check_open_unit,
+)
 def corollary_411(
     pc: ProblemConstants,
     sigma: float,
@@ -125,10 +133,7 @@ def corollary_411(
 ) -> SingleReleaseBound:
     """Corollary 4.11: r_beta = sigma (sqrt(d) + sqrt(2 log(1/beta))), R_beta = (L_ell + r_beta)/mu,
     U_N = r_beta^2/(2 mu) + (L/2) rho^(2N) R_beta^2 + rho^N r_beta R_beta."""
-    sigma = check_positive("sigma", sigma)
-    N = check_int("N", N, 0)
-    beta = check_open_unit("beta", beta)
-    W = check_positive("comparator_norm", comparator_norm)
+    W = comparator_norm
     r_beta = sigma * (math.sqrt(pc.d) + math.sqrt(2.0 * log_over(1.0, beta)))
     R_beta = (pc.L_ell + r_beta) / pc.mu
     r_n = float(rho_power(pc, N))
@@ -137,8 +142,18 @@ def corollary_411(
         + _product(0.5 * pc.L * square(r_n), square(R_beta))
         + _product(r_n * r_beta, R_beta)
     )
-    pop = 2.0 * u_n + sample_term(pc, delta_sample)
+    pop = 2.0 * u_n + _sample_term(pc, delta_sample)
     return SingleReleaseBound(r_beta, R_beta, u_n, pop, pop + 0.5 * pc.mu * square(W))
+
+
+e_opt = public(_e_opt, sigma=check_positive, grad_norm_at_zero=optional(check_nonnegative))
+perturbation_term = public(_perturbation_term, sigma=check_positive)
+sample_term = public(_sample_term, delta_sample=check_open_unit)
+theorem_410 = public(_theorem_410, sigma=check_positive)
+theorem_49 = public(_theorem_49, sigma=check_positive, delta_sample=check_open_unit)
+theorem_47 = public(
+    _theorem_47, sigma=check_positive, comparator_norm=check_positive, delta_sample=check_open_unit
+)
 
 
 def _product(a: float, b: float) -> float:

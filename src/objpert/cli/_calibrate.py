@@ -44,8 +44,11 @@ def _mu(text: str) -> float | None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from objpert.accounting import PublicConstants, Target
     from objpert.estimators._planning import calibration_for
 
+    Target.checked(args.epsilon, args.delta)  # the door: the target and the constants,
+    PublicConstants.checked(args.loss, args.n, args.d, args.zeta)  # before any planning
     mu = _mu(args.mu)
     releases = positive_count(args.releases, "--releases")
     if args.objective == "empirical" and args.delta_sample == DEFAULT_DELTA_SAMPLE:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from objpert._validation import check_open_unit
 from objpert.cli._common import (
     MAX_WORKERS,
     WORKERS_COST,
@@ -54,6 +55,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = names(args.datasets, "--datasets")
     eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
+    check_open_unit("--delta", args.delta)
     methods = parse_methods(args.methods)
     workers = None if args.workers is None else positive_count(args.workers, "--workers")
     total = len(datasets) * len(eps) * seeds * len(methods)

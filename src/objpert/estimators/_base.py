@@ -26,6 +26,7 @@ Plans are pure functions of public constants, so they are cached
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import time
 import warnings
@@ -35,7 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Options, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -48,9 +49,7 @@ from objpert._data import PreparedData, as_feature_matrix, check_label_set, is_d
 from objpert._data.labels import check_labels
 from objpert._engines.distributed import step_timeout as check_step_timeout
 from objpert._engines.factory import ENGINES, check_engine
-from objpert._engines.threads import check_n_jobs
 from objpert._engines.xp import DTYPES
-from objpert._validation import check_int, check_positive
 from objpert.certify._multiclass import Calibration, check_settings
 from objpert.estimators._bounds import (
     DATA_NORM,
@@ -68,7 +67,7 @@ from objpert.estimators._prior import (
     prior_weights,
 )
 from objpert.estimators._selection import SelectionGuard
-from objpert.estimators._time_budget import check_max_seconds, check_time_budget, time_budget
+from objpert.estimators._time_budget import check_time_budget, time_budget
 from objpert.estimators._unit import (
     bound_contributions,
     check_unit_settings,
@@ -79,7 +78,7 @@ from objpert.exceptions import DataError, DataTypeError, ParameterError, Privacy
 from objpert.mechanisms._perturbed_gd import Release, release_targets
 from objpert.mechanisms._progress import check_verbose
 from objpert.preprocessing._bounded import check_bounds
-from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
+from objpert.preprocessing._parameters import POSITIVE, RANDOM_STATE, Number, ValidatedParameters
 
 __all__ = [
     "DATA_NORM",
@@ -112,22 +111,6 @@ def warn_label_set(classes: Any) -> None:
         PrivacyLeakWarning,
         stacklevel=4,
     )
-
-
-def _check_random_state(value: Any) -> Any:
-    ok = (
-        value is None
-        or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_))
-        or isinstance(value, np.random.Generator | np.random.RandomState | np.random.SeedSequence)
-    )
-    if not ok:
-        raise ParameterError(
-            "random_state must be None (OS entropy), an int, a SeedSequence, a Generator or a "
-            f"RandomState; got {value!r}"
-        )
-    if isinstance(value, numbers.Integral) and value < 0:
-        raise ParameterError(f"random_state must be a non-negative integer; got {value!r}")
-    return value
 
 
 def _release_rngs(random_state: Any, k: int) -> list[Any]:
@@ -198,7 +181,7 @@ class FitSettings:
     unit_name: str = field(default="", compare=False)  # the ids' column name, if any
 
 
-_POSITIVE = Interval(Real, 0, None, closed="neither")
+_POSITIVE = POSITIVE
 
 
 class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
@@ -224,7 +207,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "epsilon": [_POSITIVE],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Number(Real, 0, 1, closed="neither")],
         "data_norm": [None, _POSITIVE],
         "feature_bounds": [None, "array-like"],
         "fit_intercept": ["boolean"],
@@ -233,57 +216,52 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         "calibration": [StrOptions(set(CALIBRATIONS))],
         "mu": [StrOptions({"auto"}), _POSITIVE],
         "comparator_norm": [_POSITIVE],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Number(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "verbose": [StrOptions({"auto"}), "boolean", None],
-        "n_jobs": [None, Integral],
+        "n_jobs": [None, Options(Integral, {-1}), Number(Integral, 1, None, closed="left")],
         "max_seconds": [None, _POSITIVE],
         "accountant": [None, HasMethods(["spend", "check"])],
         "engine": [StrOptions(set(ENGINES))],
         "dtype": [StrOptions(set(DTYPES))],
         "client": [None, str, HasMethods(["submit"])],
-        "step_timeout": [None, _POSITIVE],
+        "step_timeout": [None, Options(Real, {math.inf}), _POSITIVE],
         "prior": "no_validation",  # checked by check_public_prior (ParameterError)
-        "max_rows_per_unit": [None, Interval(Integral, 1, None, closed="left")],
+        "max_rows_per_unit": [None, Number(Integral, 1, None, closed="left")],
     }
 
     def _public_constants(self) -> FitSettings:
-        """Validate the parameters (scikit-learn's constraints, then the library's rules:
-        finite numbers, no booleans for numbers) and resolve them into one FitSettings."""
+        """Validate the parameters (scikit-learn's constraints: the whole check of each
+        number, :class:`~objpert.preprocessing._parameters.Number`) and resolve them into
+        one FitSettings."""
         self._validate_params()
         params = self.get_params(deep=False)
-        mu = None if isinstance(self.mu, str) else check_positive("mu", self.mu)
+        mu = None if isinstance(self.mu, str) else float(self.mu)
         if self.calibration == "corollary413" and mu is not None:
             raise ParameterError(
                 "calibration='corollary413' chooses mu itself (Corollary 4.13): use "
                 f"mu='auto'; got mu={self.mu!r}"
             )
         scaling, classes = self.intercept_scaling, params.get("classes")
-        _check_random_state(self.random_state)
-        check_step_timeout(self.step_timeout, "step_timeout")
         engine, dtype = check_engine(self.engine, self.dtype, device=False)
         return FitSettings(
-            epsilon=check_positive("epsilon", self.epsilon),
+            epsilon=float(self.epsilon),
             delta=float(self.delta),
-            data_norm=(
-                None if self.data_norm is None else check_positive("data_norm", self.data_norm)
-            ),
+            data_norm=None if self.data_norm is None else float(self.data_norm),
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
-            comparator_norm=check_positive("comparator_norm", self.comparator_norm),
-            max_iter=check_int("max_iter", self.max_iter, 1),
-            intercept_scaling=(
-                None if scaling is None else check_positive("intercept_scaling", scaling)
-            ),
+            comparator_norm=float(self.comparator_norm),
+            max_iter=int(self.max_iter),
+            intercept_scaling=None if scaling is None else float(scaling),
             calibration=self.calibration,
             mu=mu,
-            scale=None if self._loss != "robust" else check_positive("scale", params["scale"]),
+            scale=None if self._loss != "robust" else float(params["scale"]),
             classes=None if classes is None else check_label_set(classes),
-            n_jobs=check_n_jobs(self.n_jobs),
+            n_jobs=None if self.n_jobs is None else int(self.n_jobs),
             engine=engine,
             dtype=dtype,
             composition=check_settings(params.get("composition", "split"), self.accountant),
-            max_seconds=check_max_seconds(self.max_seconds),
+            max_seconds=None if self.max_seconds is None else float(self.max_seconds),
             feature_bounds=(
                 None if self.feature_bounds is None
                 else check_bounds(self.feature_bounds, "feature_bounds")

@@ -112,8 +112,8 @@ def multinomial_plan(
     """The fit's plan: ``objpert.plan("multinomial", loss="softmax", ..., n_classes=,
     mu=, comparator_norm=)`` (the release's default solver budget and tolerance; ``comparator_norm``
     is the estimator's ``comparator_norm``), a pure, cached function of public constants."""
-    return registry.plan(
-        "multinomial", loss="softmax", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
+    return registry.get("multinomial").plan(  # its planner: the settings are checked already
+        loss="softmax", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
         n_classes=n_classes, mu=mu, comparator_norm=comparator_norm,
     )  # fmt: skip
 

@@ -59,8 +59,8 @@ def plan_for(
     options: dict[str, Any] = {} if scale is None else {"scale": scale}
     if rows_per_unit != 1:
         options["rows_per_unit"] = rows_per_unit
-    return registry.plan(
-        "watkins_arora", loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
+    return registry.get("watkins_arora").plan(  # its planner: the settings are checked already
+        loss=loss, n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
         calibration=calibration, mu=mu, comparator_norm=comparator_norm,
         max_iter=max_iter, **options,
     )  # fmt: skip

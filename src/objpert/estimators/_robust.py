@@ -3,13 +3,11 @@ Arora 2026)."""
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
-from sklearn.utils._param_validation import Interval
 
 from objpert._data import as_targets, prepare
 from objpert.estimators._base import (
@@ -21,6 +19,7 @@ from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
 from objpert.estimators._selection import once_per_cause
 from objpert.exceptions import DataError, ParameterError
+from objpert.preprocessing._parameters import POSITIVE
 
 __all__ = ["PrivateRobustRegression"]
 
@@ -127,7 +126,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
 
     _parameter_constraints: ClassVar[dict] = {
         **PrivateGLM._parameter_constraints,
-        "scale": [Interval(Real, 0, None, closed="neither")],
+        "scale": [POSITIVE],
     }
 
     def fit(self, X, y, privacy_unit=None):

@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from objpert._losses import get_loss
-from objpert.certify._calibration import WatkinsAroraPlan, corollary_413, tight
+from objpert.certify._calibration import WatkinsAroraPlan
+from objpert.certify._calibration import planned_corollary_413 as corollary_413
+from objpert.certify._calibration import planned_tight as tight
 from objpert.certify._plan import CALIBRATIONS, DEFAULT_COMPARATOR_NORM
 from objpert.certify._unit_rows import unit_plan
 from objpert.exceptions import ParameterError

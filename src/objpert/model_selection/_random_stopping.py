@@ -81,7 +81,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_nonnegative, check_positive, check_unit
+from objpert._validation import check_int, check_nonnegative, check_positive, check_unit, validated
 from objpert.accounting._certificate import Certificate, budget_text
 from objpert.accounting._composition import basic
 from objpert.exceptions import ParameterError
@@ -209,13 +209,14 @@ def bad_run_probability(candidate_delta: float, runs_mean: int, law: str = LAWS[
     delta_c part of the candidates' law (the proof in the module docstring):
     delta_c q / (1 + delta_c (q - 1)) (geometric), log(1 + delta_c (q - 1)) / log q
     (logarithmic), q = :func:`stop_denominator`."""
-    d = check_unit("candidate_delta", candidate_delta)
+    d = candidate_delta
     q = stop_denominator(runs_mean, law)
     if law == "geometric":
         return min(1.0, d * q / (1.0 + d * (q - 1)))
     return min(1.0, math.log1p(d * (q - 1)) / math.log(q))
 
 
+@validated(candidate_epsilon=check_nonnegative, candidate_delta=check_unit)
 def random_stopping_certificate(
     candidate_epsilon: float,
     candidate_delta: float,
@@ -230,10 +231,10 @@ def random_stopping_certificate(
     module docstring). ``pure=True`` is the pure
     theorem itself ((2 + eta) epsilon_c, 0): it refuses delta_c > 0.
     """
-    eps_c = check_nonnegative("candidate_epsilon", candidate_epsilon)
+    eps_c = candidate_epsilon
     if not math.isfinite(eps_c):
         raise ParameterError(f"candidate_epsilon must be finite; got {candidate_epsilon!r}")
-    d = check_unit("candidate_delta", candidate_delta)
+    d = candidate_delta
     m = _check_runs_mean(runs_mean)
     factor = epsilon_factor(law)
     if pure and d > 0.0:
@@ -248,6 +249,7 @@ def random_stopping_certificate(
     return eps, bad_run_probability(d, m, law)
 
 
+@validated(epsilon=check_positive, delta=check_unit)
 def random_stopping_budget(
     epsilon: float, delta: float, runs_mean: int, law: str = LAWS[0]
 ) -> tuple[float, float]:
@@ -256,10 +258,10 @@ def random_stopping_budget(
     expm1(delta log q) / (q - 1) (logarithmic), the inverse of p = delta, and
     epsilon_c = epsilon / (2 + eta) - log(1 / (1 - delta_c)), each rounded down (one ulp at
     a time) until the bound is within the target. delta = 0 asks for pure-DP runs."""
-    eps = check_positive("epsilon", epsilon)
+    eps = epsilon
     if not math.isfinite(eps):
         raise ParameterError(f"epsilon must be finite; got {epsilon!r}")
-    dlt = check_unit("delta", delta)
+    dlt = delta
     if dlt >= 1.0:
         raise ParameterError("delta must be < 1: a release with delta = 1 has no guarantee")
     m = _check_runs_mean(runs_mean)
@@ -290,8 +292,8 @@ def candidate_budget(candidate_epsilon: float, score_fraction: float) -> tuple[f
     """(epsilon of the model, epsilon of the score) of one run: the score takes
     ``score_fraction`` of epsilon_c, the model the rest, and by basic composition (Dwork &
     Roth 2014, Theorem 3.16) their sum is at most epsilon_c."""
-    eps_c = check_positive("candidate_epsilon", candidate_epsilon)
-    frac = check_positive("score_fraction", score_fraction)
+    eps_c = candidate_epsilon
+    frac = score_fraction
     if frac >= 1.0:
         raise ParameterError(f"score_fraction must be in (0, 1); got {score_fraction!r}")
     score = frac * eps_c

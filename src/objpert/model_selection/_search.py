@@ -37,12 +37,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from objpert._data import is_dask
 from objpert._randomness import make_rng
-from objpert._validation import check_int, check_positive
 from objpert.accounting._composition import budget_text
 from objpert.estimators._base import PrivateGLM
 from objpert.exceptions import (
@@ -66,7 +65,7 @@ from objpert.model_selection._units import (
     unit_parts,
     unit_scoring,
 )
-from objpert.preprocessing._parameters import RANDOM_STATE, ValidatedParameters
+from objpert.preprocessing._parameters import POSITIVE, RANDOM_STATE, Number, ValidatedParameters
 
 __all__ = ["METHODS", "PrivateGridSearch"]
 
@@ -180,13 +179,13 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "estimator": [PrivateGLM, Pipeline],
         "param_grid": [dict, list],
-        "selection_epsilon": [None, Interval(Real, 0, None, closed="neither")],
-        "score_bound": [Interval(Real, 0, None, closed="neither")],
+        "selection_epsilon": [None, POSITIVE],
+        "score_bound": [POSITIVE],
         "random_state": RANDOM_STATE,
         "method": [StrOptions(set(METHODS))],
-        "runs_mean": [None, Interval(Integral, 1, None, closed="left")],  # <= MAX_RUNS_MEAN
+        "runs_mean": [None, Number(Integral, 1, None, closed="left")],  # <= MAX_RUNS_MEAN
         "law": [None, StrOptions(set(rs.LAWS))],
-        "score_fraction": [None, Interval(Real, 0, 1, closed="neither")],
+        "score_fraction": [None, Number(Real, 0, 1, closed="neither")],
         "verbose": [StrOptions({"auto"}), "boolean", None],
     }
 
@@ -273,10 +272,10 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         eps_sel = (
             max(s.epsilon for s in settings)
             if self.selection_epsilon is None
-            else check_positive("selection_epsilon", self.selection_epsilon)
+            else float(self.selection_epsilon)
         )
         classify = _final(models[0])._loss == "logistic"
-        bound = check_positive("score_bound", self.score_bound)
+        bound = float(self.score_bound)
         if is_dask(X) or is_dask(y):
             raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
         n = _rows(X)
@@ -360,13 +359,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         epsilon, delta = settings.epsilon, settings.delta
         prefix = _final_prefix(models[0])
         runs_mean = (
-            RUNS_PER_CANDIDATE * len(models)
-            if self.runs_mean is None
-            else check_int("runs_mean", self.runs_mean, 1)
+            RUNS_PER_CANDIDATE * len(models) if self.runs_mean is None else int(self.runs_mean)
         )
         law = rs.LAWS[0] if self.law is None else self.law
         fraction = SCORE_FRACTION if self.score_fraction is None else self.score_fraction
-        bound = check_positive("score_bound", self.score_bound)
+        bound = float(self.score_bound)
         eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean, law)
         model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
         candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])

@@ -303,11 +303,11 @@ def _pld_certificate(
             "the certificate composes by 'pld', but the model's composition is 'split'"
         )
     try:
-        from objpert.accounting._accountant import compose_certificates
+        from objpert.accounting._accountant import _compose_certificates
         from objpert.accounting._pld import check_discretization
 
         step = check_discretization(data.get("discretization"))
-        return compose_certificates(parts, p.epsilon, discretization=step, not_public=not_public)
+        return _compose_certificates(parts, p.epsilon, discretization=step, not_public=not_public)
     except ObjpertError as exc:
         raise ModelFileError(f"the certificates do not compose by PLD: {_brief(exc)}") from None
 

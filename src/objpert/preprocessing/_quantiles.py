@@ -25,16 +25,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods
 
 from objpert._data import as_feature_matrix
 from objpert._randomness import make_rng
-from objpert._validation import check_int, check_positive, check_unit
+from objpert._validation import check_int, check_unit
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._composition import ComposedCertificate, basic, compose, split_budget
 from objpert.exceptions import ParameterError
 from objpert.preprocessing._bounded import _BoundsTransform, _check_width, check_bounds
-from objpert.preprocessing._parameters import RANDOM_STATE
+from objpert.preprocessing._parameters import POSITIVE, RANDOM_STATE, Number
 
 __all__ = [
     "MECHANISM",
@@ -150,8 +150,8 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
     _notice = False  # clipping at private quantiles is by design
 
     _parameter_constraints: ClassVar[dict] = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "epsilon": [POSITIVE],
+        "delta": [Number(Real, 0, 1, closed="left")],
         "quantiles": ["array-like"],
         "ranges": ["array-like"],
         "random_state": RANDOM_STATE,
@@ -173,8 +173,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         """The parameters validated (``_parameter_constraints``, then what a constraint
         cannot say: finite numbers, no booleans, a pair q_lo < q_hi, ranges lo < hi)."""
         self._validate_params()
-        epsilon = check_positive("epsilon", self.epsilon)
-        delta = check_unit("delta", self.delta)
+        epsilon, delta = float(self.epsilon), float(self.delta)
         qs = self.quantiles
         if len(qs) != 2:
             raise ParameterError(f"quantiles must be a pair (q_lo, q_hi); got {qs!r:.80}")

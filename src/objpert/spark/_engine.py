@@ -28,7 +28,7 @@ import numpy as np
 from objpert._data.contract import NORM_RTOL, PreparedData, nonfinite_error, norm_error, total_norm
 from objpert._data.labels import check_label_set, class_codes
 from objpert._losses import Loss
-from objpert._validation import check_positive
+from objpert._validation import check_positive, optional, validated
 from objpert.exceptions import DataError
 from objpert.spark._tasks import (
     PASS_SCHEMA,
@@ -209,6 +209,7 @@ def _columns(df: Any, features: str | Sequence[str], label: str) -> tuple[Any, A
     return df.select(*cols, y), tuple(names_back)[:-1], names_back
 
 
+@validated(data_norm=check_positive, intercept_scaling=optional(check_positive))
 def prepare_spark(
     df: Any,
     features: str | Sequence[str],
@@ -241,12 +242,9 @@ def prepare_spark(
     """
     if labels not in _LABEL_KINDS:
         raise DataError(f"labels must be one of {_LABEL_KINDS}; got {labels!r}")
-    data_norm = check_positive("data_norm", data_norm)
     c = 0.0
     if fit_intercept:
-        c = check_positive(
-            "intercept_scaling", data_norm if intercept_scaling is None else intercept_scaling
-        )
+        c = data_norm if intercept_scaling is None else intercept_scaling
     declared = None if classes is None else check_label_set(classes)
     frame, names, back = _columns(df, features, label)
     if bounds is not None:

@@ -41,7 +41,6 @@ from objpert._engines.distributed import (
     not_remade,
     step_timeout,
 )
-from objpert._validation import check_positive
 from objpert.exceptions import DataError
 
 __all__ = [
@@ -303,7 +302,7 @@ def for_plan_dask(
     (engine holding the -1/+1 or real labels, None, rows clipped). ``client``,
     ``partitions`` and ``timeout`` as in :func:`prepare_dask` (a DaskEngine input keeps its
     client and, by default, its timeout)."""
-    zeta = check_positive("data_norm", zeta)
+    zeta = float(zeta)
     client, timeout = _client_and_timeout(X, client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=False, timeout=timeout)
     if not inp.has_labels:
@@ -347,12 +346,10 @@ def prepare_dask(
     """
     if labels not in LABELS:
         raise DataError(f"labels must be one of {LABELS}; got {labels!r}")
-    data_norm = check_positive("data_norm", data_norm)
+    data_norm = float(data_norm)
     c = 0.0
     if fit_intercept:
-        c = check_positive(
-            "intercept_scaling", data_norm if intercept_scaling is None else intercept_scaling
-        )
+        c = float(data_norm if intercept_scaling is None else intercept_scaling)
     client, timeout = _client_and_timeout(X, client, timeout)
     inp = _row_blocks(X, y, client, partitions, intercept=bool(c), timeout=timeout)
     if not inp.has_labels:

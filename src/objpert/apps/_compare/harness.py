@@ -18,7 +18,6 @@ import numpy as np
 from objpert._data import PreparedData, prepare
 from objpert._engines.glm import GLMObjective
 from objpert._engines.threads import available_cores
-from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.apps._compare.methods import (
     DEFAULT_METHODS,
     DETERMINISTIC,
@@ -338,10 +337,7 @@ def run(
     for what, items in (("datasets", names), ("epsilons", epsilons), ("methods", methods)):
         if not items:
             raise ParameterError(f"the comparison needs at least one of its {what}; got none")
-    epsilons = [check_positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
-    delta = check_open_unit("delta", delta)
-    seeds = check_int("seeds", seeds, 1)
-    workers = default_workers() if workers is None else check_int("workers", workers, 1)
+    workers = default_workers() if workers is None else workers
     datasets = [load(name) for name in names]  # an unknown dataset fails before any work
     load_before, t0, c0 = os.getloadavg()[0], time.perf_counter(), _cpu_now()
     rows, meta = _compute(datasets, epsilons, delta, seeds, methods, progress, env_dir, workers)

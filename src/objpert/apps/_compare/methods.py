@@ -22,7 +22,6 @@ import numpy as np
 
 from objpert._data import PreparedData
 from objpert._engines.blocked import single_threaded_blas
-from objpert._validation import check_int, check_open_unit, check_positive
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _perturbed_gd as perturbed_gd
 from objpert.mechanisms import _registry as registry
@@ -219,8 +218,6 @@ def fit_seeds(method: str, P: PreparedData, eps: float, delta: float,
         raise ParameterError(f"method must be one of {', '.join(FITTERS)}; got {method!r}")
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
         raise ParameterError(f"seeds must be a non-empty list of integers; got {seeds!r:.80}")
-    seeds = [check_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds)]
-    eps, delta = check_positive("epsilon", eps), check_open_unit("delta", delta)
     if isinstance(fit, _TimedRelease) and len(seeds) > 1 and fit.batched():
         return fit.many(P, eps, delta, seeds), BATCHED_NOTE
     return [fit(P, eps, delta, s) for s in seeds], ""

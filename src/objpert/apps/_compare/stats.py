@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import t as student_t
 
-from objpert._validation import check_array, check_open_unit
+from objpert._validation import check_array
 from objpert.exceptions import ParameterError
 
 __all__ = ["CONFIDENCE", "LARGEST", "mean_se", "paired_difference", "time_summary"]
@@ -46,7 +46,6 @@ def paired_difference(
     a, b = _values("values", values), _values("reference", reference)
     if a.shape != b.shape:
         raise ParameterError(f"paired values need equal counts; got {a.size} and {b.size}")
-    confidence = check_open_unit("confidence", confidence)
     mean, se = mean_se(a - b)
     if a.size == 1:
         return mean, math.nan, math.nan
