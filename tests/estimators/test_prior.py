@@ -148,9 +148,13 @@ def _fit(case, prior, **extra):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_plan_and_certificate_are_those_without_a_prior(case):
+    """At the same comparator norm (with a prior, ``"auto"`` is min(3, epsilon) = 2 here:
+    it enters the plan's utility bound, never the certificate)."""
     k = CASES[case][2]
-    plain, _, _ = _fit(case, None)
     with_prior, _, _ = _fit(case, _prior(k))
+    plans = with_prior.plan_ if isinstance(with_prior.plan_, list) else [with_prior.plan_]
+    assert {p.comparator_norm for p in plans} == {min(3.0, COMMON["epsilon"])}
+    plain, _, _ = _fit(case, None, comparator_norm=min(3.0, COMMON["epsilon"]))
     assert with_prior.plan_ == plain.plan_
     assert with_prior.certificate_ == plain.certificate_
     assert with_prior.certificate_.to_dict() == plain.certificate_.to_dict()
@@ -454,7 +458,8 @@ def test_the_pairwise_check_holds_on_a_generic_pair_with_a_prior(pair):
 )
 def test_any_finite_prior_keeps_the_certificate_and_the_offset_release(coef, intercept, seed):
     X, y2, _, _ = _data()
-    kw = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1])
+    kw = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1],
+              comparator_norm=3.0)  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = PrivateLogisticRegression(**kw, random_state=seed).fit(X, y2)

@@ -60,7 +60,7 @@ from objpert.estimators._bounds import (
     pipeline_row_bound,
     public_zeta,
 )
-from objpert.estimators._planning import CALIBRATIONS, calibration_for
+from objpert.estimators._planning import CALIBRATIONS, calibration_for, comparator_norm_for
 from objpert.estimators._prior import (
     PublicPrior,
     check_public_prior,
@@ -232,7 +232,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         "clip": ["boolean"],
         "calibration": [StrOptions(set(CALIBRATIONS))],
         "mu": [StrOptions({"auto"}), _POSITIVE],
-        "comparator_norm": [_POSITIVE],
+        "comparator_norm": [StrOptions({"auto"}), _POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "verbose": [StrOptions({"auto"}), "boolean", None],
@@ -262,15 +262,17 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         _check_random_state(self.random_state)
         check_step_timeout(self.step_timeout, "step_timeout")
         engine, dtype = check_engine(self.engine, self.dtype, device=False)
+        epsilon = check_positive("epsilon", self.epsilon)
+        prior = check_public_prior(params.get("prior"))
         return FitSettings(
-            epsilon=check_positive("epsilon", self.epsilon),
+            epsilon=epsilon,
             delta=float(self.delta),
             data_norm=(
                 None if self.data_norm is None else check_positive("data_norm", self.data_norm)
             ),
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
-            comparator_norm=check_positive("comparator_norm", self.comparator_norm),
+            comparator_norm=comparator_norm_for(self.comparator_norm, epsilon, prior is not None),
             max_iter=check_int("max_iter", self.max_iter, 1),
             intercept_scaling=(
                 None if scaling is None else check_positive("intercept_scaling", scaling)
@@ -288,7 +290,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
                 None if self.feature_bounds is None
                 else check_bounds(self.feature_bounds, "feature_bounds")
             ),
-            prior=check_public_prior(params.get("prior")),
+            prior=prior,
             rows_per_unit=check_unit_settings(self.max_rows_per_unit, self.calibration) or 1,
         )  # fmt: skip
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from objpert._validation import check_positive
 from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.certify._multiclass import Calibration, calibrate_releases
+from objpert.exceptions import ParameterError
 from objpert.mechanisms import _registry as registry
 from objpert.mechanisms._builtin import (
     CALIBRATIONS,
@@ -32,9 +34,32 @@ __all__ = [
     "CALIBRATIONS",
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITER",
+    "PRIOR_COMPARATOR_SLOPE",
     "calibration_for",
+    "comparator_norm_for",
     "plan_for",
 ]
+
+#: With a public prior, ``comparator_norm="auto"`` is W = min(3, PRIOR_COMPARATOR_SLOPE *
+#: epsilon): the distance from the prior the calibrated ridge competes with grows
+#: linearly with epsilon (docs/priors.md, "The default with a prior").
+PRIOR_COMPARATOR_SLOPE = 1.0
+
+
+def comparator_norm_for(setting: Any, epsilon: float, prior: bool) -> float:
+    """The comparator norm W of a fit: ``setting`` when it is a number; ``"auto"``:
+    :data:`DEFAULT_COMPARATOR_NORM` without a prior and min(DEFAULT_COMPARATOR_NORM,
+    PRIOR_COMPARATOR_SLOPE * epsilon) with one (epsilon: the fit's public target). A
+    public function of public settings: the plan re-derives it from them."""
+    if isinstance(setting, str):
+        if setting != "auto":
+            raise ParameterError(f"comparator_norm must be 'auto' or a number > 0; got {setting!r}")
+        if not prior:
+            return DEFAULT_COMPARATOR_NORM
+        return min(
+            DEFAULT_COMPARATOR_NORM, PRIOR_COMPARATOR_SLOPE * check_positive("epsilon", epsilon)
+        )
+    return check_positive("comparator_norm", setting)
 
 
 @functools.lru_cache(maxsize=512)
