@@ -516,3 +516,35 @@ def test_the_privacy_report_shows_the_public_prior(tmp_path):
     plain, _, _ = _fit("binary", None)
     path = save(plain, tmp_path / "p.json")
     assert "public prior:" not in render(build_report(path, read(path)), "md")
+
+
+def test_the_default_release_tends_to_the_prior_as_epsilon_falls():
+    """With a prior, ``comparator_norm="auto"`` is W = min(3, epsilon): the calibrated
+    ridge is about sqrt(d) sigma / W, so the noise moves the release a distance of order W
+    from the prior (docs/priors.md) and the release tends to the prior as epsilon falls,
+    where W = 3 (the default without a prior) leaves it far from the prior."""
+    rng = np.random.default_rng(0)
+    n, d = 2000, 5
+    X = rng.uniform(-1.0, 1.0, (n, d)) / np.sqrt(d)
+    w = 3.0 * rng.normal(size=d)
+    y = (X @ w + 0.3 * rng.normal(size=n) > 0).astype(int)
+    prior = (0.5 * w, 0.1)
+
+    def distance(epsilon, **kw):
+        out = []
+        for seed in range(5):
+            model = PrivateLogisticRegression(
+                epsilon=epsilon, data_norm=1.0, classes=[0, 1], prior=prior, random_state=seed,
+                **kw,
+            ).fit(X, y)  # fmt: skip
+            release = model.releases_[0]
+            out.append(np.linalg.norm(release.weights - release.prior))
+        return float(np.mean(out))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        far = distance(0.01, comparator_norm=3.0)
+        d001, d01, d1 = distance(0.01), distance(0.1), distance(1.0)
+    assert d001 < d01 < d1
+    assert d001 <= 2 * 0.01 and d01 <= 2 * 0.1
+    assert far > 50 * d001
