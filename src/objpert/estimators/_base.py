@@ -262,17 +262,16 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         _check_random_state(self.random_state)
         check_step_timeout(self.step_timeout, "step_timeout")
         engine, dtype = check_engine(self.engine, self.dtype, device=False)
-        epsilon = check_positive("epsilon", self.epsilon)
-        prior = check_public_prior(params.get("prior"))
         return FitSettings(
-            epsilon=epsilon,
+            epsilon=check_positive("epsilon", self.epsilon),
             delta=float(self.delta),
             data_norm=(
                 None if self.data_norm is None else check_positive("data_norm", self.data_norm)
             ),
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
-            comparator_norm=comparator_norm_for(self.comparator_norm, epsilon, prior is not None),
+            comparator_norm=comparator_norm_for(self.comparator_norm, self.epsilon,
+                                                params.get("prior") is not None),
             max_iter=check_int("max_iter", self.max_iter, 1),
             intercept_scaling=(
                 None if scaling is None else check_positive("intercept_scaling", scaling)
@@ -290,7 +289,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
                 None if self.feature_bounds is None
                 else check_bounds(self.feature_bounds, "feature_bounds")
             ),
-            prior=prior,
+            prior=check_public_prior(params.get("prior")),
             rows_per_unit=check_unit_settings(self.max_rows_per_unit, self.calibration) or 1,
         )  # fmt: skip
 
