@@ -183,7 +183,7 @@ def sigma_rows(data, epsilons, mu) -> list[dict]:
                 def plan_at(eps_i, delta_i, plan=plan, est=est):
                     return planning.plan_for(
                         plan.loss, None, "tight", plan.n, plan.d, plan.zeta, eps_i,
-                        delta_i, est.comparator_norm, est.max_iter, mu,
+                        delta_i, plan.comparator_norm, est.max_iter, mu,
                     )  # fmt: skip
 
                 eps_b, plan_b, d_b = _boundary(plan_at, eps)

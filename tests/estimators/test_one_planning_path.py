@@ -55,14 +55,18 @@ def _public(model, X) -> dict:
 
 
 def _settings(model) -> dict:
-    """The estimator's planning settings as ``objpert.plan``'s Watkins & Arora options."""
+    """The estimator's planning settings as ``objpert.plan``'s Watkins & Arora options
+    (``comparator_norm="auto"`` without a prior: the planner's default, left out)."""
     p = model.get_params()
     out = {
         "calibration": p["calibration"],
         "mu": None if p["mu"] == "auto" else p["mu"],
-        "comparator_norm": p["comparator_norm"],
         "max_iter": p["max_iter"],
     }
+    if p["comparator_norm"] != "auto":
+        out["comparator_norm"] = p["comparator_norm"]
+    elif p.get("prior") is not None:  # the public rule with a prior: W = min(3, epsilon)
+        out["comparator_norm"] = min(3.0, p["epsilon"])
     if "scale" in p:
         out["scale"] = p["scale"]
     return out
@@ -100,6 +104,35 @@ def test_a_binary_fit_uses_the_plan_objpert_plan_returns(shape, epsilon, setting
     expected = _plan(model, X, "logistic", epsilon, DELTA)
     assert model.plan_ == expected
     assert registry.for_plan(model.plan_).name == "watkins_arora"
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 1.0, 5.0])
+def test_a_fit_with_a_prior_uses_the_plan_objpert_plan_returns(epsilon):
+    """With a public prior, ``comparator_norm="auto"`` is W = min(3, epsilon): the plan is
+    ``objpert.plan`` at that W (the same for a one-vs-rest fit, at the fit's epsilon), and
+    a declared W is kept."""
+    X, y = _data(700, 5, 2)
+    prior = (np.full(5, 0.2), 0.1)
+    model = _fit(
+        PrivateLogisticRegression(
+            epsilon=epsilon, data_norm=1.0, classes=[0, 1], prior=prior, random_state=0
+        ),
+        X,
+        y,
+    )
+    assert model.plan_.comparator_norm == min(3.0, epsilon)
+    assert model.plan_ == _plan(model, X, "logistic", epsilon, DELTA)
+    model.set_params(comparator_norm=2.0)
+    assert _fit(model, X, y).plan_.comparator_norm == 2.0
+    X3, y3 = _data(600, 4, 3)
+    ovr = PrivateLogisticRegression(
+        epsilon=epsilon, data_norm=1.0, classes=[0, 1, 2], multi_class="ovr",
+        prior=(np.zeros((3, 4)), np.zeros(3)), composition="split", random_state=0,
+    )  # fmt: skip
+    _fit(ovr, X3, y3)
+    split = split_budget(epsilon, DELTA, 3)
+    assert ovr.plan_[0].comparator_norm == min(3.0, epsilon)
+    assert ovr.plan_[0] == _plan(ovr, X3, "logistic", split.epsilon_i, split.delta_i)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -162,7 +195,8 @@ def test_a_multinomial_fit_uses_the_plan_objpert_plan_returns(n, n_features, k, 
     s = _settings(model)
     expected = objpert.plan(
         "multinomial", loss="softmax", epsilon=2.0, delta=DELTA, **_public(model, X),
-        n_classes=k, mu=s["mu"], comparator_norm=s["comparator_norm"],
+        n_classes=k, mu=s["mu"], **({} if "comparator_norm" not in s else
+                                    {"comparator_norm": s["comparator_norm"]}),
     )  # fmt: skip
     assert model.plan_ == expected
 
@@ -172,18 +206,20 @@ def test_a_multinomial_fit_uses_the_plan_objpert_plan_returns(n, n_features, k, 
 
 def test_objpert_plan_defaults_are_the_estimators_defaults():
     """The Watkins & Arora planner's options that are estimator parameters default to the
-    estimators' defaults (``mu=None`` is ``mu="auto"``), and so does the multinomial
-    planner's comparator norm."""
+    estimators' defaults (``mu=None`` is ``mu="auto"``; ``comparator_norm="auto"`` is 3
+    without a prior, the planners' default), and so does the multinomial planner's
+    comparator norm."""
     options = inspect.signature(registry.get("watkins_arora").plan).parameters
     for cls in (PrivateLogisticRegression, PrivateRobustRegression):
         params = cls().get_params()
-        for name in ("calibration", "comparator_norm", "max_iter"):
+        for name in ("calibration", "max_iter"):
             assert options[name].default == params[name], (cls.__name__, name)
         assert options["mu"].default is None and params["mu"] == "auto"
+        assert options["comparator_norm"].default == 3.0 and params["comparator_norm"] == "auto"
     multinomial = inspect.signature(
         objpert.mechanisms._certificates.multinomial.plan_multinomial
     ).parameters
-    assert multinomial["comparator_norm"].default == PrivateLogisticRegression().comparator_norm
+    assert multinomial["comparator_norm"].default == 3.0
     assert multinomial["mu"].default is None
 
 

@@ -148,9 +148,13 @@ def _fit(case, prior, **extra):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_plan_and_certificate_are_those_without_a_prior(case):
+    """At the same comparator norm (with a prior, ``"auto"`` is min(3, epsilon) = 2 here:
+    it enters the plan's utility bound, never the certificate)."""
     k = CASES[case][2]
-    plain, _, _ = _fit(case, None)
     with_prior, _, _ = _fit(case, _prior(k))
+    plans = with_prior.plan_ if isinstance(with_prior.plan_, list) else [with_prior.plan_]
+    assert {p.comparator_norm for p in plans} == {min(3.0, COMMON["epsilon"])}
+    plain, _, _ = _fit(case, None, comparator_norm=min(3.0, COMMON["epsilon"]))
     assert with_prior.plan_ == plain.plan_
     assert with_prior.certificate_ == plain.certificate_
     assert with_prior.certificate_.to_dict() == plain.certificate_.to_dict()
@@ -454,7 +458,8 @@ def test_the_pairwise_check_holds_on_a_generic_pair_with_a_prior(pair):
 )
 def test_any_finite_prior_keeps_the_certificate_and_the_offset_release(coef, intercept, seed):
     X, y2, _, _ = _data()
-    kw = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1])
+    kw = dict(epsilon=2.0, delta=1e-6, mu=1.0, max_iter=400, data_norm=DATA_NORM, classes=[0, 1],
+              comparator_norm=3.0)  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = PrivateLogisticRegression(**kw, random_state=seed).fit(X, y2)
@@ -511,3 +516,35 @@ def test_the_privacy_report_shows_the_public_prior(tmp_path):
     plain, _, _ = _fit("binary", None)
     path = save(plain, tmp_path / "p.json")
     assert "public prior:" not in render(build_report(path, read(path)), "md")
+
+
+def test_the_default_release_tends_to_the_prior_as_epsilon_falls():
+    """With a prior, ``comparator_norm="auto"`` is W = min(3, epsilon): the calibrated
+    ridge is about sqrt(d) sigma / W, so the noise moves the release a distance of order W
+    from the prior (docs/priors.md) and the release tends to the prior as epsilon falls,
+    where W = 3 (the default without a prior) leaves it far from the prior."""
+    rng = np.random.default_rng(0)
+    n, d = 2000, 5
+    X = rng.uniform(-1.0, 1.0, (n, d)) / np.sqrt(d)
+    w = 3.0 * rng.normal(size=d)
+    y = (X @ w + 0.3 * rng.normal(size=n) > 0).astype(int)
+    prior = (0.5 * w, 0.1)
+
+    def distance(epsilon, **kw):
+        out = []
+        for seed in range(5):
+            model = PrivateLogisticRegression(
+                epsilon=epsilon, data_norm=1.0, classes=[0, 1], prior=prior, random_state=seed,
+                **kw,
+            ).fit(X, y)  # fmt: skip
+            release = model.releases_[0]
+            out.append(np.linalg.norm(release.weights - release.prior))
+        return float(np.mean(out))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        far = distance(0.01, comparator_norm=3.0)
+        d001, d01, d1 = distance(0.01), distance(0.1), distance(1.0)
+    assert d001 < d01 < d1
+    assert d001 <= 2 * 0.01 and d01 <= 2 * 0.1
+    assert far > 50 * d001

@@ -59,7 +59,7 @@ from objpert.estimators._bounds import (
     pipeline_row_bound,
     public_zeta,
 )
-from objpert.estimators._planning import CALIBRATIONS, calibration_for
+from objpert.estimators._planning import CALIBRATIONS, calibration_for, comparator_norm_for
 from objpert.estimators._prior import (
     PublicPrior,
     check_public_prior,
@@ -215,7 +215,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         "clip": ["boolean"],
         "calibration": [StrOptions(set(CALIBRATIONS))],
         "mu": [StrOptions({"auto"}), _POSITIVE],
-        "comparator_norm": [_POSITIVE],
+        "comparator_norm": [StrOptions({"auto"}), _POSITIVE],
         "max_iter": [Number(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "verbose": [StrOptions({"auto"}), "boolean", None],
@@ -250,7 +250,9 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             data_norm=None if self.data_norm is None else float(self.data_norm),
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
-            comparator_norm=float(self.comparator_norm),
+            comparator_norm=comparator_norm_for(
+                self.comparator_norm, float(self.epsilon), params.get("prior") is not None
+            ),
             max_iter=int(self.max_iter),
             intercept_scaling=None if scaling is None else float(scaling),
             calibration=self.calibration,

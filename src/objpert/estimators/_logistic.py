@@ -28,7 +28,7 @@ from objpert.estimators._multinomial import (
     fit_multinomial,
     use_multinomial,
 )
-from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.estimators._planning import DEFAULT_MAX_ITER
 from objpert.estimators._selection import once_per_cause
 from objpert.estimators._unit import fit_multinomial_per_unit
 from objpert.exceptions import DataError, ParameterError
@@ -75,10 +75,13 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         ``"tight"``: numerical calibration certified by Theorem C.13 (any epsilon).
         ``"corollary413"``: Corollary 4.13 as stated (per-release epsilon <= 1).
     %(mu)s
-    comparator_norm : float > 0, default=3.0
+    comparator_norm : "auto" or float > 0, default="auto"
         W, the norm of the comparators the "auto" mu is tuned against (public). Smaller W
-        weighs the noise more against the regularisation bias: 3 beat 10 on every real
-        dataset of the README (and matches exact LOP at equal mu; README, compare).
+        weighs the noise more against the regularisation bias. ``"auto"``: 3 without a
+        prior (3 beat 10 on every real dataset of the README and matches exact LOP at
+        equal mu; README, compare); with a ``prior``, W = min(3, epsilon), the distance
+        from the prior, so that the release tends to the prior as epsilon falls
+        (docs/priors.md).
     max_iter : int >= 1, default=5000
         Public compute budget: the most gradient steps the tight calibration may plan.
     random_state : None, int, Generator or RandomState, default=None
@@ -163,13 +166,14 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         (None: 60 s; ``math.inf``: no limit).
     prior : fitted linear model, (coef, intercept), {"coef", "intercept"}, array or None, \
 default=None
-        A public model to start from (docs/priors.md): the ridge is centred at it,
-        (mu/2) ||w - w_pub||^2, and the descent starts there; ``comparator_norm`` is then
-        the distance from it. Anything with ``coef_`` and ``intercept_`` (scikit-learn's
-        LogisticRegression, an objpert model; its feature names and classes must match),
-        or coef of shape (n_features,) or (n_classes, n_features) with an intercept, in
-        the units of the raw features. The plan and certificate are those without a
-        prior. It must be public: a prior fitted on the same private rows is not covered.
+        A public model to start from (docs/priors.md): the ridge is centred at it, (mu/2)
+        ||w - w_pub||^2, and the descent starts there; ``comparator_norm`` is then the
+        distance from it (``"auto"``: min(3, epsilon)). Anything with ``coef_`` and
+        ``intercept_`` (scikit-learn's LogisticRegression, an objpert model; its feature
+        names and classes must match), or coef of shape (n_features,) or (n_classes,
+        n_features) with an intercept, in the units of the raw features. The plan and
+        certificate are those without a prior at the same W. It must be public: a prior
+        fitted on the same private rows is not covered.
     max_rows_per_unit : int >= 1 or None, default=None
         Certify the model for one privacy unit (a person) of up to k rows instead of one
         row: ``fit(X, y, privacy_unit=ids)`` keeps at most k rows per unit (chosen by a
@@ -228,7 +232,7 @@ default=None
         clip=True,
         calibration="tight",
         mu="auto",
-        comparator_norm=DEFAULT_COMPARATOR_NORM,
+        comparator_norm="auto",
         max_iter=DEFAULT_MAX_ITER,
         classes=None,
         composition="auto",

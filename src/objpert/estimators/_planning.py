@@ -32,9 +32,29 @@ __all__ = [
     "CALIBRATIONS",
     "DEFAULT_COMPARATOR_NORM",
     "DEFAULT_MAX_ITER",
+    "PRIOR_COMPARATOR_SLOPE",
     "calibration_for",
+    "comparator_norm_for",
     "plan_for",
 ]
+
+#: With a public prior, ``comparator_norm="auto"`` is W = min(3, PRIOR_COMPARATOR_SLOPE *
+#: epsilon): the distance from the prior the calibrated ridge competes with grows
+#: linearly with epsilon (docs/priors.md, "The default with a prior").
+PRIOR_COMPARATOR_SLOPE = 1.0
+
+
+def comparator_norm_for(setting: Any, epsilon: float, prior: bool) -> float:
+    """The comparator norm W of a fit: ``setting`` when it is a number; ``"auto"``:
+    :data:`DEFAULT_COMPARATOR_NORM` without a prior and min(DEFAULT_COMPARATOR_NORM,
+    PRIOR_COMPARATOR_SLOPE * epsilon) with one (epsilon: the fit's public target). A
+    public function of public settings: the plan re-derives it from them. Both arrive
+    checked (the estimator's constraints, a model file's loader)."""
+    if isinstance(setting, str):  # "auto", the only string the constraints allow
+        if not prior:
+            return DEFAULT_COMPARATOR_NORM
+        return min(DEFAULT_COMPARATOR_NORM, PRIOR_COMPARATOR_SLOPE * float(epsilon))
+    return float(setting)
 
 
 @functools.lru_cache(maxsize=512)

@@ -16,7 +16,7 @@ from objpert.estimators._base import (
     data_errors,
 )
 from objpert.estimators._docstrings import COMMON_DOC
-from objpert.estimators._planning import DEFAULT_COMPARATOR_NORM, DEFAULT_MAX_ITER
+from objpert.estimators._planning import DEFAULT_MAX_ITER
 from objpert.estimators._selection import once_per_cause
 from objpert.exceptions import DataError, ParameterError
 from objpert.preprocessing._parameters import POSITIVE
@@ -83,7 +83,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
         clip=True,
         calibration="tight",
         mu="auto",
-        comparator_norm=DEFAULT_COMPARATOR_NORM,
+        comparator_norm="auto",
         max_iter=DEFAULT_MAX_ITER,
         scale=1.0,
         random_state=None,

@@ -140,8 +140,9 @@ class PrivateParams(HasFeaturesCol, HasLabelCol, HasPredictionCol):
     )
     mu = param("mu", "ridge mu: 'auto' or a number > 0", _auto_or_float)
     comparatorNorm = param(
-        "comparatorNorm", "W, the comparator norm of mu='auto' (gradient_descent)",
-        TypeConverters.toFloat,
+        "comparatorNorm",
+        "W, the comparator norm of mu='auto': 'auto' or a number > 0 (gradient_descent)",
+        _auto_or_float,
     )  # fmt: skip
     maxIter = param(
         "maxIter", "most gradient steps the calibration may plan (gradient_descent)",

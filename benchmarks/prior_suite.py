@@ -1,0 +1,184 @@
+"""A public prior on the accuracy suite's binary tables: does the fit with a prior keep at
+least the accuracy of the prior alone and of the private fit alone?
+
+Usage: python benchmarks/prior_suite.py [--releases R] [--tables NAME ...]
+       [--epsilons E ...] [--prior-norms W ...] [--json benchmarks/prior_suite.json]
+       python benchmarks/prior_suite.py --table benchmarks/prior_suite.json [more.json ...]
+
+Each binary table of benchmarks/accuracy_suite.py (its loader, preprocessing and 80/20
+stratified split, seed 2026) has its training part split once more, stratified with the
+same seed: a *public* 5% and the *private* rest (as benchmarks/public_prior.py). The
+prior is scikit-learn's LogisticRegression (C = 1) fitted non-privately on the public
+part. At each epsilon (delta = 1e-6, declared classes, the table's public data_norm),
+R releases (seeds 0..R-1, one batched descent per setting, release 0 checked against the
+estimator's fit) of:
+
+- ``private``: PrivateLogisticRegression on the private part, no prior, all defaults;
+- ``prior``: the same with ``prior=`` the public model and every other setting at its
+  default (``comparator_norm="auto"``: with a prior, W = min(3, epsilon));
+- ``prior W=w``: with ``comparator_norm=w`` instead, one per ``--prior-norms`` value
+  (default none; 3 is the comparator norm without a prior).
+
+Each cell reports the prior alone's accuracy (one fixed model), each method's mean, and
+for ``prior`` its difference from the prior alone +- the standard error of its mean and
+its paired (same seed) difference from ``private`` +- that difference's standard error.
+A cell *misses* when one of these differences is below minus its standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from accuracy_suite import DELTA, SPLIT_SEED, TABLES, load_table, paired
+from public_prior import _releases, _summary
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+
+from objpert.exceptions import TestingSeedWarning
+
+EPSILONS = (0.1, 0.3, 1.0, 3.0)
+PUBLIC_FRACTION = 0.05
+BINARY = tuple(name for name, (_, _, note) in TABLES.items() if note.startswith("binary"))
+
+
+def _accuracy(coef, intercept, X, y):
+    return float(np.mean((X @ coef + intercept > 0).astype(int) == y))
+
+
+def run_table(name, epsilons, releases, prior_norms):
+    Xtr, Xte, ytr, yte, classes, norm, n_source = load_table(name)
+    if len(classes) != 2:
+        raise SystemExit(f"{name} has {len(classes)} classes; the prior suite is binary")
+    X_priv, X_pub, y_priv, y_pub = train_test_split(
+        Xtr, ytr, test_size=PUBLIC_FRACTION, random_state=SPLIT_SEED, stratify=ytr
+    )
+    public = LogisticRegression(C=1.0, max_iter=5000).fit(X_pub, y_pub)
+    prior = (public.coef_, public.intercept_)
+    prior_acc = _accuracy(public.coef_[0], public.intercept_[0], Xte, yte)
+    norm_of_prior = float(np.linalg.norm(np.append(public.coef_, public.intercept_)))
+    info = {"table": name, "n_source": n_source, "n_public": len(y_pub),
+            "n_private": len(y_priv), "n_test": len(yte), "d": int(Xtr.shape[1]),
+            "prior_norm": norm_of_prior}  # fmt: skip
+    settings = [("private", None, "auto"), ("prior", prior, "auto")]
+    settings += [(f"prior W={w:g}", prior, w) for w in prior_norms]
+    rows = []
+    for eps in epsilons:
+        row = {**info, "epsilon": eps, "prior_alone": prior_acc, "methods": {}}
+        for label, p, w in settings:
+            start = time.perf_counter()
+            coef, intercept, plan = _releases(X_priv, y_priv, norm, eps, p, w, releases)
+            accs = [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
+            row["methods"][label] = {
+                **_summary(accs), "comparator_norm": plan.comparator_norm, "mu": plan.mu,
+                "sigma": plan.sigma, "iterations": plan.iterations,
+                "seconds": time.perf_counter() - start,
+            }  # fmt: skip
+        m = row["methods"]
+        diff, se = paired(m["prior"]["values"], m["private"]["values"])
+        row["prior_minus_private"] = {"mean": diff, "se": se}
+        row["prior_minus_prior_alone"] = {"mean": m["prior"]["mean"] - prior_acc,
+                                          "se": m["prior"]["se"]}  # fmt: skip
+        rows.append(row)
+        print(line(row), flush=True)
+    return rows
+
+
+def _miss(d):
+    return d["mean"] < -d["se"] - 1e-12
+
+
+def line(row) -> str:
+    m = row["methods"]
+    a, b = row["prior_minus_prior_alone"], row["prior_minus_private"]
+    flag = " MISS" if _miss(a) or _miss(b) else ""
+    others = " ".join(f"[{k} {v['mean']:.4f}]" for k, v in m.items() if k.startswith("prior W"))
+    return (f"{row['table']:16s} eps={row['epsilon']:<4g} prior alone {row['prior_alone']:.4f} "
+            f"private {m['private']['mean']:.4f} prior {m['prior']['mean']:.4f} "
+            f"(W {m['prior']['comparator_norm']:.3g}, mu {m['prior']['mu']:.3g}; "
+            f"{a['mean']:+.4f} +- {a['se']:.4f} vs alone, {b['mean']:+.4f} +- {b['se']:.4f} "
+            f"vs private) {others}{flag}")  # fmt: skip
+
+
+def markdown(out) -> str:
+    """One row per (table, epsilon), then the cells that miss (a column W = 3 when the
+    rows have it)."""
+    w3 = any("prior W=3" in r["methods"] for r in out["rows"])
+    head = ("| table (public / private rows, d) | eps | prior alone | private | "
+            "with the prior (W) | minus prior alone | minus private (paired) |")  # fmt: skip
+    head += " W = 3 |" if w3 else ""
+    lines = [head, "|" + "---|" * (8 if w3 else 7)]
+    misses = []
+    for r in out["rows"]:
+        m, a, b = r["methods"], r["prior_minus_prior_alone"], r["prior_minus_private"]
+        cells = (
+            f"| {r['table']} ({r['n_public']} / {r['n_private']}, {r['d']}) | {r['epsilon']:g} | "
+            f"{r['prior_alone']:.4f} | {m['private']['mean']:.4f} | "
+            f"{m['prior']['mean']:.4f} ({m['prior']['comparator_norm']:.3g}) | "
+            f"{a['mean']:+.4f} +- {a['se']:.4f} | {b['mean']:+.4f} +- {b['se']:.4f} |"
+        )
+        if w3:
+            v = m.get("prior W=3", {}).get("mean")
+            cells += " - |" if v is None else f" {v:.4f} |"
+        lines.append(cells)
+        for what, d in (("the prior alone", a), ("the private fit", b)):
+            if _miss(d):
+                misses.append(f"{r['table']} eps {r['epsilon']:g} below {what} "
+                              f"({d['mean']:+.4f} +- {d['se']:.4f})")  # fmt: skip
+    lines.append("")
+    lines.append(f"cells more than one standard error below the prior alone or the private "
+                 f"fit alone: {len(misses)} of {len(out['rows'])}"
+                 f"{': ' if misses else ''}{'; '.join(misses)}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--releases", type=int, default=10)
+    parser.add_argument("--tables", nargs="+", default=list(BINARY), choices=list(BINARY))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--prior-norms", nargs="*", type=float, default=[])
+    parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--table", nargs="+", default=None, help="print the table of these JSON files, in turn"
+    )
+    args = parser.parse_args(argv)
+    if args.table:
+        files = [json.loads(Path(f).read_text()) for f in args.table]
+        print(markdown({"rows": [r for f in files for r in f["rows"]]}))
+        return 0
+    warnings.filterwarnings("ignore", category=TestingSeedWarning)
+    meta = {"releases": args.releases, "public_fraction": PUBLIC_FRACTION,
+            "prior_norms": args.prior_norms}  # fmt: skip
+    old = None
+    if args.json and Path(args.json).exists():  # its other tables' rows are kept
+        old = json.loads(Path(args.json).read_text())
+        for key, value in meta.items():
+            if old.get(key) != value:
+                raise SystemExit(f"{args.json} has {key}={old.get(key)!r}, this run {value!r}")
+    start = time.perf_counter()
+    rows = [r for name in args.tables for r in run_table(name, args.epsilons, args.releases,
+                                                         args.prior_norms)]  # fmt: skip
+    this = {"command": "python benchmarks/prior_suite.py " + " ".join(argv or sys.argv[1:]),
+            "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
+    out = {"python": platform.python_version(), "delta": DELTA, **meta,
+           "split_seed": SPLIT_SEED, "runs": [this], "rows": rows}  # fmt: skip
+    if old is not None:
+        out["runs"] = [*old["runs"], this]
+        kept = [r for r in old["rows"] if r["table"] not in args.tables]
+        order = list(TABLES)
+        out["rows"] = sorted(kept + rows, key=lambda r: (order.index(r["table"]), r["epsilon"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    print(markdown(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
