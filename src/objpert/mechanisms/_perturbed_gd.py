@@ -34,7 +34,6 @@ from objpert._engines.glm import GLMObjective
 from objpert._engines.span import FeatureSpan, span_reduction_pays
 from objpert._losses import Loss
 from objpert._randomness import make_rng
-from objpert._validation import check_int
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._plan import WatkinsAroraPlan, rederive_plan
 from objpert.exceptions import DataError, ParameterError, PrivacyError
@@ -354,6 +353,23 @@ def perturbed_gradient_descent(
     """
     engine, dtype = check_engine(engine, dtype)
     prior = check_prior(prior, plan.constants.d)
+    return _release(X, y, plan, rng, clip, verbose, span_reduction, n_jobs, engine, dtype, prior)
+
+
+def _release(
+    X: Any,
+    y: Any,
+    plan: WatkinsAroraPlan,
+    rng: Any,
+    clip: bool,
+    verbose: bool | None,
+    span_reduction: bool | None,
+    n_jobs: int | None,
+    engine: str,
+    dtype: str,
+    prior: np.ndarray | None,
+) -> Release:
+    """:func:`perturbed_gradient_descent` with its engine and prior checked already."""
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
@@ -395,11 +411,9 @@ def release_batch(
     Same checks, arguments and refusals as :func:`perturbed_gradient_descent`; the noise
     Z ~ N(0, sigma^2 I), shape (draws, d), is drawn once, after every check, so with a seed
     row 0 equals the single release with that seed. ``prior`` (d,): the public centre of
-    every draw's ridge (as for :func:`perturbed_gradient_descent`).
+    every draw's ridge (as for :func:`perturbed_gradient_descent`). For the library's
+    audits: ``draws``, ``engine`` and ``prior`` are checked by the caller.
     """
-    draws = check_int("draws", draws, 1)
-    engine, dtype = check_engine(engine, dtype)
-    prior = check_prior(prior, plan.constants.d)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
@@ -443,11 +457,12 @@ def release_one_vs_rest(
     on its own (their composition is the caller's to account for). Every check runs before
     the first draw; ``seconds`` of each release is the time of all of them. ``engine`` and
     ``dtype``: as for :func:`perturbed_gradient_descent` (here and in the functions below).
-    ``prior``: the public centre w_pub of every release (d,), or one per release (K, d)."""
+    ``prior``: the public centre w_pub of every release (d,), or one per release (K, d),
+    checked by :func:`check_prior` (as ``engine``, by the caller)."""
     columns = _label_columns(Y, len(rngs))
     return _release_columns(
         X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs,
-        check_engine(engine, dtype), check_prior(prior, plan.constants.d, len(columns)),
+        (engine, dtype), prior,
     )  # fmt: skip
 
 
@@ -471,7 +486,7 @@ def release_plans(
     its own call to rounding."""
     if len(plans) != len(rngs) or not plans:
         raise ParameterError(f"{len(plans)} plans and {len(rngs)} generators: one each, >= 1")
-    kind = check_engine(engine, dtype)
+    kind = (engine, dtype)  # checked by the caller
     groups: dict[Any, list[int]] = {}
     for k, plan in enumerate(plans):
         groups.setdefault(_descent(plan), []).append(k)
@@ -578,7 +593,8 @@ def release_targets(
     target; Dask data) through :func:`perturbed_gradient_descent`, one after the other.
     Either way release k equals ``perturbed_gradient_descent(X, targets[k], plan,
     rngs[k], prior=prior[k])`` to rounding. ``prior``: None, (d,) for every release or
-    (K, d) one row per release (the public centre of each ridge)."""
+    (K, d) one row per release (the public centre of each ridge), checked here; ``engine``
+    and ``dtype`` are checked by the caller (the estimator's ``fit``)."""
     if len(targets) != len(rngs):
         raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
     prior = check_prior(prior, plan.constants.d, len(targets))
@@ -587,10 +603,10 @@ def release_targets(
     if len(targets) > 1 and in_memory and all(isinstance(t, np.ndarray) for t in targets):
         return release_one_vs_rest(X, np.column_stack(targets), plan, rngs, verbose=verbose,
                                    prior=prior, **kind)  # fmt: skip
-    rows = [None] * len(targets) if prior is None else np.broadcast_to(
+    rows = [None] * len(targets) if prior is None else np.array(np.broadcast_to(
         prior, (len(targets), plan.constants.d)
-    )  # fmt: skip
+    ))  # fmt: skip
     return [
-        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, prior=w0, **kind)
+        _release(X, t, plan, rng, False, verbose, None, n_jobs, engine, dtype, w0)
         for t, rng, w0 in zip(targets, rngs, rows, strict=True)
     ]
