@@ -1,4 +1,4 @@
-"""Fuzz: the DP-SGD and DP Newton planners and DP-SGD's accountant
+"""Fuzz: the DP-SGD and DP Newton planners (at their door, ``objpert.plan``) and DP-SGD's accountant
 (objpert.mechanisms._certificates.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
 distributions are quick to compose (a few examples each)."""
 
@@ -19,9 +19,10 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+import objpert
 from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
-from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan, plan_dp_newton
-from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan
+from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("hinge", None)),
@@ -50,7 +51,7 @@ def test_plan_dp_sgd(data):
         clip=optional(real(1e-2, 1e2)), mu=real(0.0, 1.0, extra=(0.0,)),
     )  # fmt: skip
     loss, n, eps, delta = kw.pop("loss"), kw.pop("n"), kw.pop("epsilon"), kw.pop("delta")
-    ok, plan = outcome(plan_dp_sgd, loss, n=n, epsilon=eps, delta=delta, **kw)
+    ok, plan = outcome(objpert.plan, "dp_sgd", loss=loss, n=n, epsilon=eps, delta=delta, **kw)
     if ok:
         _check(plan, DPSGDPlan, eps, delta)
         assert 1 <= plan.batch_size <= plan.n and plan.iterations >= 1
@@ -64,7 +65,7 @@ def test_plan_dp_newton(data):
         accountant=choice(("gdp", "rdp")),
     )  # fmt: skip
     loss, n, eps, delta = kw.pop("loss"), kw.pop("n"), kw.pop("epsilon"), kw.pop("delta")
-    ok, plan = outcome(plan_dp_newton, loss, n=n, epsilon=eps, delta=delta, **kw)
+    ok, plan = outcome(objpert.plan, "dp_newton", loss=loss, n=n, epsilon=eps, delta=delta, **kw)
     if ok:
         _check(plan, DPNewtonPlan, eps, delta)
 
