@@ -356,19 +356,9 @@ def perturbed_gradient_descent(
     return _release(X, y, plan, rng, clip, verbose, span_reduction, n_jobs, engine, dtype, prior)
 
 
-def _release(
-    X: Any,
-    y: Any,
-    plan: WatkinsAroraPlan,
-    rng: Any,
-    clip: bool,
-    verbose: bool | None,
-    span_reduction: bool | None,
-    n_jobs: int | None,
-    engine: str,
-    dtype: str,
-    prior: np.ndarray | None,
-) -> Release:
+def _release(X: Any, y: Any, plan: WatkinsAroraPlan, rng: Any, clip: bool, verbose: bool | None,
+             span_reduction: bool | None, n_jobs: int | None, engine: str, dtype: str,
+             prior: np.ndarray | None) -> Release:  # fmt: skip
     """:func:`perturbed_gradient_descent` with its engine and prior checked already."""
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
@@ -411,8 +401,7 @@ def release_batch(
     Same checks, arguments and refusals as :func:`perturbed_gradient_descent`; the noise
     Z ~ N(0, sigma^2 I), shape (draws, d), is drawn once, after every check, so with a seed
     row 0 equals the single release with that seed. ``prior`` (d,): the public centre of
-    every draw's ridge (as for :func:`perturbed_gradient_descent`). For the library's
-    audits: ``draws``, ``engine`` and ``prior`` are checked by the caller.
+    every draw's ridge (as for :func:`perturbed_gradient_descent`); all checked by the caller.
     """
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
@@ -457,8 +446,7 @@ def release_one_vs_rest(
     on its own (their composition is the caller's to account for). Every check runs before
     the first draw; ``seconds`` of each release is the time of all of them. ``engine`` and
     ``dtype``: as for :func:`perturbed_gradient_descent` (here and in the functions below).
-    ``prior``: the public centre w_pub of every release (d,), or one per release (K, d),
-    checked by :func:`check_prior` (as ``engine``, by the caller)."""
+    ``prior``: the public centre w_pub of every release (d,), or one per release (K, d)."""
     columns = _label_columns(Y, len(rngs))
     return _release_columns(
         X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs,
@@ -593,8 +581,7 @@ def release_targets(
     target; Dask data) through :func:`perturbed_gradient_descent`, one after the other.
     Either way release k equals ``perturbed_gradient_descent(X, targets[k], plan,
     rngs[k], prior=prior[k])`` to rounding. ``prior``: None, (d,) for every release or
-    (K, d) one row per release (the public centre of each ridge), checked here; ``engine``
-    and ``dtype`` are checked by the caller (the estimator's ``fit``)."""
+    (K, d) one row per release (the public centre of each ridge); ``engine``: checked by fit."""
     if len(targets) != len(rngs):
         raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
     prior = check_prior(prior, plan.constants.d, len(targets))
