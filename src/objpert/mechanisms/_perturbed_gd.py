@@ -44,7 +44,6 @@ __all__ = [
     "CertifiedRelease",
     "Release",
     "centred",
-    "check_plan",
     "check_prior",
     "finite_or_refused",
     "perturbed_gradient_descent",
@@ -149,12 +148,6 @@ def _with_prior(record: dict[str, Any], prior: np.ndarray | None) -> dict[str, A
     return record
 
 
-def check_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
-    """The plan's certificate re-derived from the loss and its public inputs
-    (:func:`~objpert.certify.rederive_plan`); refuse any mismatch."""
-    return rederive_plan(plan)
-
-
 def centred(prior: np.ndarray | None, z: np.ndarray, mu: float) -> tuple[np.ndarray, Any]:
     """(w_0, z - mu w_pub): the start and the noise of eq. (4) for the ridge centred at the
     public prior w_pub, since mu (w - w_pub) + z = mu w + (z - mu w_pub); ``prior`` None
@@ -245,7 +238,7 @@ def _prepare(
 ) -> tuple[ReleaseCertificate, Any, np.ndarray, Loss, int]:
     """Every check before the noise: the plan certifies, the data meet its shape, labels and
     Assumption 1 (rows clipped when ``clip``). (certificate, X, y, loss, rows clipped)."""
-    cert = check_plan(plan)
+    cert = rederive_plan(plan)  # the privacy boundary: the plan re-derived from the loss
     pc = plan.constants
     loss = pc.loss_object()
     M, yy, clipped = for_plan(
@@ -517,7 +510,7 @@ def _release_columns(
     certs: dict[int, ReleaseCertificate] = {id(first): cert}
     for p in plans[1:]:
         if id(p) not in certs:
-            certs[id(p)] = check_plan(p)
+            certs[id(p)] = rederive_plan(p)
     pc = first.constants
     if all(lab is labels[0] for lab in labels):
         y = y0  # shared labels: the kernels' one-label-per-row path
