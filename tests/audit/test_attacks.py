@@ -265,8 +265,8 @@ def test_output_perturbation_batch_shares_one_minimiser():
 
 def test_peer_batch_refusals():
     X, y = pair().X, pair().y
-    with pytest.raises(ParameterError, match="draws"):
-        quiet(mpeers.peer_release_batch, X, y, plan("lop"), 0, 1)
+    with pytest.raises(ParameterError, match="draws"):  # checked at the audit's door
+        attacks.audit_mechanism("lop", pair(), plan=plan("lop"), draws=0, rng=1)
     with pytest.raises(PrivacyError, match="PeerPlan"):
         quiet(mpeers.peer_release_batch, X, y, plan("watkins_arora"), 2, 1)
 
@@ -291,8 +291,6 @@ def test_qop_batch_with_l1_runs_draw_by_draw():
     batch = quiet(qop_release_batch, q.X, q.y, p, np.zeros(p.d), 2, **kw)
     single = quiet(qop_release, q.X, q.y, p, np.zeros(p.d), **kw)
     np.testing.assert_allclose(batch.weights[0], single.weights, rtol=1e-12, atol=1e-15)
-    with pytest.raises(ParameterError, match="draws"):
-        quiet(qop_release_batch, q.X, q.y, p, np.zeros(p.d), 0, rng=1)
 
 
 # ================================================================= audits

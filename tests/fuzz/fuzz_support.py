@@ -31,7 +31,7 @@ __all__ = [
     "choice",
     "count",
     "draw_args",
-    "draw_legal",
+    "draw_checked",
     "examples",
     "fixed",
     "fuzz",
@@ -137,9 +137,16 @@ class Arg:
     """An argument under fuzz: its plausible values and its hostile ones (``Arg(plausible,
     hostile)``)."""
 
-    def __init__(self, plausible: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]):
+    def __init__(
+        self,
+        plausible: st.SearchStrategy[Any],
+        hostile: st.SearchStrategy[Any],
+        checked: st.SearchStrategy[Any] | None = None,
+    ):
         self.plausible = plausible
         self.hostile = hostile
+        #: what a door hands inward: plausible values of the checked type (counts as int)
+        self.checked = plausible if checked is None else checked
 
 
 def real(lo: float, hi: float, *, extra: tuple[Any, ...] = ()) -> Arg:
@@ -156,6 +163,7 @@ def count(lo: int, hi: int) -> Arg:
     return Arg(
         st.one_of(plausible, plausible.map(float)),
         st.one_of(HOSTILE, st.integers(2**53 - 2, 2**53 + 2), st.floats(lo - 1, hi + 1)),
+        plausible,
     )
 
 
@@ -166,7 +174,7 @@ def choice(values: tuple[Any, ...], bad: tuple[Any, ...] = ("bogus", 3, None)) -
 
 def optional(arg: Arg) -> Arg:
     """``arg`` or None."""
-    return Arg(st.one_of(st.none(), arg.plausible), arg.hostile)
+    return Arg(st.one_of(st.none(), arg.plausible), arg.hostile, st.one_of(st.none(), arg.checked))
 
 
 def fixed(value: Any) -> Arg:
@@ -188,10 +196,11 @@ def draw_args(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
     }
 
 
-def draw_legal(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
-    """Arguments drawn from ``spec``, plausible only: for a private function, whose callers
-    hand it checked values (the hostile ones are fuzzed at the doors that check them)."""
-    return {k: data.draw(spec[k].plausible, label=k) for k in sorted(spec)}
+def draw_checked(data: st.DataObject, **spec: Arg) -> dict[str, Any]:
+    """Arguments as a door hands them inward: plausible values of the checked types. For the
+    private formulas behind the doors, which take checked values and do not check them
+    again (the hostile values are fuzzed at the doors)."""
+    return {k: data.draw(spec[k].checked, label=k) for k in sorted(spec)}
 
 
 def _event(text: str) -> None:

@@ -13,7 +13,7 @@ from fuzz_support import (
     check_delta,
     count,
     draw_args,
-    draw_legal,
+    draw_checked,
     fuzz,
     outcome,
     real,
@@ -122,7 +122,7 @@ def test_wa_profile(data):
 @given(data=st.data())
 def test_joint_plan_arguments(data):
     """Bad targets are refused with a one-line error before any calibration runs."""
-    kw = draw_legal(data, epsilon=real(1e-2, 5.0), delta=real(1e-12, 0.5), k=count(2, 10))
+    kw = draw_checked(data, epsilon=real(1e-2, 5.0), delta=real(1e-12, 0.5), k=count(2, 10))
     calls = []
 
     def plan_at(e, d):

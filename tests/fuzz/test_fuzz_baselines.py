@@ -1,4 +1,4 @@
-"""Fuzz: the DP-SGD and DP Newton planners and DP-SGD's accountant
+"""Fuzz: the DP-SGD and DP Newton planners (at their door, ``objpert.plan``) and DP-SGD's accountant
 (objpert.mechanisms._certificates.dp_sgd, .dp_newton). Ranges are kept where the privacy loss
 distributions are quick to compose (a few examples each)."""
 
@@ -11,7 +11,7 @@ from fuzz_support import (
     choice,
     count,
     draw_args,
-    draw_legal,
+    draw_checked,
     fuzz,
     optional,
     outcome,
@@ -20,9 +20,10 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+import objpert
 from objpert.accounting._gaussian_steps import subsampled_gaussian_epsilon
-from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan, plan_dp_newton
-from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
+from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan
+from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan
 
 COMMON = dict(
     loss=choice(("logistic", "robust"), ("hinge", None)),
@@ -51,7 +52,7 @@ def test_plan_dp_sgd(data):
         clip=optional(real(1e-2, 1e2)), mu=real(0.0, 1.0, extra=(0.0,)),
     )  # fmt: skip
     loss, n, eps, delta = kw.pop("loss"), kw.pop("n"), kw.pop("epsilon"), kw.pop("delta")
-    ok, plan = outcome(plan_dp_sgd, loss, n=n, epsilon=eps, delta=delta, **kw)
+    ok, plan = outcome(objpert.plan, "dp_sgd", loss=loss, n=n, epsilon=eps, delta=delta, **kw)
     if ok:
         _check(plan, DPSGDPlan, eps, delta)
         assert 1 <= plan.batch_size <= plan.n and plan.iterations >= 1
@@ -65,7 +66,7 @@ def test_plan_dp_newton(data):
         accountant=choice(("gdp", "rdp")),
     )  # fmt: skip
     loss, n, eps, delta = kw.pop("loss"), kw.pop("n"), kw.pop("epsilon"), kw.pop("delta")
-    ok, plan = outcome(plan_dp_newton, loss, n=n, epsilon=eps, delta=delta, **kw)
+    ok, plan = outcome(objpert.plan, "dp_newton", loss=loss, n=n, epsilon=eps, delta=delta, **kw)
     if ok:
         _check(plan, DPNewtonPlan, eps, delta)
 
@@ -73,7 +74,7 @@ def test_plan_dp_newton(data):
 @fuzz(10)
 @given(data=st.data())
 def test_dp_sgd_epsilon(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, delta=real(1e-10, 0.5), iterations=count(1, 200), sampling_rate=real(1e-3, 1.0),
         noise_multiplier=real(0.5, 20.0),
     )  # fmt: skip

@@ -14,7 +14,7 @@ from fuzz_support import (
     choice,
     count,
     draw_args,
-    draw_legal,
+    draw_checked,
     fixed,
     fuzz,
     optional,
@@ -208,7 +208,7 @@ def test_min_iterations(data):
 @given(data=st.data())
 def test_minimal_sigma_limit(data):
     pc = constants(data)
-    kw = draw_legal(data, epsilon=EPSILON, delta=real(1e-12, 0.5))
+    kw = draw_checked(data, epsilon=EPSILON, delta=real(1e-12, 0.5))
     if pc is None:
         return
     ok, val = outcome(search.minimal_sigma_limit, pc, kw["epsilon"], kw["delta"])
@@ -301,7 +301,9 @@ def test_utility(data):
 @fuzz(120)
 @given(data=st.data())
 def test_gaussian_benchmark(data):
-    kw = draw_legal(data, epsilon=arrays(real(0.0, 1e3)), sensitivity=real(1e-4, 1e4), sigma=SIGMA)
+    kw = draw_checked(
+        data, epsilon=arrays(real(0.0, 1e3)), sensitivity=real(1e-4, 1e4), sigma=SIGMA
+    )
     for fn in (gaussian.gaussian_profile, gaussian.gaussian_integrated_tail_bound):
         ok, val = outcome(fn, kw["epsilon"], kw["sensitivity"], kw["sigma"])
         if ok:

@@ -11,7 +11,7 @@ from fuzz_support import (
     check_certificate,
     count,
     draw_args,
-    draw_legal,
+    draw_checked,
     fuzz,
     outcome,
     real,
@@ -50,7 +50,7 @@ def test_basic(data):
 @fuzz(150)
 @given(data=st.data())
 def test_advanced(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, epsilon=real(0.0, 10.0), delta=DELTA_LIKE, k=count(1, 10**9),
         delta_slack=real(1e-12, 0.9),
     )  # fmt: skip
@@ -64,7 +64,7 @@ def test_advanced(data):
 @given(data=st.data())
 def test_split_budget(data):
     """Per-release budgets whose composition meets the target, in O(1) for any k."""
-    kw = draw_legal(data, epsilon=real(1e-4, 1e3), delta=real(1e-12, 0.5), k=count(1, 10**15))
+    kw = draw_checked(data, epsilon=real(1e-4, 1e3), delta=real(1e-12, 0.5), k=count(1, 10**15))
     start = time.perf_counter()
     ok, split = outcome(composition.split_budget, **kw)
     assert time.perf_counter() - start < 1.0, "split_budget must not scale with k"

@@ -12,6 +12,7 @@ from fuzz_support import (
     choice,
     count,
     draw_args,
+    draw_checked,
     fuzz,
     optional,
     outcome,
@@ -20,8 +21,8 @@ from fuzz_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+import objpert
 from objpert.mechanisms._certificates import qop, redberg
-from objpert.mechanisms._certificates.calibrate import calibrate_peer
 
 PROFILE = dict(
     n=count(1, 10**8),
@@ -39,7 +40,7 @@ PROFILE = dict(
 @fuzz(120)
 @given(data=st.data())
 def test_profile_functions(data):
-    kw = draw_args(data, **PROFILE)
+    kw = draw_checked(data, **PROFILE)
     n, g, b, mu, s, e, dl, t, c0 = (
         kw[k] for k in ("n", "grad", "smooth", "mu", "sigma", "epsilon", "delta", "ratio",
                         "log_det")
@@ -66,8 +67,8 @@ def test_profile_functions(data):
 @fuzz(40)
 @given(data=st.data())
 def test_calibration(data):
-    kw = draw_args(data, **{k: PROFILE[k] for k in ("n", "grad", "smooth", "mu", "delta")},
-                   epsilon=real(1e-2, 10.0))  # fmt: skip
+    kw = draw_checked(data, **{k: PROFILE[k] for k in ("n", "grad", "smooth", "mu", "delta")},
+                      epsilon=real(1e-2, 10.0))  # fmt: skip
     args = (kw["n"], kw["grad"], kw["smooth"], kw["mu"], kw["epsilon"], kw["delta"])
     ok, sigma = outcome(redberg.calibrate_exact_lop, *args)
     if ok:
@@ -79,8 +80,8 @@ def test_calibration(data):
 @fuzz(15)
 @given(data=st.data())
 def test_pair_delta(data):
-    kw = draw_args(data, epsilon=real(1e-3, 5.0, extra=(0.0,)), ratio=real(1e-2, 5.0),
-                   angle=real(0.0, math.pi), log_det=real(1e-6, 1.0, extra=(0.0,)))  # fmt: skip
+    kw = draw_checked(data, epsilon=real(1e-3, 5.0, extra=(0.0,)), ratio=real(1e-2, 5.0),
+                      angle=real(0.0, math.pi), log_det=real(1e-6, 1.0, extra=(0.0,)))  # fmt: skip
     ok, val = outcome(redberg.pair_delta, kw["epsilon"], kw["ratio"], kw["angle"], kw["log_det"])
     if ok:
         check_delta(val)
@@ -99,8 +100,8 @@ def test_planners_with_accountants(data):
     if kw["method"] == "lop_clip":
         opts["clip"] = 0.5
     ok, plan = outcome(
-        calibrate_peer, kw["method"], kw["n"], kw["d"], kw["zeta"], "logistic", kw["epsilon"],
-        kw["delta"], **opts,
+        objpert.plan, kw["method"], loss="logistic", n=kw["n"], d=kw["d"], zeta=kw["zeta"],
+        epsilon=kw["epsilon"], delta=kw["delta"], **opts,
     )  # fmt: skip
     if ok:
         check_certificate(plan.certificate)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fuzz_support import HOSTILE, Arg, choice, count, draw_args, draw_legal, fuzz, outcome
+from fuzz_support import HOSTILE, Arg, choice, count, draw_args, draw_checked, fuzz, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,7 +43,7 @@ def mask_of(X, kind):
 @given(data=st.data(), Xy=rows())
 def test_keyed_engine(data, Xy):
     X, y = Xy
-    kw = draw_legal(data, mask=MASKS, threads=Arg(st.sampled_from([None, 1, 2, -1]), HOSTILE))
+    kw = draw_checked(data, mask=MASKS, threads=Arg(st.sampled_from([None, 1, 2, -1]), HOSTILE))
     mask = mask_of(X, kw["mask"])
     ok, got = outcome(key_rows, X, mask)
     if not ok:
@@ -92,7 +92,7 @@ def test_timed_engine(data):
 def test_seconds_per_step_on_an_engine(data):
     """A positive finite time for the engine the fit runs, or a one-line objpert error (a
     GPU missing, float32 for the shaped engines, a bad name)."""
-    kw = draw_legal(
+    kw = draw_checked(
         data, engine=choice(ENGINES), dtype=choice(("float64", "float32")), n=count(1, 500),
         d=count(1, 8),
     )  # fmt: skip

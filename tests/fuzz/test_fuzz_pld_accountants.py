@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from fuzz_support import count, draw_legal, fuzz, outcome, real
+from fuzz_support import count, draw_checked, fuzz, outcome, real
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ def _check_epsilon(val):
 @fuzz(12)
 @given(data=st.data())
 def test_noisy_gd_pld_accountant(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, delta=real(1e-12, 0.5), iterations=count(1, 10**4), z=real(0.3, 1e3),
         discretization=DISC,
     )  # fmt: skip
@@ -44,7 +44,9 @@ def test_noisy_gd_pld_accountant(data):
 @fuzz(3)
 @given(data=st.data())
 def test_noisy_gd_pld_calibration(data):
-    kw = draw_legal(data, epsilon=real(0.5, 10.0), delta=real(1e-10, 1e-3), iterations=count(1, 20))
+    kw = draw_checked(
+        data, epsilon=real(0.5, 10.0), delta=real(1e-10, 1e-3), iterations=count(1, 20)
+    )
     ok, z = outcome(gsteps.calibrate_noise_multiplier, kw["epsilon"], kw["delta"],
                     kw["iterations"], "pld")  # fmt: skip
     if ok:
@@ -55,7 +57,7 @@ def test_noisy_gd_pld_calibration(data):
 @fuzz(6)
 @given(data=st.data())
 def test_dp_sgd_accountant(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, delta=real(1e-12, 0.5), iterations=count(1, 200), sampling_rate=real(1e-3, 1.0),
         noise_multiplier=real(0.25, 50.0), discretization=real(1e-3, 1e-2, extra=(1e-3,)),
     )  # fmt: skip

@@ -15,7 +15,7 @@ from fuzz_support import (
     Arg,
     check_not_nan,
     count,
-    draw_legal,
+    draw_checked,
     fuzz,
     outcome,
     real,
@@ -42,7 +42,7 @@ def arrays(arg: Arg, max_size: int = 8) -> Arg:
 def test_tradeoff(data):
     """A trade-off value in [0, 1], non-increasing in alpha, f(alpha) <= 1 - alpha; or an
     objpert error."""
-    kw = draw_legal(
+    kw = draw_checked(
         data,
         alpha=arrays(real(0.0, 1.0), 12),
         epsilons=arrays(real(0.0, 50.0, extra=(0.0, 1e300))),
@@ -68,7 +68,7 @@ def test_tradeoff(data):
 @fuzz(100)
 @given(data=st.data())
 def test_epsilon_grid(data):
-    kw = draw_legal(data, epsilon=real(0.0, 1e6, extra=(0.0, 1e308)), points=count(2, 2000))
+    kw = draw_checked(data, epsilon=real(0.0, 1e6, extra=(0.0, 1e308)), points=count(2, 2000))
     ok, grid = outcome(tradeoff.epsilon_grid, **kw)
     if ok:
         check_not_nan(grid)

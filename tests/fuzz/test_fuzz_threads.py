@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz_support import HOSTILE, Arg, count, draw_args, draw_legal, fuzz, optional, outcome, real
+from fuzz_support import HOSTILE, Arg, count, draw_args, draw_checked, fuzz, optional, outcome, real
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ N_JOBS = Arg(st.one_of(st.none(), st.just(-1), st.integers(1, 64)), HOSTILE)
 def test_choose_threads(data):
     """A thread count >= 1, one thread for n_jobs=1, every core for -1; or a one-line
     ParameterError."""
-    kw = draw_legal(data, work=count(0, 10**12), n_jobs=N_JOBS)
+    kw = draw_checked(data, work=count(0, 10**12), n_jobs=N_JOBS)
     ok, got = outcome(threads.choose_threads, **kw)
     if ok:
         assert isinstance(got, int) and got >= 1
@@ -40,7 +40,7 @@ def test_choose_threads(data):
 @fuzz(150)
 @given(data=st.data())
 def test_iteration_budget(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, seconds=real(1e-6, 1e4), seconds_per_step=real(1e-7, 10.0),
         max_iter=count(1, 10**7),
     )  # fmt: skip
@@ -55,7 +55,7 @@ def test_iteration_budget(data):
 @fuzz(10)
 @given(data=st.data())
 def test_seconds_per_step(data):
-    kw = draw_legal(
+    kw = draw_checked(
         data, n=count(1, 3000), d=count(1, 40), draws=count(1, 12), n_jobs=N_JOBS,
         steps=count(1, 3),
     )  # fmt: skip

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+import objpert
 from objpert.accounting import _composition as composition
 from objpert.accounting._gaussian_mechanism import classical_gaussian_sigma, gaussian_profile
 from objpert.accounting._pld import distribution as pld_distribution
@@ -25,12 +26,7 @@ from objpert.certify._utility import e_opt
 from objpert.cli import main
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import DataError, ModelFileError, ObjpertError, ParameterError
-from objpert.mechanisms._certificates import (
-    default_output_mu,
-    discrete_gaussian_rho,
-    lop_delta,
-    output_sensitivity,
-)
+from objpert.mechanisms._certificates import discrete_gaussian_rho
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -171,7 +167,8 @@ HUGE = 10**400
         lambda: calibrate("logistic", n=HUGE, d=3, zeta=1, epsilon=1, delta=1e-6),
         lambda: calibrate("logistic", n=1000, d=3, zeta=1, epsilon=1, delta=1e-6,
                           max_iter=HUGE),
-        lambda: lop_delta(HUGE, 1.0, 1.0, 1.0),
+        lambda: objpert.plan("noisy_gd", loss="logistic", n=1000, d=3, zeta=1, epsilon=1,
+                             delta=1e-6, iterations=HUGE),
         lambda: e_opt(PC, HUGE, 10),
         lambda: PrivateLogisticRegression(epsilon=HUGE, **fast()).fit(X, Y),
         lambda: PrivateLogisticRegression(max_iter=HUGE, **fast()).fit(X, Y),
@@ -305,11 +302,23 @@ def test_max_iterations_true_is_not_one():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: lop_delta(-5, 1.0, 1.0, 1.0),
-        lambda: output_sensitivity(-5, 1.0, 1.0),
-        lambda: output_sensitivity(10, 1.0, -1.0),
-        lambda: default_output_mu(-5, 3, 1.0, 1.0, 1e-6),
-        lambda: default_output_mu(10, 0, 1.0, 1.0, 1e-6),
+        lambda: objpert.plan("lop", loss="logistic", n=-5, d=3, zeta=1.0, epsilon=1.0, delta=1e-6),
+        lambda: objpert.plan(
+            "output_perturbation",
+            loss="logistic",
+            n=10,
+            d=3,
+            zeta=1.0,
+            epsilon=1.0,
+            delta=1e-6,
+            mu=-1.0,
+        ),
+        lambda: objpert.plan(
+            "output_perturbation", loss="logistic", n=10, d=0, zeta=1.0, epsilon=1.0, delta=1e-6
+        ),
+        lambda: objpert.plan(
+            "amp", loss="logistic", n=10, d=3, zeta=1.0, epsilon=1.0, delta=1e-6, gamma=-1.0
+        ),
         lambda: e_opt(PC, -1.0, 10),
         lambda: theorem41.epsilon0(PC, -1.0, 10),
         lambda: theorem41.divergence(PC, -1.0, 0.5),

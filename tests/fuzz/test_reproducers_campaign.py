@@ -209,16 +209,16 @@ def test_inverse_lower_gamma_inverts_the_lower_gamma_function():
 def test_a_target_delta_below_every_certificate_is_refused(delta, capsys):
     """test_fuzz_cli: ``calibrate --delta 5e-324`` was an internal error (certificates report
     at least 2.2e-308, so the plan never certified)."""
+    from objpert import plan as objpert_plan
     from objpert.certify._calibration import calibrate
     from objpert.cli import main
-    from objpert.mechanisms._certificates.calibrate import calibrate_peer
 
     with pytest.raises(ParameterError, match=r"at least 2\.225e-308") as err:
         calibrate("logistic", n=1000, d=5, zeta=1.0, epsilon=0.5, delta=delta)
     _one_line(err)
     for method in ("lop", "amp", "output_perturbation", "noisy_gd"):
         with pytest.raises(ParameterError, match=r"at least 2\.225e-308"):
-            calibrate_peer(method, 1000, 5, 1.0, "logistic", 1.0, delta)
+            objpert_plan(method, loss="logistic", n=1000, d=5, zeta=1.0, epsilon=1.0, delta=delta)
     capsys.readouterr()
     code = main(["calibrate", "--n", "1000", "--d", "5", "--epsilon", "0.5", "--delta", str(delta)])
     err_text = capsys.readouterr().err

@@ -322,8 +322,18 @@ def test_grid_noise_is_exact_and_idempotent(sigma, bits):
     assert cpeers.grid_noise(eff, bits)[0] * cpeers.grid_noise(eff, bits)[1] == eff
     assert cpeers.grid_sigma(eff, bits) == eff
     assert cpeers.grid_sensitivity(0.5, sigma, 9, bits) == 0.5 + 3 * cpeers.grid_noise(eff, bits)[0]
-    with pytest.raises(ParameterError):
-        cpeers.grid_noise(sigma, 30)
+
+
+@pytest.mark.parametrize("mechanism", ["amp", "output_perturbation", "noisy_gd"])
+@pytest.mark.parametrize("bits", [3, 25, 20.5, True])
+def test_a_grid_outside_its_range_is_refused_at_the_door(mechanism, bits):
+    """The grid's exponent k is checked where it enters, ``objpert.plan`` (the grid
+    functions take it checked)."""
+    import objpert
+
+    with pytest.raises(ParameterError, match="grid_bits"):
+        objpert.plan(mechanism, loss="logistic", n=500, d=3, zeta=1.0, epsilon=1.0,
+                     delta=1e-5, grid_bits=bits)  # fmt: skip
 
 
 def test_grid_gaussian_lands_on_the_grid_whatever_the_value():

@@ -27,11 +27,12 @@ from scipy.special import expit
 from objpert._engines import glm
 from objpert._randomness import make_rng
 from objpert.certify import _calibration as calibration
+from objpert.certify import rederive_plan
 from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.exceptions import DataError, PrivacyError
 from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms import Release, perturbed_gradient_descent
-from objpert.mechanisms._perturbed_gd import check_plan, run_gradient_descent
+from objpert.mechanisms._perturbed_gd import run_gradient_descent
 
 N_ROWS, DIM, SCALE = 120, 3, 0.7
 
@@ -325,7 +326,7 @@ def test_refuses_a_plan_that_does_not_certify(change, gradient_calls):
 
 def test_the_plan_itself_certifies():
     for plan in (logistic_plan(), robust_plan()):
-        cert = check_plan(plan)
+        cert = rederive_plan(plan)
         assert cert.certified and cert.delta <= plan.delta
         assert cert == plan.recertify()
 

@@ -361,21 +361,33 @@ def test_plan_refuses_bad_inputs(kwargs, error, match):
 
 
 @pytest.mark.parametrize(
-    ("call", "match"),
+    ("options", "match"),
     [
-        (lambda: qop.min_eigenvalue_bound(5, 4, 0.1), "m must be >= d"),
-        (lambda: qop.min_eigenvalue_bound(5, 10, 1.0), "delta3"),
-        (lambda: qop.log_alpha1(5, 10, 0.0, 0.1), "delta1"),
-        (lambda: qop.max_eigenvalue_bound(5, 10, 0.1, 0.0), "delta4"),
-        (lambda: qop.f2(5, 10, 0.0), "alpha"),
-        (lambda: qop.output_noise(1e-3, 0, 1.0, 1.0, 1.0, 0.0, 0.1), "epsilon2"),
-        (lambda: qop.log_wishart_constant(2.5, 4), "d"),
-        (lambda: qop.sigma2(1.0, 1.0, 0.1, 0.1, 3, math.nan), "m"),
+        ({"m": 4}, "m must be >= d"),
+        ({"rank": 0}, "rank"),
+        ({"smoothness": -1.0}, "smoothness"),
+        ({"reading": "other"}, "reading"),
+        ({"inexact": True, "tau": 1e-3, "eta": math.nan}, "eta"),
+        ({"deltas": (0.01, 0.0)}, "deltas"),
     ],
 )
-def test_formula_functions_refuse_bad_inputs(call, match):
+def test_objpert_plan_refuses_bad_qop_options(options, match):
+    """The formulas behind the plan take checked values: a bad option is refused at the
+    door, ``objpert.plan``, naming it."""
+    import objpert
+
     with pytest.raises(ParameterError, match=match):
-        call()
+        objpert.plan("qop", loss="squared", n=100, d=5, zeta=1.0, epsilon=1.0, delta=0.01,
+                     **options)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "match"), [((0, 1.0), "n"), ((10, -1.0), "distance"), ((10, 1.0, math.inf), "sub")]
+)
+def test_utility_bound_refuses_bad_arguments(args, match):
+    plan = qop_plan(5, 1.0, 0.01, smoothness=1.0)
+    with pytest.raises(ParameterError, match=match):
+        plan.utility_bound(*args)
 
 
 def test_delta1_too_large_for_alpha1_refused():

@@ -29,7 +29,7 @@ from objpert.mechanisms._certificates.calibrate import calibrate_peer
 from objpert.mechanisms._certificates.dp_newton import DPNewtonPlan, plan_dp_newton
 from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan, plan_dp_sgd
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan, plan_multinomial
-from objpert.mechanisms._certificates.qop import QOPPlan, qop_plan
+from objpert.mechanisms._certificates.qop import QOPPlan, plan_qop
 from objpert.mechanisms._peers.multinomial import multinomial_release, multinomial_release_batch
 from objpert.mechanisms._registry import Mechanism, register
 
@@ -235,7 +235,7 @@ register(
 
 def _qop_plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
     smoothness = kw.pop("smoothness", float(get_loss(loss).L2) * zeta**2)
-    return qop_plan(d, epsilon, delta, smoothness=smoothness, **kw)
+    return plan_qop(d, epsilon, delta, smoothness=smoothness, **kw)
 
 
 def _reference(plan: QOPPlan, theta_ref: Any) -> np.ndarray:

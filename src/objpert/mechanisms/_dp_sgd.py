@@ -36,7 +36,6 @@ from objpert._data import for_plan, row_norms
 from objpert._engines.array import make_engine
 from objpert._losses import Loss
 from objpert._randomness import make_rng
-from objpert._validation import check_int
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.exceptions import PrivacyError
 from objpert.mechanisms._certificates.dp_sgd import DPSGDPlan
@@ -149,7 +148,6 @@ def run_release_batch(
 ) -> BatchRelease:
     """:func:`checked_run`, then ``steps`` ``draws`` times, one after the other from the same
     generator (so a batch of one with a seed draws the numbers of one release)."""
-    draws = check_int("draws", draws, 1)
     cert, M, yy, n_clipped, generator, seeded = checked_run(
         X, y, plan, plan_type, method, rng, clip
     )

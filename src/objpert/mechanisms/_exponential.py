@@ -14,15 +14,16 @@ from typing import Any
 import numpy as np
 
 from objpert._randomness import make_rng
-from objpert._validation import check_positive
+from objpert._validation import check_computed
 from objpert.exceptions import ParameterError
 
 __all__ = ["exponential_mechanism", "selection_probabilities"]
 
 
 def _log_weights(utilities: Any, epsilon: float, sensitivity: float) -> np.ndarray:
-    epsilon = check_positive("epsilon", epsilon)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    # epsilon is the caller's checked share; the sensitivity is computed from public
+    # bounds (k clip for a regression: clip = bound^2 may underflow)
+    sensitivity = check_computed("the utilities' sensitivity", sensitivity, "a bound too small")
     u = np.asarray(utilities, dtype=np.float64)
     if u.ndim != 1 or u.size == 0:
         raise ParameterError(f"utilities must be a non-empty 1-d array; got shape {u.shape}")

@@ -34,7 +34,6 @@ from objpert._engines.glm import GLMObjective
 from objpert._engines.span import FeatureSpan, span_reduction_pays
 from objpert._losses import Loss
 from objpert._randomness import make_rng
-from objpert._validation import check_int
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._plan import WatkinsAroraPlan, rederive_plan
 from objpert.exceptions import DataError, ParameterError, PrivacyError
@@ -45,7 +44,6 @@ __all__ = [
     "CertifiedRelease",
     "Release",
     "centred",
-    "check_plan",
     "check_prior",
     "finite_or_refused",
     "perturbed_gradient_descent",
@@ -150,12 +148,6 @@ def _with_prior(record: dict[str, Any], prior: np.ndarray | None) -> dict[str, A
     return record
 
 
-def check_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
-    """The plan's certificate re-derived from the loss and its public inputs
-    (:func:`~objpert.certify.rederive_plan`); refuse any mismatch."""
-    return rederive_plan(plan)
-
-
 def centred(prior: np.ndarray | None, z: np.ndarray, mu: float) -> tuple[np.ndarray, Any]:
     """(w_0, z - mu w_pub): the start and the noise of eq. (4) for the ridge centred at the
     public prior w_pub, since mu (w - w_pub) + z = mu w + (z - mu w_pub); ``prior`` None
@@ -246,7 +238,7 @@ def _prepare(
 ) -> tuple[ReleaseCertificate, Any, np.ndarray, Loss, int]:
     """Every check before the noise: the plan certifies, the data meet its shape, labels and
     Assumption 1 (rows clipped when ``clip``). (certificate, X, y, loss, rows clipped)."""
-    cert = check_plan(plan)
+    cert = rederive_plan(plan)  # the privacy boundary: the plan re-derived from the loss
     pc = plan.constants
     loss = pc.loss_object()
     M, yy, clipped = for_plan(
@@ -354,6 +346,13 @@ def perturbed_gradient_descent(
     """
     engine, dtype = check_engine(engine, dtype)
     prior = check_prior(prior, plan.constants.d)
+    return _release(X, y, plan, rng, clip, verbose, span_reduction, n_jobs, engine, dtype, prior)
+
+
+def _release(X: Any, y: Any, plan: WatkinsAroraPlan, rng: Any, clip: bool, verbose: bool | None,
+             span_reduction: bool | None, n_jobs: int | None, engine: str, dtype: str,
+             prior: np.ndarray | None) -> Release:  # fmt: skip
+    """:func:`perturbed_gradient_descent` with its engine and prior checked already."""
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
@@ -395,11 +394,8 @@ def release_batch(
     Same checks, arguments and refusals as :func:`perturbed_gradient_descent`; the noise
     Z ~ N(0, sigma^2 I), shape (draws, d), is drawn once, after every check, so with a seed
     row 0 equals the single release with that seed. ``prior`` (d,): the public centre of
-    every draw's ridge (as for :func:`perturbed_gradient_descent`).
+    every draw's ridge (as for :func:`perturbed_gradient_descent`); all checked by the caller.
     """
-    draws = check_int("draws", draws, 1)
-    engine, dtype = check_engine(engine, dtype)
-    prior = check_prior(prior, plan.constants.d)
     cert, M, yy, loss, clipped = _prepare(X, y, plan, clip)
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
@@ -447,7 +443,7 @@ def release_one_vs_rest(
     columns = _label_columns(Y, len(rngs))
     return _release_columns(
         X, columns, [plan] * len(columns), rngs, clip, verbose, span_reduction, n_jobs,
-        check_engine(engine, dtype), check_prior(prior, plan.constants.d, len(columns)),
+        (engine, dtype), prior,
     )  # fmt: skip
 
 
@@ -471,7 +467,7 @@ def release_plans(
     its own call to rounding."""
     if len(plans) != len(rngs) or not plans:
         raise ParameterError(f"{len(plans)} plans and {len(rngs)} generators: one each, >= 1")
-    kind = check_engine(engine, dtype)
+    kind = (engine, dtype)  # checked by the caller
     groups: dict[Any, list[int]] = {}
     for k, plan in enumerate(plans):
         groups.setdefault(_descent(plan), []).append(k)
@@ -514,7 +510,7 @@ def _release_columns(
     certs: dict[int, ReleaseCertificate] = {id(first): cert}
     for p in plans[1:]:
         if id(p) not in certs:
-            certs[id(p)] = check_plan(p)
+            certs[id(p)] = rederive_plan(p)
     pc = first.constants
     if all(lab is labels[0] for lab in labels):
         y = y0  # shared labels: the kernels' one-label-per-row path
@@ -578,7 +574,7 @@ def release_targets(
     target; Dask data) through :func:`perturbed_gradient_descent`, one after the other.
     Either way release k equals ``perturbed_gradient_descent(X, targets[k], plan,
     rngs[k], prior=prior[k])`` to rounding. ``prior``: None, (d,) for every release or
-    (K, d) one row per release (the public centre of each ridge)."""
+    (K, d) one row per release (the public centre of each ridge); ``engine``: checked by fit."""
     if len(targets) != len(rngs):
         raise ParameterError(f"{len(targets)} targets but {len(rngs)} generators")
     prior = check_prior(prior, plan.constants.d, len(targets))
@@ -587,10 +583,10 @@ def release_targets(
     if len(targets) > 1 and in_memory and all(isinstance(t, np.ndarray) for t in targets):
         return release_one_vs_rest(X, np.column_stack(targets), plan, rngs, verbose=verbose,
                                    prior=prior, **kind)  # fmt: skip
-    rows = [None] * len(targets) if prior is None else np.broadcast_to(
+    rows = [None] * len(targets) if prior is None else np.array(np.broadcast_to(
         prior, (len(targets), plan.constants.d)
-    )  # fmt: skip
+    ))  # fmt: skip
     return [
-        perturbed_gradient_descent(X, t, plan, rng, verbose=verbose, prior=w0, **kind)
+        _release(X, t, plan, rng, False, verbose, None, n_jobs, engine, dtype, w0)
         for t, rng, w0 in zip(targets, rngs, rows, strict=True)
     ]

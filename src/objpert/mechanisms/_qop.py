@@ -40,9 +40,10 @@ from objpert._engines.glm import GLMObjective
 from objpert._losses import Loss, SquaredLoss, get_loss
 from objpert._randomness import make_rng
 from objpert._solvers import davis_yin, stochastic_davis_yin
-from objpert._validation import check_int, check_nonnegative, check_positive
+from objpert._validation import check_nonnegative, check_positive, count, validated
 from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.mechanisms._certificates.qop import QOPCertificate, QOPPlan
+from objpert.mechanisms._certificates.rules import optional
 from objpert.mechanisms._discrete_noise import grid_gaussian
 from objpert.mechanisms._perturbed_gd import BatchRelease, Release
 
@@ -140,9 +141,7 @@ def _check_release(
         _same("inexact", True, plan.inexact)
     if solver not in SOLVERS:
         raise ParameterError(f"solver must be one of {SOLVERS}; got {solver!r}")
-    iterations = check_int("iterations", iterations, 1)
-    l1 = check_nonnegative("l1", l1)
-    kappa = None if box is None else check_positive("box", box)
+    kappa = box
     loss_obj = get_loss(loss)
     M = as_feature_matrix(X)
     n, d = M.shape
@@ -213,7 +212,7 @@ def _run(
     cert, M, yy, loss_obj, ref, l1, kappa, iterations, clipped = _check_release(
         X, y, plan, theta_ref, loss, l1, box, solver, iterations, inexact, tau, eta, clip
     )
-    B = 1 if draws is None else check_int("draws", draws, 1)
+    B = 1 if draws is None else draws
     n, d = M.shape
     generator, seeded = make_rng(rng)
     start = time.perf_counter()
@@ -258,6 +257,7 @@ def _run(
     )
 
 
+@validated(iterations=count(1), l1=check_nonnegative, box=optional(check_positive))
 def qop_release(
     X: Any,
     y: Any,

@@ -13,20 +13,17 @@ import math
 from dataclasses import replace
 
 from objpert._losses import Loss
-from objpert._validation import check_open_unit, check_positive, numeric_guard
+from objpert._validation import check_open_unit, check_positive, count, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._composition import basic, basic_profile
 from objpert.accounting._conversions import cdp_delta
 from objpert.certify._neighbours import two_radii
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,
-    check_grid_bits,
     grid_gaussian_sigma,
 )
 from objpert.mechanisms._certificates.lop import SOURCES, objective_delta, objective_noise
-from objpert.mechanisms._certificates.names import (
-    gaussian_calibration as check_gaussian_calibration,
-)
+from objpert.mechanisms._certificates.names import GAUSSIAN_CALIBRATIONS
 from objpert.mechanisms._certificates.plan import (
     DEFAULT_MAX_ITER,
     MAX_NUDGES,
@@ -38,11 +35,12 @@ from objpert.mechanisms._certificates.plan import (
     conclude,
     finish,
     grid_details,
-    iteration_budget,
     nudged,
     register_method,
     solver_tolerance,
 )
+from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
 
@@ -50,9 +48,9 @@ __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]
 DEFAULT_OUTPUT_SHARE = 0.01
 
 
-def _split(total: float, share: float, name: str) -> tuple[float, float]:
-    """(first, second) with second = share * total and first + second <= total exactly."""
-    share = check_open_unit(name, share)
+def _split(total: float, share: float) -> tuple[float, float]:
+    """(first, second) with second = share * total and first + second <= total exactly
+    (``share`` in (0, 1), checked by the planner)."""
     second = share * total
     first = total - second
     while first + second > total:
@@ -61,6 +59,15 @@ def _split(total: float, share: float, name: str) -> tuple[float, float]:
 
 
 @numeric_guard
+@validated(
+    mu=optional(check_positive),
+    gamma=optional(check_positive),
+    output_share=check_open_unit,
+    output_delta_share=optional(check_open_unit),
+    gaussian_calibration=choice(GAUSSIAN_CALIBRATIONS),
+    max_iter=count(1),
+    grid_bits=grid_bits_rule,
+)
 def plan_amp(
     loss: str | Loss,
     *,
@@ -105,16 +112,16 @@ def plan_amp(
     post-processing give (epsilon1 + epsilon2, delta1 + delta2)-DP.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
-    calibration = check_gaussian_calibration(gaussian_calibration)
-    eps1, eps2 = _split(inputs.epsilon, output_share, "output_share")
+    calibration = gaussian_calibration
+    eps1, eps2 = _split(inputs.epsilon, output_share)
     d_share = output_share if output_delta_share is None else output_delta_share
-    delta1, delta2 = _split(inputs.delta, d_share, "output_delta_share")
+    delta1, delta2 = _split(inputs.delta, d_share)
     g = inputs.gradient_bound
     mu_val, sigma1, accountant = objective_noise(
         accountant, inputs.n, g, inputs.smoothness, eps1, delta1, mu
     )
     gamma_val = solver_tolerance(gamma, g)
-    bits = check_grid_bits(grid_bits)
+    bits = grid_bits
     sens = two_radii(gamma_val / mu_val)
     sigma2 = grid_gaussian_sigma(calibration, sens, inputs.d, eps2, delta2, bits)
     plan = inputs.draft(
@@ -123,7 +130,7 @@ def plan_amp(
         sigma=sigma1,
         gaussian_calibration=calibration,
         tolerance=gamma_val,
-        max_iter=iteration_budget(max_iter),
+        max_iter=max_iter,
         epsilon_objective=eps1,
         delta_objective=delta1,
         epsilon_output=eps2,
@@ -149,10 +156,8 @@ def plan_amp(
 def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
     smooth = float(loss.L2) * plan.zeta**2
-    eps1 = check_positive("epsilon_objective", plan.epsilon_objective)
-    eps2 = check_positive("epsilon_output", plan.epsilon_output)
-    gamma = check_positive("tolerance", plan.tolerance)
-    out_sigma = check_positive("output_sigma", plan.output_sigma)
+    eps1, eps2 = plan.epsilon_objective, plan.epsilon_output
+    gamma, out_sigma = plan.tolerance, plan.output_sigma
     delta1, reasons, objective = objective_delta(
         plan.accountant, plan, g, smooth, eps1, plan.delta_objective, "epsilon1"
     )

@@ -16,26 +16,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
-from objpert._validation import (
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-    numeric_guard,
-)
+from objpert._validation import numeric_guard
 from objpert.accounting._bisection import smallest_passing
 from objpert.accounting._conversions import cdp_delta, cdp_epsilon, gaussian_zcdp
 from objpert.accounting._gaussian_mechanism import calibrate_gaussian, classical_gaussian_sigma
 from objpert.exceptions import ParameterError, UnreachableTargetError
-from objpert.mechanisms._certificates.names import gaussian_calibration
 
 __all__ = [
     "GRID_BITS",
     "GRID_BITS_RANGE",
     "calibrate_discrete_gaussian",
-    "check_grid_bits",
     "classical_grid_sigma",
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
@@ -54,15 +45,6 @@ GRID_BITS = 20
 GRID_BITS_RANGE = (4, 24)
 
 
-def check_grid_bits(bits: Any) -> int:
-    """``bits`` as an integer k in :data:`GRID_BITS_RANGE` (ParameterError otherwise)."""
-    lo, hi = GRID_BITS_RANGE
-    b = check_int("grid_bits", bits, lo)
-    if b > hi:
-        raise ParameterError(f"grid_bits must be an integer in [{lo}, {hi}]; got {bits!r}")
-    return b
-
-
 def grid_noise(sigma: float, bits: int = GRID_BITS) -> tuple[float, int]:
     """(gamma, s): the grid spacing and the integer noise scale for a requested std sigma.
 
@@ -71,12 +53,10 @@ def grid_noise(sigma: float, bits: int = GRID_BITS) -> tuple[float, int]:
     smallest multiple of gamma that is >= sigma (:func:`grid_sigma`). Everything is exact
     (scaling by powers of two); when s = 2^(k+1) the spacing doubles and s = 2^k, so the
     map is idempotent: grid_noise(gamma s) has the same gamma and s. Public: a function
-    of the plan's sigma and k alone.
+    of the plan's sigma and k alone (sigma > 0 finite and k in :data:`GRID_BITS_RANGE`,
+    checked where they enter: the planner's options, a plan's fields).
     """
-    s = check_positive("sigma", sigma)
-    if not math.isfinite(s):
-        raise ParameterError(f"sigma must be finite; got {sigma!r}")
-    k = check_grid_bits(bits)
+    s, k = sigma, bits
     _, e = math.frexp(s)  # s = m 2^e with 1/2 <= m < 1: floor(log2 s) = e - 1
     shift = e - 1 - k
     units = math.ceil(math.ldexp(s, -shift))
@@ -104,9 +84,8 @@ def grid_sensitivity(sensitivity: float, sigma: float, d: int, bits: int = GRID_
     ||q(f) - q(f')||_2 <= Delta / gamma + sqrt(d): l2 sensitivity Delta + gamma sqrt(d)
     in the units of f. ``gamma`` is the spacing of :func:`grid_noise` (sigma).
     """
-    g = check_nonnegative("sensitivity", sensitivity)
     gamma, _ = grid_noise(sigma, bits)
-    return g + gamma * math.sqrt(check_int("d", d, 1))
+    return sensitivity + gamma * math.sqrt(d)
 
 
 def discrete_gaussian_rho(
@@ -118,9 +97,8 @@ def discrete_gaussian_rho(
     of sensitivity G / gamma and the noise N_Z(0, s^2) per coordinate: Canonne, Kamath &
     Steinke (2020), Theorem 14 (rho = (G / gamma)^2 / (2 s^2)); adaptive composition adds
     rho (Bun & Steinke 2016, Lemma 2.3)."""
-    T = check_int("steps", steps, 1)
     gamma, units = grid_noise(sigma, bits)
-    return gaussian_zcdp(grid_sensitivity(sensitivity, sigma, d, bits), gamma * units, T)
+    return gaussian_zcdp(grid_sensitivity(sensitivity, sigma, d, bits), gamma * units, steps)
 
 
 def discrete_gaussian_delta(
@@ -154,12 +132,7 @@ def calibrate_discrete_gaussian(
     at delta (``report="epsilon"``), by bisection from the analytic continuous calibration
     (:func:`~objpert.accounting._gaussian_mechanism.calibrate_gaussian`, sensitivity sqrt(T) G).
     """
-    g = check_positive("sensitivity", sensitivity)
-    d = check_int("d", d, 1)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    T = check_int("steps", steps, 1)
-    bits = check_grid_bits(bits)
+    g, T = sensitivity, steps
     ok: Callable[[float], bool]
     if report == "delta":
 
@@ -188,9 +161,7 @@ def classical_grid_sigma(
     (1 - c sqrt(d) 2^-k) always qualifies (the fallback). A choice of sigma only: its
     certificate is the discrete Gaussian's (:func:`discrete_gaussian_delta`)."""
     c = classical_gaussian_sigma(1.0, epsilon, delta)
-    g = check_positive("sensitivity", sensitivity)
-    d = check_int("d", d, 1)
-    bits = check_grid_bits(bits)
+    g = sensitivity
     sigma = grid_sigma(c * g, bits)
     for _ in range(4):
         need = c * grid_sensitivity(g, sigma, d, bits)
@@ -211,6 +182,6 @@ def grid_gaussian_sigma(
     """The on-grid std of published discrete noise of one release: the smallest certifying
     one (``analytic``: :func:`calibrate_discrete_gaussian`) or the classical formula at the
     grid sensitivity (``classical``: :func:`classical_grid_sigma`)."""
-    if gaussian_calibration(calibration) == "analytic":
+    if calibration == "analytic":
         return calibrate_discrete_gaussian(sensitivity, d, epsilon, delta, 1, bits)
     return classical_grid_sigma(sensitivity, d, epsilon, delta, bits)

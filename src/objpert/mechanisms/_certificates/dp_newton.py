@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from objpert._losses import Loss
-from objpert._validation import check_int, check_positive, numeric_guard
+from objpert._validation import check_positive, count, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._gaussian_steps import (
     calibrate_noise_multiplier,
@@ -39,9 +40,10 @@ from objpert.accounting._gaussian_steps import (
     noisy_gd_epsilon,
 )
 from objpert.certify._neighbours import replace_one_sensitivity
-from objpert.exceptions import UnreachableTargetError
+from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms._certificates.dp_sgd import checked_inputs, finish_plan
 from objpert.mechanisms._certificates.plan import PLAN_TYPES, PeerInputs, Stepped, conclude
+from objpert.mechanisms._certificates.rules import Rule
 
 __all__ = [
     "DEFAULT_DP_NEWTON_ITERATIONS",
@@ -73,7 +75,12 @@ class DPNewtonPlan(Stepped):
 
     mechanism = "dp_newton"
 
-    def recertify(self) -> ReleaseCertificate:
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **Stepped.field_rules,
+        "iterations": count(1, DP_NEWTON_MAX_ITERATIONS),
+    }
+
+    def certify_checked(self) -> ReleaseCertificate:
         return certify_dp_newton(self)
 
 
@@ -90,10 +97,7 @@ def newton_sensitivities(inputs: PeerInputs) -> tuple[float, float]:
 def certify_dp_newton(plan: DPNewtonPlan) -> ReleaseCertificate:
     """The certificate of a DP Newton plan from its public fields alone."""
     inputs = checked_inputs(plan, "dp_newton", bounded=True)
-    K = check_int("iterations", plan.iterations, 1, DP_NEWTON_MAX_ITERATIONS)
-    check_positive("eta", plan.eta)
-    check_positive("mu", plan.mu)
-    z = check_positive("sigma", plan.sigma)
+    K, z = plan.iterations, plan.sigma
     name = continuous_accountant(plan.accountant)
     sens_g, sens_h = newton_sensitivities(inputs)
     epsilon = noisy_gd_epsilon(plan.delta, 2 * K, z, name)
@@ -140,6 +144,7 @@ def _calibrate(epsilon: float, delta: float, count: int, name: str) -> float:
 
 
 @numeric_guard
+@validated(mu=check_positive, iterations=count(1, DP_NEWTON_MAX_ITERATIONS), eta=check_positive)
 def plan_dp_newton(
     loss: str | Loss,
     *,
@@ -159,10 +164,9 @@ def plan_dp_newton(
     :func:`_calibrate` for 2K Gaussian mechanisms
     under ``accountant`` (``pld``, ``gdp`` or ``rdp``). d is at most :data:`DP_NEWTON_MAX_D`."""
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
-    check_int("d", d, 1, DP_NEWTON_MAX_D)
-    K = check_int("iterations", iterations, 1, DP_NEWTON_MAX_ITERATIONS)
-    mu_val = check_positive("mu", mu)
-    eta_val = check_positive("eta", eta)
+    if d > DP_NEWTON_MAX_D:
+        raise ParameterError(f"d must be at most {DP_NEWTON_MAX_D} for DP Newton; got {d!r}")
+    K, mu_val, eta_val = iterations, float(mu), float(eta)
     name = continuous_accountant(accountant)
     z = _calibrate(inputs.epsilon, inputs.delta, 2 * K, name)
     draft = inputs.draft(

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from objpert._losses import Loss
 from objpert._validation import (
-    check_choice,
     check_int,
     check_nonnegative,
     check_positive,
+    count,
     numeric_guard,
+    validated,
 )
 from objpert.accounting._bisection import smallest_passing
 from objpert.accounting._certificate import ReleaseCertificate
@@ -43,9 +45,6 @@ from objpert.accounting._gaussian_steps import (
     SUBSAMPLED_MIN_NOISE,
     subsampled_gaussian_epsilon,
 )
-from objpert.accounting._pld_grid import (
-    check_discretization,
-)
 from objpert.certify._neighbours import replace_one_sensitivity
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms._certificates.plan import (
@@ -54,6 +53,14 @@ from objpert.mechanisms._certificates.plan import (
     PeerPlan,
     Stepped,
     conclude,
+)
+from objpert.mechanisms._certificates.rules import (
+    Rule,
+    choice,
+    optional,
+)
+from objpert.mechanisms._certificates.rules import (
+    discretization as discretization_rule,
 )
 
 __all__ = [
@@ -70,7 +77,7 @@ DEFAULT_DP_SGD_EPOCHS = 10
 
 
 def checked_inputs(plan: PeerPlan, method: str, *, bounded: bool) -> PeerInputs:
-    """The plan's public constants checked (:meth:`~.plan.PeerInputs.check`)."""
+    """The plan's public constants and loss (:meth:`~.plan.PeerInputs.check`)."""
     if plan.mechanism != method:
         raise ParameterError(f"this certificate is for {method!r} plans; got {plan.mechanism!r}")
     return PeerInputs.check(
@@ -80,8 +87,9 @@ def checked_inputs(plan: PeerPlan, method: str, *, bounded: bool) -> PeerInputs:
 
 
 def finish_plan(plan: PeerPlan) -> PeerPlan:
-    """``plan`` with its recomputed certificate; refuse one that misses its target."""
-    cert = plan.recertify()
+    """``plan`` with its certificate recomputed (the planner's fields need no check);
+    refuse one that misses its target."""
+    cert = plan.certify_checked()
     if not (cert.certified and cert.epsilon <= plan.epsilon and cert.delta <= plan.delta):
         raise UnreachableTargetError(  # a bug guard: never hand out an uncertified plan
             f"internal error: the {plan.mechanism} plan does not certify: "
@@ -102,11 +110,21 @@ class DPSGDPlan(Stepped):
     batch_size: int
     discretization: float = SUBSAMPLED_DISCRETIZATION
 
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **Stepped.field_rules,
+        "iterations": count(1, SUBSAMPLED_MAX_STEPS),
+        "batch_size": count(1),
+        "clip": check_positive,
+        "mu": check_nonnegative,
+        "discretization": discretization_rule,
+        "accountant": choice(("pld",)),
+    }
+
     @property
     def sampling_rate(self) -> float:
         return self.batch_size / self.n
 
-    def recertify(self) -> ReleaseCertificate:
+    def certify_checked(self) -> ReleaseCertificate:
         return certify_dp_sgd(self)
 
 
@@ -117,18 +135,14 @@ def certify_dp_sgd(plan: DPSGDPlan) -> ReleaseCertificate:
     """The certificate of a DP-SGD plan from its public fields alone."""
     inputs = checked_inputs(plan, "dp_sgd", bounded=False)
     loss = inputs.loss
-    T = check_int("iterations", plan.iterations, 1, SUBSAMPLED_MAX_STEPS)
-    b = check_int("batch_size", plan.batch_size, 1, plan.n)
-    C = check_positive("clip", plan.clip)
-    check_positive("eta", plan.eta)
-    check_nonnegative("mu", plan.mu)
-    z = check_positive("sigma", plan.sigma)
-    disc = check_discretization(plan.discretization)
-    check_choice("accountant", plan.accountant, ("pld",))
+    T, b, C, z = plan.iterations, plan.batch_size, plan.clip, plan.sigma
+    disc = plan.discretization
     q = b / plan.n
     reasons = []
     epsilon = math.inf
-    if z < SUBSAMPLED_MIN_NOISE:
+    if b > plan.n:
+        reasons.append(f"batch_size = {b} > n = {plan.n}")
+    elif z < SUBSAMPLED_MIN_NOISE:
         reasons.append(f"noise multiplier {z:.3g} < {SUBSAMPLED_MIN_NOISE} is not accounted")
     else:
         epsilon = subsampled_gaussian_epsilon(plan.delta, T, q, z, disc)
@@ -153,6 +167,15 @@ def certify_dp_sgd(plan: DPSGDPlan) -> ReleaseCertificate:
 
 
 @numeric_guard
+@validated(
+    epochs=optional(check_positive),
+    iterations=optional(count(1, SUBSAMPLED_MAX_STEPS)),
+    clip=optional(check_positive),
+    mu=check_nonnegative,
+    eta=optional(check_positive),
+    accountant=choice(("pld",)),
+    discretization=discretization_rule,
+)
 def plan_dp_sgd(
     loss: str | Loss,
     *,
@@ -183,7 +206,6 @@ def plan_dp_sgd(
     (:func:`~objpert.accounting._bisection.smallest_passing`, relative 1e-6).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=clip is None)
-    check_choice("accountant", accountant, ("pld",))
     b = (
         max(1, math.isqrt(inputs.n))
         if batch_size is None
@@ -192,14 +214,14 @@ def plan_dp_sgd(
     if iterations is not None and epochs is not None:
         raise ParameterError("give iterations or epochs, not both")
     if iterations is None:
-        e = DEFAULT_DP_SGD_EPOCHS if epochs is None else check_positive("epochs", epochs)
+        e = DEFAULT_DP_SGD_EPOCHS if epochs is None else epochs
         T = check_int("iterations", math.ceil(e * inputs.n / b), 1, SUBSAMPLED_MAX_STEPS)
     else:
-        T = check_int("iterations", iterations, 1, SUBSAMPLED_MAX_STEPS)
-    C = inputs.gradient_bound if clip is None else check_positive("clip", clip)
-    mu_val = check_nonnegative("mu", mu)
-    eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else check_positive("eta", eta)
-    disc = check_discretization(discretization)
+        T = iterations
+    C = inputs.gradient_bound if clip is None else clip
+    mu_val = float(mu)
+    eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else eta
+    disc = float(discretization)
     q = b / inputs.n
 
     def ok(z: float) -> bool:

@@ -28,20 +28,20 @@ from __future__ import annotations
 from typing import Any
 
 from objpert._losses import Loss
-from objpert._validation import check_positive, numeric_guard
+from objpert._validation import check_positive, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.kifer import lop_delta, lop_mean_form
 from objpert.mechanisms._certificates.names import lop_accountant
 from objpert.mechanisms._certificates.plan import (
     DEFAULT_MAX_ITER,
+    SOLVER_RULES,
     LOPClipPlan,
     LOPPlan,
     PeerInputs,
     PeerMethod,
     PeerPlan,
     conclude,
-    iteration_budget,
     register_method,
     ridge,
     solver_tolerance,
@@ -51,6 +51,7 @@ from objpert.mechanisms._certificates.redberg import (
     exact_lop_constants,
     exact_lop_delta,
 )
+from objpert.mechanisms._certificates.rules import optional
 
 __all__ = [
     "SOURCES",
@@ -89,7 +90,7 @@ def objective_noise(
     name = lop_accountant(accountant)
     mu_min, sigma_kifer = lop_mean_form(n, grad_bound, smoothness, epsilon, delta)
     if name == "profile":
-        mu_val = mu_min if mu is None else check_positive("mu", mu)
+        mu_val = mu_min if mu is None else mu
         return mu_val, calibrate_exact_lop(n, grad_bound, smoothness, mu_val, epsilon, delta), name
     mu_val = ridge(mu, mu_min)
     if name == "tightest":
@@ -147,12 +148,13 @@ def objective_plan(
         sigma=sigma,
         accountant=accountant,
         tolerance=solver_tolerance(tolerance, grad_bound),
-        max_iter=iteration_budget(max_iter),
+        max_iter=max_iter,
         **fields,
     )
 
 
 @numeric_guard
+@validated(mu=optional(check_positive), **SOLVER_RULES)
 def plan_lop(
     loss: str | Loss,
     *,

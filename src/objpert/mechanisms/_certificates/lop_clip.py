@@ -11,21 +11,24 @@ loss need not have a bounded l'.
 from __future__ import annotations
 
 from objpert._losses import Loss
-from objpert._validation import check_positive, numeric_guard
+from objpert._validation import check_positive, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.mechanisms._certificates.lop import SOURCES, certify_objective, objective_plan
 from objpert.mechanisms._certificates.plan import (
     DEFAULT_MAX_ITER,
+    SOLVER_RULES,
     PeerInputs,
     PeerMethod,
     PeerPlan,
     register_method,
 )
+from objpert.mechanisms._certificates.rules import optional
 
 __all__ = ["plan_lop_clip"]
 
 
 @numeric_guard
+@validated(clip=check_positive, mu=optional(check_positive), **SOLVER_RULES)
 def plan_lop_clip(
     loss: str | Loss,
     *,
@@ -56,15 +59,14 @@ def plan_lop_clip(
     the *clipped* objective (a different estimator from LOP's unless nothing is clipped).
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params, bounded=False)
-    c = check_positive("clip", clip)
-    return objective_plan("lop_clip", inputs, c, mu, tolerance, max_iter, accountant, clip=c)
+    return objective_plan("lop_clip", inputs, clip, mu, tolerance, max_iter, accountant, clip=clip)
 
 
 def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     return certify_objective(
         plan,
         loss,
-        check_positive("clip", plan.clip),
+        plan.clip,
         "Redberg et al. 2023 (clipped LOP); " + SOURCES.get(plan.accountant, "?"),
     )
 

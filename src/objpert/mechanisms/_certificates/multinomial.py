@@ -62,20 +62,21 @@ import itertools
 import math
 import warnings
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import integrate, optimize, special
 
 from objpert._validation import (
     check_computed,
-    check_int,
-    check_nonnegative,
+    check_open_unit,
     check_positive,
+    count,
     numeric_guard,
+    validated,
 )
 from objpert.accounting._bisection import smallest_passing
-from objpert.accounting._certificate import ReleaseCertificate, check_target_delta
+from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._composition import basic, basic_profile
 from objpert.accounting._conversions import cdp_delta
 from objpert.accounting._plan import Plan
@@ -83,17 +84,22 @@ from objpert.certify._neighbours import REPLACE_ONE, replace_one_sensitivity, tw
 from objpert.certify._plan import DEFAULT_COMPARATOR_NORM
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms._certificates.amp import DEFAULT_OUTPUT_SHARE, _split
-from objpert.mechanisms._certificates.discrete import (
-    GRID_BITS,
-    check_grid_bits,
-    grid_gaussian_sigma,
-)
+from objpert.mechanisms._certificates.discrete import GRID_BITS, grid_gaussian_sigma
 from objpert.mechanisms._certificates.plan import (
     DEFAULT_MAX_ITER,
     DEFAULT_RELATIVE_TOLERANCE,
     MAX_NUDGES,
+    at_least_two_rows,
     grid_details,
-    iteration_budget,
+)
+from objpert.mechanisms._certificates.rules import (
+    Rule,
+    check_fields,
+    optional,
+    target_delta,
+)
+from objpert.mechanisms._certificates.rules import (
+    grid_bits as grid_bits_rule,
 )
 
 __all__ = [
@@ -117,7 +123,7 @@ _NUDGE = 1.0 + 2.0**-40
 def softmax_gradient_bound(zeta: float) -> float:
     """sqrt(2) zeta: the bound on ||grad_W l||_F = ||x|| ||softmax(W^T x) - e_y|| for rows
     of norm <= zeta (module docstring)."""
-    return math.sqrt(2.0) * check_positive("zeta", zeta)
+    return math.sqrt(2.0) * zeta
 
 
 def softmax_log_det(n: int, zeta: float, mu: float, n_classes: int) -> float:
@@ -125,9 +131,7 @@ def softmax_log_det(n: int, zeta: float, mu: float, n_classes: int) -> float:
     ratio of neighbouring softmax objectives (the rank-r argument of Kifer et al. 2012 and
     Iyengar et al. 2019, Theorem 1, at rank K - 1 with the trace bound zeta^2 (1 - 1/K) of
     the per-sample Hessian; module docstring)."""
-    n = check_int("n", n, 1)
-    k = check_int("n_classes", n_classes, 2)
-    zeta, mu = check_positive("zeta", zeta), check_positive("mu", mu)
+    k = n_classes
     c0 = (k - 1) * math.log1p(zeta * zeta / (k * n * mu))
     return check_computed("the log-determinant bound c0", c0, f"mu = {mu:g} is too small")
 
@@ -135,7 +139,7 @@ def softmax_log_det(n: int, zeta: float, mu: float, n_classes: int) -> float:
 def profile_dimension(d: int, n_classes: int) -> int:
     """m = min(d, 2) (K - 1): the dimension of the subspace span{x, x'} (x) 1^perp holding
     every replace-one gradient difference of the softmax loss."""
-    return min(check_int("d", d, 1), 2) * (check_int("n_classes", n_classes, 2) - 1)
+    return min(d, 2) * (n_classes - 1)
 
 
 @numeric_guard
@@ -146,10 +150,7 @@ def chi_profile_delta(epsilon: float, ratio: float, log_det: float, dims: int) -
     With a = eps - c0 - t^2/2 and r0 = max(0, a / t) the integrand is
     -expm1(a - t r) f_m(r) on r > r0 (no cancellation), integrated by quadrature; f_m is
     the chi density 2^{1 - m/2} r^{m-1} e^{-r^2/2} / Gamma(m/2)."""
-    eps = check_nonnegative("epsilon", epsilon)
-    t = check_positive("ratio", ratio)
-    c0 = check_nonnegative("log_det", log_det)
-    m = check_int("dims", dims, 1)
+    eps, t, c0, m = epsilon, ratio, log_det, dims
     a = eps - c0 - 0.5 * t * t
     r0 = max(0.0, a / t)
     log_c = (1.0 - 0.5 * m) * math.log(2.0) - special.gammaln(0.5 * m)
@@ -191,7 +192,7 @@ def _objective_constants(
     """(t, c0, m) of the mean form: t = 2 sqrt(2) zeta / (n sigma), c0, m."""
     g = replace_one_sensitivity(softmax_gradient_bound(zeta))
     t = check_computed(
-        "the sensitivity ratio t", g / (n * check_positive("sigma", sigma)),
+        "the sensitivity ratio t", g / (n * sigma),
         f"zeta {zeta:g} over n sigma = {n:g} x {sigma:g}",
     )  # fmt: skip
     return t, softmax_log_det(n, zeta, mu, n_classes), profile_dimension(d, n_classes)
@@ -204,9 +205,6 @@ def multinomial_sigma(
     """The smallest objective noise sigma (to rounding) whose profile (*) meets delta at
     epsilon, by bisection (the profile increases in t = G / (n sigma)). Unreachable when
     1 - exp(epsilon - c0) >= delta (sigma -> infinity)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_target_delta(delta)
-    n = check_int("n", n, 2)
     c0 = softmax_log_det(n, zeta, mu, n_classes)
     if c0 > epsilon and -math.expm1(epsilon - c0) >= delta:
         raise UnreachableTargetError(
@@ -291,6 +289,23 @@ class MultinomialPlan(Plan):
 
     loss = "softmax"
 
+    #: The rule of each public field the certificate reads (:func:`~.rules.check_fields`).
+    field_rules: ClassVar[dict[str, Rule]] = {
+        "n": count(2),
+        "d": count(1),
+        "n_classes": count(2),
+        "zeta": check_positive,
+        "mu": check_positive,
+        "sigma": check_positive,
+        "epsilon": check_positive,
+        "delta": target_delta,
+        "epsilon_objective": check_positive,
+        "epsilon_output": check_positive,
+        "tolerance": check_positive,
+        "output_sigma": check_positive,
+        "grid_bits": grid_bits_rule,
+    }
+
     mechanism = "multinomial"
 
     @property
@@ -305,7 +320,9 @@ class MultinomialPlan(Plan):
         return self.d * self.n_classes
 
     def recertify(self) -> ReleaseCertificate:
-        """The certificate recomputed from the plan's public fields (the stored one ignored)."""
+        """The certificate recomputed from the plan's public fields (the stored one ignored),
+        after checking them (a plan may have been built by hand or read from a file)."""
+        check_fields(self, self.field_rules)
         return certify_multinomial(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -328,21 +345,12 @@ def certify_multinomial(plan: MultinomialPlan) -> ReleaseCertificate:
     """The certificate of ``plan`` from its public fields: the objective part's delta by
     the profile (*) at epsilon_objective, the output part's by the grid discrete Gaussian
     (Canonne, Kamath & Steinke 2020, Theorem 14 and Corollary 13), composed."""
-    n = check_int("n", plan.n, 2)
-    d = check_int("d", plan.d, 1)
-    k = check_int("n_classes", plan.n_classes, 2)
-    zeta = check_positive("zeta", plan.zeta)
-    mu = check_positive("mu", plan.mu)
-    eps1 = check_positive("epsilon_objective", plan.epsilon_objective)
-    eps2 = check_positive("epsilon_output", plan.epsilon_output)
-    gamma = check_positive("tolerance", plan.tolerance)
-    bits = check_grid_bits(plan.grid_bits)
-    check_positive("epsilon", plan.epsilon)
-    check_target_delta(plan.delta)
+    n, d, k, zeta, mu = plan.n, plan.d, plan.n_classes, plan.zeta, plan.mu
+    eps1, eps2, gamma = plan.epsilon_objective, plan.epsilon_output, plan.tolerance
     t, c0, m = _objective_constants(n, d, k, zeta, mu, plan.sigma)
     delta1 = chi_profile_delta(eps1, t, c0, m)
     sens_out = two_radii(gamma / mu)
-    grid = grid_details(sens_out, check_positive("output_sigma", plan.output_sigma), d * k, bits)
+    grid = grid_details(sens_out, plan.output_sigma, d * k, plan.grid_bits)
     delta2 = cdp_delta(grid["rho"], eps2)
     epsilon, _ = basic([eps1, eps2], [0.0, 0.0])
     reasons = []
@@ -390,6 +398,15 @@ def certify_multinomial(plan: MultinomialPlan) -> ReleaseCertificate:
 
 
 @numeric_guard
+@validated(
+    n_classes=count(2),
+    mu=optional(check_positive),
+    comparator_norm=check_positive,
+    gamma=optional(check_positive),
+    output_share=check_open_unit,
+    max_iter=count(1),
+    grid_bits=grid_bits_rule,
+)
 def plan_multinomial(
     *,
     n: int,
@@ -415,34 +432,21 @@ def plan_multinomial(
     (epsilon2, delta2) at sensitivity 2 gamma / mu. ``max_iter`` caps the solver
     (a public budget; a solve that misses gamma releases nothing).
     """
-    n = check_int("n", n, 2)
-    d = check_int("d", d, 1)
-    k = check_int("n_classes", n_classes, 2)
-    zeta = check_positive("zeta", zeta)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_target_delta(delta)
-    eps1, eps2 = _split(epsilon, output_share, "output_share")
-    delta1, delta2 = _split(delta, output_share, "output_share")
-    if mu is None:
-        mu_val = _auto_mu(
-            n, d, k, zeta, eps1, delta1, check_positive("comparator_norm", comparator_norm)
-        )
-    else:
-        mu_val = check_positive("mu", mu)
+    n, k, bits = at_least_two_rows(n), n_classes, grid_bits
+    eps1, eps2 = _split(epsilon, output_share)
+    delta1, delta2 = _split(delta, output_share)
+    mu_val = _auto_mu(n, d, k, zeta, eps1, delta1, comparator_norm) if mu is None else mu
     sigma = multinomial_sigma(n, d, k, zeta, mu_val, eps1, delta1)
-    gamma_val = (
-        DEFAULT_RELATIVE_TOLERANCE * softmax_gradient_bound(zeta)
-        if gamma is None
-        else check_positive("gamma", gamma)
-    )
-    bits = check_grid_bits(grid_bits)
+    gamma_val = gamma
+    if gamma is None:
+        gamma_val = DEFAULT_RELATIVE_TOLERANCE * softmax_gradient_bound(zeta)
     out_sigma = grid_gaussian_sigma("analytic", two_radii(gamma_val / mu_val), d * k, eps2,
                                     delta2, bits)  # fmt: skip
     plan = MultinomialPlan(
         n=n, d=d, n_classes=k, zeta=zeta, epsilon=epsilon, delta=delta, mu=mu_val,
         sigma=sigma, epsilon_objective=eps1, delta_objective=delta1, epsilon_output=eps2,
         delta_output=delta2, tolerance=gamma_val, output_sigma=out_sigma,
-        max_iter=iteration_budget(max_iter), grid_bits=bits,
+        max_iter=max_iter, grid_bits=bits,
     )  # fmt: skip
     for _ in range(MAX_NUDGES):  # rounding may leave a part a hair above its share
         cert = certify_multinomial(plan)
@@ -472,7 +476,7 @@ def check_multinomial_plan(plan: Any) -> ReleaseCertificate:
     certificate differs from the recomputed one."""
     if not isinstance(plan, MultinomialPlan):
         raise ParameterError(f"expected a MultinomialPlan; got {type(plan).__name__}")
-    cert = certify_multinomial(plan)
+    cert = plan.recertify()
     if not cert.certified:
         raise ParameterError(f"the plan does not certify: {'; '.join(cert.reasons)}")
     if plan.certificate is None or plan.certificate.to_dict() != cert.to_dict():

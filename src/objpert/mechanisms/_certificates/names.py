@@ -3,7 +3,7 @@ each option names what it computes."""
 
 from __future__ import annotations
 
-from objpert.exceptions import ParameterError
+from objpert.mechanisms._certificates.rules import choice
 
 __all__ = [
     "ACCOUNTANTS",
@@ -42,9 +42,7 @@ LOP_ACCOUNTANTS = ("profile", "kifer", "tightest")
 
 def _checked(kind: str, value: str, names: tuple[str, ...]) -> str:
     """``value`` if it is one of ``names`` (ParameterError otherwise)."""
-    if not isinstance(value, str) or value not in names:
-        raise ParameterError(f"{kind} must be one of {names}; got {value!r}")
-    return value
+    return choice(names)(kind, value)
 
 
 def gaussian_calibration(value: str) -> str:

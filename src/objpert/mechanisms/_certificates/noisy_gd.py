@@ -10,17 +10,12 @@ T rho-zCDP in all (Bun & Steinke 2016, Lemma 2.3), converted to (epsilon, delta)
 from __future__ import annotations
 
 from objpert._losses import Loss
-from objpert._validation import check_int, check_nonnegative, check_positive, numeric_guard
+from objpert._validation import check_nonnegative, check_positive, count, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._conversions import cdp_delta, cdp_epsilon, zcdp_composition
 from objpert.certify._neighbours import replace_one_sensitivity
-from objpert.exceptions import ParameterError
-from objpert.mechanisms._certificates.discrete import (
-    GRID_BITS,
-    calibrate_discrete_gaussian,
-    check_grid_bits,
-)
-from objpert.mechanisms._certificates.names import accountant as accountant_name
+from objpert.mechanisms._certificates.discrete import GRID_BITS, calibrate_discrete_gaussian
+from objpert.mechanisms._certificates.names import ACCOUNTANTS
 from objpert.mechanisms._certificates.plan import (
     NoisyGDPlan,
     PeerInputs,
@@ -30,6 +25,8 @@ from objpert.mechanisms._certificates.plan import (
     grid_details,
     register_method,
 )
+from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["DEFAULT_NOISY_GD_ITERATIONS", "NOISY_GD_MAX_ITERATIONS", "plan_noisy_gd"]
 
@@ -40,6 +37,13 @@ NOISY_GD_MAX_ITERATIONS = 2**21
 
 
 @numeric_guard
+@validated(
+    iterations=count(1, NOISY_GD_MAX_ITERATIONS),
+    mu=check_nonnegative,
+    eta=optional(check_positive),
+    accountant=choice(ACCOUNTANTS),
+    grid_bits=grid_bits_rule,
+)
 def plan_noisy_gd(
     loss: str | Loss,
     *,
@@ -74,14 +78,9 @@ def plan_noisy_gd(
     No last-iterate amplification is claimed.
     """
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
-    T = check_int("iterations", iterations, 1)
-    if T > NOISY_GD_MAX_ITERATIONS:
-        raise ParameterError(f"iterations must be <= 2^21 (the int64 sum of the steps); got {T}")
-    mu_val = check_nonnegative("mu", mu)
-    eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else check_positive("eta", eta)
-    name = accountant_name(accountant)
+    T, mu_val, name, bits = iterations, float(mu), accountant, grid_bits
+    eta_val = 1.0 / (mu_val + inputs.smoothness) if eta is None else eta
     sens = replace_one_sensitivity(inputs.gradient_bound) / inputs.n
-    bits = check_grid_bits(grid_bits)
     report = "delta" if name == "zcdp" else "epsilon"
     sigma = calibrate_discrete_gaussian(
         sens, inputs.d, inputs.epsilon, inputs.delta, T, bits, report=report
@@ -94,15 +93,14 @@ def plan_noisy_gd(
 
 def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
-    T = check_int("iterations", plan.iterations, 1)
-    check_positive("eta", plan.eta)
+    T = plan.iterations
     reasons = []
     if T > NOISY_GD_MAX_ITERATIONS:
         reasons.append(f"T = {T} > 2^21 steps (the int64 sum of the grid steps)")
     sens = replace_one_sensitivity(g) / plan.n
     grid = grid_details(sens, plan.sigma, plan.d, plan.grid_bits)
     rho = zcdp_composition(grid["rho"], T)
-    if accountant_name(plan.accountant) == "zcdp":
+    if plan.accountant == "zcdp":
         epsilon = plan.epsilon
         delta = cdp_delta(rho, epsilon)
     else:
@@ -126,4 +124,4 @@ def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     return conclude(plan, loss, epsilon, delta, reasons, details, iterations=T, gradient_bound=g)
 
 
-register_method(PeerMethod("noisy_gd", _certify, zero_ridge=True))
+register_method(PeerMethod("noisy_gd", _certify))

@@ -12,26 +12,16 @@ import math
 
 from objpert._losses import Loss
 from objpert._special import log_over
-from objpert._validation import (
-    check_computed,
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-    numeric_guard,
-)
+from objpert._validation import check_computed, check_positive, count, numeric_guard, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._conversions import cdp_delta
 from objpert.certify._neighbours import replace_one_sensitivity, two_radii
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,
-    check_grid_bits,
     grid_gaussian_sigma,
 )
-from objpert.mechanisms._certificates.names import (
-    gaussian_calibration as check_gaussian_calibration,
-)
+from objpert.mechanisms._certificates.names import GAUSSIAN_CALIBRATIONS
 from objpert.mechanisms._certificates.plan import (
     DEFAULT_MAX_ITER,
     OutputPerturbationPlan,
@@ -40,10 +30,11 @@ from objpert.mechanisms._certificates.plan import (
     PeerPlan,
     conclude,
     grid_details,
-    iteration_budget,
     register_method,
     solver_tolerance,
 )
+from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["default_output_mu", "output_sensitivity", "plan_output_perturbation"]
 
@@ -56,12 +47,6 @@ def default_output_mu(
     2 L1 zeta sqrt(2 log(1.25/delta)) / (n mu epsilon) (Dwork & Roth 2014, Theorem A.1):
     mu = 2 L1 zeta sqrt(c sqrt(d)/(n eps))/W, c = sqrt(2 log(1.25/delta)). A heuristic from
     public values only; pass ``mu`` to override."""
-    n = check_int("n", n, 1)
-    d = check_int("d", d, 1)
-    grad_bound = check_positive("grad_bound", grad_bound)
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    radius = check_positive("radius", radius)
     c = math.sqrt(2.0 * log_over(1.25, delta))
     mu = 2.0 * grad_bound * math.sqrt(c * math.sqrt(d) / (n * epsilon)) / radius
     why = f"grad_bound {grad_bound:g} over radius {radius:g}: give mu"
@@ -79,10 +64,6 @@ def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 
     is within tolerance / mu of the exact minimiser, so its output has sensitivity
     (2 L1 zeta / n + 2 tolerance) / mu (:func:`~objpert.certify._neighbours.two_radii`).
     """
-    n = check_int("n", n, 1)
-    grad_bound = check_nonnegative("grad_bound", grad_bound)
-    mu = check_positive("mu", mu)
-    tolerance = check_nonnegative("tolerance", tolerance)
     value = (replace_one_sensitivity(grad_bound) / n + two_radii(tolerance)) / mu
     if not math.isfinite(value):
         raise ParameterError(
@@ -93,6 +74,14 @@ def output_sensitivity(n: int, grad_bound: float, mu: float, tolerance: float = 
 
 
 @numeric_guard
+@validated(
+    mu=optional(check_positive),
+    radius=check_positive,
+    tolerance=optional(check_positive),
+    gaussian_calibration=choice(GAUSSIAN_CALIBRATIONS),
+    max_iter=count(1),
+    grid_bits=grid_bits_rule,
+)
 def plan_output_perturbation(
     loss: str | Loss,
     *,
@@ -124,15 +113,13 @@ def plan_output_perturbation(
     inputs = PeerInputs.check(loss, n, d, zeta, epsilon, delta, loss_params)
     g = inputs.gradient_bound
     if mu is None:
-        mu_val = default_output_mu(
-            inputs.n, inputs.d, g, inputs.epsilon, inputs.delta, check_positive("radius", radius)
-        )
+        mu_val = default_output_mu(inputs.n, inputs.d, g, inputs.epsilon, inputs.delta, radius)
     else:
-        mu_val = check_positive("mu", mu)
+        mu_val = mu
     tol = solver_tolerance(tolerance, g)
-    bits = check_grid_bits(grid_bits)
+    bits = grid_bits
     sens = output_sensitivity(inputs.n, g, mu_val, tol)
-    calibration = check_gaussian_calibration(gaussian_calibration)
+    calibration = gaussian_calibration
     sigma = grid_gaussian_sigma(calibration, sens, inputs.d, inputs.epsilon, inputs.delta, bits)
     return inputs.plan(
         OutputPerturbationPlan,
@@ -140,14 +127,14 @@ def plan_output_perturbation(
         sigma=sigma,
         gaussian_calibration=calibration,
         tolerance=tol,
-        max_iter=iteration_budget(max_iter),
+        max_iter=max_iter,
         grid_bits=bits,
     )
 
 
 def _certify(plan: PeerPlan, loss: Loss) -> ReleaseCertificate:
     g = float(loss.L1) * plan.zeta
-    tol = check_nonnegative("tolerance", plan.tolerance)
+    tol = plan.tolerance
     sens = output_sensitivity(plan.n, g, plan.mu, tol)
     grid = grid_details(sens, plan.sigma, plan.d, plan.grid_bits)
     delta = cdp_delta(grid["rho"], plan.epsilon)

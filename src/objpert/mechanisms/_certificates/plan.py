@@ -14,22 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from objpert._losses import Loss, get_loss, require_bounded_gradient
-from objpert._validation import check_int, check_nonnegative, check_open_unit, check_positive
-from objpert.accounting._certificate import ReleaseCertificate, check_target_delta
+from objpert._validation import check_nonnegative, check_open_unit, check_positive, count
+from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._plan import Plan
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,
-    check_grid_bits,
     discrete_gaussian_rho,
     grid_noise,
     grid_sensitivity,
     grid_sigma,
 )
-from objpert.mechanisms._certificates.names import METHODS
+from objpert.mechanisms._certificates.names import ACCOUNTANTS, METHODS
+from objpert.mechanisms._certificates.rules import Rule, check_fields, choice, optional
+from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = [
     "DEFAULT_MAX_ITER",
@@ -37,6 +38,7 @@ __all__ = [
     "DISCRETE_NOISE",
     "MAX_NUDGES",
     "PLAN_TYPES",
+    "SOLVER_RULES",
     "AMPPlan",
     "LOPClipPlan",
     "LOPPlan",
@@ -46,11 +48,11 @@ __all__ = [
     "PeerMethod",
     "PeerPlan",
     "Stepped",
+    "at_least_two_rows",
     "certify_peer",
     "conclude",
     "finish",
     "grid_details",
-    "iteration_budget",
     "nudged",
     "register_method",
     "ridge",
@@ -89,12 +91,29 @@ class PeerPlan(Plan):
     certificate: ReleaseCertificate | None = None
     loss_params: tuple[tuple[str, float], ...] = ()
 
+    #: The rule of each public field the certificate reads (:func:`~.rules.check_fields`).
+    field_rules: ClassVar[dict[str, Rule]] = {
+        "n": count(2),
+        "d": count(1),
+        "zeta": check_positive,
+        "epsilon": check_positive,
+        "delta": check_open_unit,
+        "sigma": check_positive,
+        "mu": check_positive,
+    }
+
     def loss_object(self) -> Loss:
         """The plan's loss, rebuilt from the registry with its public parameters."""
         return get_loss(self.loss, **dict(self.loss_params))
 
     def recertify(self) -> ReleaseCertificate:
-        """Recompute the certificate from the plan's public fields alone."""
+        """Recompute the certificate from the plan's public fields alone, after checking
+        them (a plan may have been built by hand or read from a file)."""
+        check_fields(self, self.field_rules)
+        return self.certify_checked()
+
+    def certify_checked(self) -> ReleaseCertificate:
+        """The certificate of fields already checked (a planner's own draft)."""
         return certify_peer(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +146,12 @@ class _Solved(PeerPlan):
     tolerance: float
     max_iter: int
 
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **PeerPlan.field_rules,
+        "tolerance": check_nonnegative,
+        "max_iter": count(1),
+    }
+
 
 @dataclass(frozen=True, kw_only=True)
 class LOPPlan(_Solved):
@@ -144,6 +169,7 @@ class LOPClipPlan(LOPPlan):
     """LOP-Clip: :class:`LOPPlan` with per-sample gradients clipped to norm ``clip``."""
 
     mechanism = "lop_clip"
+    field_rules: ClassVar[dict[str, Rule]] = {**LOPPlan.field_rules, "clip": check_positive}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +191,15 @@ class AMPPlan(_Solved):
     grid_bits: int = GRID_BITS
     accountant: str
 
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **_Solved.field_rules,
+        "tolerance": check_positive,
+        "epsilon_objective": check_positive,
+        "epsilon_output": check_positive,
+        "output_sigma": check_positive,
+        "grid_bits": grid_bits_rule,
+    }
+
 
 @dataclass(frozen=True, kw_only=True)
 class OutputPerturbationPlan(_Solved):
@@ -174,6 +209,8 @@ class OutputPerturbationPlan(_Solved):
     mechanism = "output_perturbation"
     gaussian_calibration: str
     grid_bits: int = GRID_BITS
+
+    field_rules: ClassVar[dict[str, Rule]] = {**_Solved.field_rules, "grid_bits": grid_bits_rule}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,6 +222,12 @@ class Stepped(PeerPlan):
     iterations: int
     eta: float
 
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **PeerPlan.field_rules,
+        "iterations": count(1),
+        "eta": check_positive,
+    }
+
 
 @dataclass(frozen=True, kw_only=True)
 class NoisyGDPlan(Stepped):
@@ -194,6 +237,13 @@ class NoisyGDPlan(Stepped):
 
     mechanism = "noisy_gd"
     grid_bits: int = GRID_BITS
+
+    field_rules: ClassVar[dict[str, Rule]] = {
+        **Stepped.field_rules,
+        "mu": check_nonnegative,
+        "grid_bits": grid_bits_rule,
+        "accountant": choice(ACCOUNTANTS),
+    }
 
 
 # ---------------------------------------------------------------- certificates
@@ -207,13 +257,12 @@ class PeerMethod:
     """A peer method's certificate and what :func:`certify_peer` checks before it.
 
     ``bounded_gradient``: the certificate needs the loss's L1 (a bounded l'); every method
-    but LOP-Clip. ``zero_ridge``: mu = 0 is allowed (noisy GD) rather than mu > 0.
+    but LOP-Clip.
     """
 
     name: str
     certify: Certifier
     bounded_gradient: bool = True
-    zero_ridge: bool = False
 
 
 _REGISTERED: dict[str, PeerMethod] = {}
@@ -229,23 +278,13 @@ def register_method(method: PeerMethod) -> PeerMethod:
 
 
 def certify_peer(plan: PeerPlan) -> ReleaseCertificate:
-    """The certificate of ``plan`` from its public fields (its stored one is ignored)."""
+    """The certificate of ``plan`` from its public fields (its stored one is ignored); the
+    fields are checked by the plan's planner or, at the privacy boundary, by
+    :meth:`PeerPlan.recertify`."""
     method = _REGISTERED.get(plan.mechanism)
     if method is None:
         raise ParameterError(f"method must be one of {METHODS}; got {plan.mechanism!r}")
     loss = plan.loss_object()
-    check_int("n", plan.n, 2)
-    check_int("d", plan.d, 1)
-    check_positive("zeta", plan.zeta)
-    check_positive("epsilon", plan.epsilon)
-    check_open_unit("delta", plan.delta)
-    check_positive("sigma", plan.sigma)
-    if hasattr(plan, "grid_bits"):
-        check_grid_bits(plan.grid_bits)
-    if method.zero_ridge:
-        check_nonnegative("mu", plan.mu)
-    else:
-        check_positive("mu", plan.mu)
     if method.bounded_gradient:
         require_bounded_gradient(loss, f"the {plan.mechanism} certificate")
     return method.certify(plan, loss)
@@ -310,7 +349,7 @@ def grid_details(sensitivity: float, sigma: float, d: int, bits: int) -> dict[st
 
 @dataclass(frozen=True)
 class PeerInputs:
-    """The public constants every peer plan starts from, checked once."""
+    """The public constants every peer plan starts from (checked by ``objpert.plan``)."""
 
     loss: Loss
     n: int
@@ -332,19 +371,13 @@ class PeerInputs:
         *,
         bounded: bool = True,
     ) -> PeerInputs:
-        """Build the loss and check n >= 2, d >= 1, zeta > 0, epsilon > 0, delta in (0, 1)
-        and (``bounded``) that the loss has a bounded l' (its L1)."""
+        """Build the loss and check what the peers need beyond the checked public
+        constants: n >= 2 (a replace-one neighbour shares a row) and (``bounded``) a loss
+        with a bounded l' (its L1)."""
         loss_obj = get_loss(loss, **(loss_params or {}))
         if bounded:
             require_bounded_gradient(loss_obj, "this mechanism's sensitivity")
-        return cls(
-            loss_obj,
-            check_int("n", n, 2),
-            check_int("d", d, 1),
-            check_positive("zeta", zeta),
-            check_positive("epsilon", epsilon),
-            check_target_delta(delta),
-        )
+        return cls(loss_obj, at_least_two_rows(n), d, zeta, epsilon, delta)
 
     @property
     def gradient_bound(self) -> float:
@@ -407,17 +440,23 @@ def solver_tolerance(tolerance: float | None, grad_bound: float) -> float:
     :data:`DEFAULT_RELATIVE_TOLERANCE` times the per-sample gradient bound."""
     if tolerance is None:
         return DEFAULT_RELATIVE_TOLERANCE * grad_bound
-    return check_positive("tolerance", tolerance)
+    return tolerance
 
 
 def ridge(mu: float | None, mu_min: float) -> float:
     """The plan's ridge: max(mu, mu_min), or mu_min when ``mu`` is None."""
-    return mu_min if mu is None else max(check_positive("mu", mu), mu_min)
+    return mu_min if mu is None else max(mu, mu_min)
 
 
-def iteration_budget(max_iter: int) -> int:
-    """The solver's public iteration cap, an integer >= 1."""
-    return check_int("max_iter", max_iter, 1)
+def at_least_two_rows(n: int) -> int:
+    """``n`` (a checked count), refused below 2: a replace-one neighbour shares a row."""
+    if n < 2:
+        raise ParameterError(f"n must be an integer >= 2 for this mechanism; got {n!r}")
+    return n
+
+
+#: The rules of a solved release's options (its planner's ``@validated``).
+SOLVER_RULES: dict[str, Rule] = {"tolerance": optional(check_positive), "max_iter": count(1)}
 
 
 #: mechanism -> the type of its plans (DP-SGD and DP Newton register theirs).

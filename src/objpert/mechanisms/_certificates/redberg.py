@@ -50,14 +50,7 @@ import math
 import warnings
 
 from objpert._special import log_q
-from objpert._validation import (
-    check_computed,
-    check_int,
-    check_nonnegative,
-    check_open_unit,
-    check_positive,
-    numeric_guard,
-)
+from objpert._validation import check_computed, numeric_guard
 from objpert.accounting._bisection import smallest_passing
 from objpert.accounting._gaussian_mechanism import gaussian_profile
 from objpert.certify._neighbours import replace_one_sensitivity
@@ -78,10 +71,8 @@ def folded_gaussian_delta(epsilon: float, ratio: float, log_det: float = 0.0) ->
     """delta(epsilon) = E[(1 - exp(epsilon - c0 - t^2/2 - t|Z|))_+], Z ~ N(0, 1), t =
     ``ratio`` (sensitivity over noise std), c0 = ``log_det`` (Redberg et al. 2023,
     Section 3; closed form in the module docstring)."""
-    eps = check_nonnegative("epsilon", epsilon)
-    t = check_positive("ratio", ratio)
-    c0 = check_nonnegative("log_det", log_det)
-    shifted = eps - c0
+    shifted = epsilon - log_det
+    t = ratio
     if shifted >= 0.5 * t * t:
         return min(1.0, 2.0 * float(gaussian_profile(shifted, t, 1.0)))
     value = -math.expm1(math.log(2.0) + shifted + float(log_q(t)))
@@ -93,11 +84,7 @@ def exact_lop_constants(
 ) -> tuple[float, float]:
     """(t, c0) of the mean form: t = 2 g / (n sigma) (the replace-one gradient sensitivity
     G over sigma) and c0 = log(1 + L2 zeta^2 / (n mu)) (the log-determinant bound)."""
-    n = check_int("n", n, 1)
-    g = check_positive("grad_bound", grad_bound)
-    beta = check_nonnegative("smoothness", smoothness)
-    mu = check_positive("mu", mu)
-    sigma = check_positive("sigma", sigma)
+    g, beta = grad_bound, smoothness
     why = f"grad_bound {g:g} over n sigma = {n:g} x {sigma:g}"
     sens = replace_one_sensitivity(g)
     t = check_computed("the sensitivity ratio t = 2 g / (n sigma)", sens / (n * sigma), why)
@@ -126,7 +113,6 @@ def exact_lop_epsilon(
 ) -> float:
     """The smallest epsilon >= 0 with :func:`exact_lop_delta` <= delta (the profile
     decreases in epsilon; bisection, the returned epsilon passes as computed)."""
-    delta = check_open_unit("delta", delta)
 
     def ok(e: float) -> bool:
         return exact_lop_delta(n, grad_bound, smoothness, mu, sigma, e) <= delta
@@ -147,8 +133,6 @@ def calibrate_exact_lop(
     (:func:`~.bisection.smallest_passing`) is exact up to rounding. Unreachable when
     1 - exp(epsilon - c0) > delta (the limit sigma -> infinity).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
     _, c0 = exact_lop_constants(n, grad_bound, smoothness, mu, 1.0)
     if c0 > epsilon and -math.expm1(epsilon - c0) >= delta:
         raise UnreachableTargetError(
@@ -159,8 +143,7 @@ def calibrate_exact_lop(
     def ok(s: float) -> bool:
         return exact_lop_delta(n, grad_bound, smoothness, mu, s, epsilon) <= delta
 
-    g = check_positive("grad_bound", grad_bound)
-    start = replace_one_sensitivity(g) / check_int("n", n, 1)
+    start = replace_one_sensitivity(grad_bound) / n
     return smallest_passing(
         ok, start, unreachable=f"no sigma certifies (epsilon={epsilon:g}, delta={delta:g})"
     )
@@ -177,10 +160,7 @@ def pair_delta(epsilon: float, ratio: float, angle: float, log_det: float = 0.0)
     quadrature."""
     from scipy import integrate
 
-    eps = check_nonnegative("epsilon", epsilon)
-    t = check_positive("ratio", ratio)
-    c0 = check_nonnegative("log_det", log_det)
-    half = 0.5 * check_nonnegative("angle", angle)
+    eps, t, c0, half = epsilon, ratio, log_det, 0.5 * angle
     parts = [p for p in (t * math.cos(half), t * math.sin(half)) if p > 0.0]
 
     def below(y: float, ti: float) -> float:  # P(c0 + t_i^2/2 + t_i |Z| <= y)

@@ -49,7 +49,6 @@ from objpert._solvers.newton import (
     solve_batch_to_tolerance,
     solve_to_tolerance,
 )
-from objpert._validation import check_int
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.mechanisms._certificates import PeerPlan
 from objpert.mechanisms._peers.amp import amp_core
@@ -102,8 +101,6 @@ def _run(
     weights (d, draws). Returns the fields of a release after the plan."""
     cert = check_peer_plan(plan, method)
     M, yy, n_clipped = check_data(X, y, plan, clip)
-    if draws is not None:
-        draws = check_int("draws", draws, 1)
     generator, seeded = make_rng(rng)
     loss = plan.loss_object()
     if method == "lop_clip":

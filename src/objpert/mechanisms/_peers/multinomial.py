@@ -23,7 +23,6 @@ from objpert._data import for_plan
 from objpert._engines.blocked import single_threaded_blas
 from objpert._engines.softmax import SoftmaxObjective
 from objpert._randomness import make_rng
-from objpert._validation import check_int
 from objpert.exceptions import DataError, PrivacyError
 from objpert.mechanisms._certificates import grid_noise
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan, check_multinomial_plan
@@ -54,8 +53,6 @@ def _run(X, y, plan, rng, clip, draws, n_jobs):
     M, yy, n_clipped = for_plan(X, y, n=plan.n, d=plan.d, zeta=plan.zeta, label_kind="real",
                                 clip=clip)  # fmt: skip
     codes = _codes(yy, plan.n_classes)
-    if draws is not None:
-        draws = check_int("draws", draws, 1)
     generator, seeded = make_rng(rng)
     objective = SoftmaxObjective(M, codes, plan.n_classes, plan.mu, n_jobs=n_jobs)
     p = plan.dimension

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from objpert._engines.glm import GLMObjective
-from objpert._validation import check_int
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates import NOISY_GD_MAX_ITERATIONS, PeerPlan, grid_noise
 from objpert.mechanisms._discrete_noise import GRID_CLIP, to_grid
@@ -54,7 +53,7 @@ def noisy_gd_clip(iterations: int) -> int:
     (|q + Y| <= B + 2^40 each: |Y| < 2^40 is checked, and fails with probability below
     e^-(2^29) for s <= 2^25) stays below 2^62. A 1-Lipschitz clip: the sensitivity bound
     holds. T <= 2^21."""
-    T = check_int("iterations", iterations, 1)
+    T = iterations
     if T > NOISY_GD_MAX_ITERATIONS:
         raise ParameterError(f"noisy GD with T = {T} > 2^21 steps is not supported")
     return min(GRID_CLIP, 2**62 // T - 2**40)

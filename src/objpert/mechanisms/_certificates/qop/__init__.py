@@ -71,7 +71,7 @@ from objpert.mechanisms._certificates.qop.noise import (
     output_noise_delta,
     sigma2,
 )
-from objpert.mechanisms._certificates.qop.plan import QOPCertificate, QOPPlan, qop_plan
+from objpert.mechanisms._certificates.qop.plan import QOPCertificate, QOPPlan, plan_qop, qop_plan
 from objpert.mechanisms._certificates.qop.utility import utility_exact, utility_inexact
 from objpert.mechanisms._certificates.qop.wishart import (
     READINGS,
@@ -102,6 +102,7 @@ __all__ = [
     "min_eigenvalue_bound",
     "output_noise",
     "output_noise_delta",
+    "plan_qop",
     "qop_plan",
     "sigma2",
     "utility_exact",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from objpert._validation import check_finite, check_nonnegative
+from objpert._validation import check_nonnegative
 from objpert.exceptions import ParameterError
 
 __all__ = ["ReferenceComparison", "compare_to_reference"]
@@ -89,7 +89,7 @@ def compare_to_reference(
     risks = tuple(check_nonnegative("qop risk", r) for r in qop_risks)
     if not risks:
         raise ParameterError("qop_risks must hold at least one risk")
-    ref = check_nonnegative("reference_risk", check_finite("reference_risk", reference_risk))
+    ref = check_nonnegative("reference_risk", reference_risk)
     names = tuple(str(x) for x in (range(len(risks)) if labels is None else labels))
     if len(names) != len(risks):
         raise ParameterError(f"{len(names)} labels for {len(risks)} risks")

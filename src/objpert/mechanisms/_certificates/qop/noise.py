@@ -14,14 +14,9 @@ from __future__ import annotations
 import math
 
 from objpert._special import log_over
-from objpert._validation import check_int, check_nonnegative, check_open_unit, check_positive
 from objpert.exceptions import ParameterError, UnreachableTargetError
 from objpert.mechanisms._certificates.discrete import discrete_gaussian_delta
-from objpert.mechanisms._certificates.qop.wishart import (
-    check_dimensions,
-    log_alpha1,
-    min_eigenvalue_bound,
-)
+from objpert.mechanisms._certificates.qop.wishart import log_alpha1, min_eigenvalue_bound
 
 __all__ = [
     "f2",
@@ -36,8 +31,6 @@ __all__ = [
 
 def f2(d: int, m: float, alpha: float) -> float:
     """f2 = 2 ((m - d + 1) / (2 alpha) + 1/2) (docs/qop.md, "Calibration of sigma^2")."""
-    d, m = check_dimensions(d, m)
-    alpha = check_positive("alpha", alpha)
     return 2.0 * ((m - d + 1.0) / (2.0 * alpha) + 0.5)
 
 
@@ -54,10 +47,7 @@ def sigma2_parts(
     """(alpha, log alpha1, f2, log of the privacy branch, log of the alpha1 branch) of
     sigma^2 = max((2L/eps) (f2 + 2 (2 rho + 2) / alpha), 2L / alpha1) (docs/qop.md,
     "Calibration of sigma^2")."""
-    L = check_positive("smoothness", smoothness)
-    epsilon = check_positive("epsilon", epsilon)
-    rank = check_int("rank", rank, 1)
-    d, m = check_dimensions(d, m)
+    L = smoothness
     alpha = min_eigenvalue_bound(d, m, delta3)
     if not alpha > 0.0:
         raise UnreachableTargetError(
@@ -122,15 +112,9 @@ def output_noise(
     tau: objective accuracy of the solve; eta: the authors' second accuracy parameter.
     Evaluated for any eps2 > 0 (flag iv: the Gaussian-mechanism theorem needs eps2 < 1).
     """
-    tau = check_nonnegative("tau", tau)
-    eta = check_nonnegative("eta", eta)
-    alpha = check_positive("alpha", alpha)
     s2 = float(sigma2_value)
     if not s2 > 0.0 or math.isnan(s2):
         raise ParameterError(f"sigma2 must be > 0; got {sigma2_value!r}")
-    beta = check_positive("beta", beta)
-    epsilon2 = check_positive("epsilon2", epsilon2)
-    delta2 = check_open_unit("delta2", delta2)
     radius = output_radius(tau, eta, alpha, s2, beta)
     return radius * (2.0 / epsilon2) * math.sqrt(2.0 * log_over(1.25, delta2))
 
@@ -159,5 +143,4 @@ def output_noise_delta(
     radius = output_radius(tau, eta, alpha, float(sigma2_value), beta)
     if sigma_tilde == 0.0 and radius == 0.0:
         return 0.0
-    return discrete_gaussian_delta(check_positive("epsilon2", epsilon2), 2.0 * radius,
-                                   check_positive("sigma_tilde", sigma_tilde), d)  # fmt: skip
+    return discrete_gaussian_delta(epsilon2, 2.0 * radius, sigma_tilde, d)

@@ -9,15 +9,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
 from objpert._jsonable import to_json_value
 from objpert._validation import (
+    check_bool,
     check_int,
     check_nonnegative,
     check_open_unit,
     check_positive,
+    count,
     numeric_guard,
+    validated,
 )
 from objpert.accounting._certificate import Certificate
 from objpert.accounting._composition import basic
@@ -30,12 +31,13 @@ from objpert.mechanisms._certificates.qop.noise import (
 )
 from objpert.mechanisms._certificates.qop.utility import utility_exact, utility_inexact
 from objpert.mechanisms._certificates.qop.wishart import (
-    check_reading,
+    READINGS,
     log_wishart_constant,
     max_eigenvalue_bound,
 )
+from objpert.mechanisms._certificates.rules import choice, optional
 
-__all__ = ["QOPCertificate", "QOPPlan", "qop_plan"]
+__all__ = ["QOPCertificate", "QOPPlan", "plan_qop", "qop_plan"]
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,7 @@ class QOPPlan(Plan):
             assumptions=tuple(assumptions),
         )
 
+    @validated(n=count(1), distance=check_nonnegative, subgradient_bound=check_nonnegative)
     def utility_bound(self, n: int, distance: float, subgradient_bound: float = 0.0) -> float:
         """The expected excess-risk bound for this plan, exact or inexact (docs/qop.md,
         "Utility bound")."""
@@ -278,8 +281,19 @@ def _split(
     return values
 
 
-@numeric_guard
-def qop_plan(
+#: The rules of QOP's options (the target and d are ``objpert.plan``'s).
+_OPTION_RULES = {
+    "smoothness": check_positive,
+    "rank": count(1),
+    "m": optional(count(1)),
+    "inexact": check_bool,
+    "tau": optional(check_nonnegative),
+    "eta": optional(check_nonnegative),
+    "reading": choice(READINGS),
+}
+
+
+def _qop_plan(
     d: int,
     epsilon: float,
     delta: float,
@@ -305,18 +319,10 @@ def qop_plan(
     :class:`UnreachableTargetError` when sigma^2 leaves double range (the authors' reading
     for large d; see flag i).
     """
-    d = check_int("d", d, 1)
-    m = check_int("m", 2 * d if m is None else m, 1)  # the default 2d is checked too
+    m = check_int("m", 2 * d, 1) if m is None else m  # the default 2d is checked too
     if m < d:
         raise ParameterError(f"m must be >= d = {d} (Wishart degrees of freedom); got {m!r}")
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    L = check_positive("smoothness", smoothness)
-    rank = check_int("rank", rank, 1)
-    reading = check_reading(reading)
-    if not isinstance(inexact, bool | np.bool_):
-        raise ParameterError(f"inexact must be True or False; got {inexact!r}")
-    inexact = bool(inexact)
+    L = smoothness
     if inexact:
         d1, d2, d3, d4 = _split("deltas", delta, deltas, 4, check_open_unit)
         e1, e2 = _split("epsilons", epsilon, epsilons, 2, check_positive)
@@ -327,8 +333,6 @@ def qop_plan(
             )
         if tau is None or eta is None:
             raise ParameterError("the inexact plan needs the solve accuracies tau and eta")
-        tau = check_nonnegative("tau", tau)
-        eta = check_nonnegative("eta", eta)
     else:
         d1, d3 = _split("deltas", delta, deltas, 2, check_open_unit)
         if epsilons is not None:
@@ -381,3 +385,12 @@ def qop_plan(
             sigma_tilde=st,
         )
     return QOPPlan(**plan)
+
+
+#: The QOP plan from every public input, each checked (:meth:`QOPPlan.recompute`, a plan
+#: built by hand or read from a file, the reproductions).
+qop_plan = numeric_guard(
+    validated(d=count(1), epsilon=check_positive, delta=check_open_unit, **_OPTION_RULES)(_qop_plan)
+)
+#: The plan of ``objpert.plan("qop", ...)``, whose target and d are checked already.
+plan_qop = numeric_guard(validated(**_OPTION_RULES)(_qop_plan))
