@@ -59,10 +59,6 @@ def call_sites() -> list[str]:
     return out
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the mechanisms' checks are removed on their own branch; holds once both merge",
-)
 def test_check_calls_are_few():
     """Validation sits at the doors: at most MAX_CALL_SITES check calls in the library."""
     sites = call_sites()
@@ -166,12 +162,6 @@ def _planned(mechanism, **options):
     return run
 
 
-_MECHANISMS_BRANCH = pytest.mark.xfail(
-    strict=False,
-    reason="this mechanism's planner and release re-check epsilon inside mechanisms/, whose "
-    "checks are removed on their own branch",
-)
-
 CASES = [
     pytest.param(_estimator(), _ESTIMATOR_DOOR, _REDERIVATION, id="logistic"),
     pytest.param(
@@ -183,15 +173,12 @@ CASES = [
     pytest.param(_robust, _ESTIMATOR_DOOR, _REDERIVATION, id="robust"),
     pytest.param(_per_person, _ESTIMATOR_DOOR, _REDERIVATION, id="per-person"),
     pytest.param(_planned("watkins_arora"), _PLAN_DOOR, _REDERIVATION, id="plan-watkins_arora"),
-    pytest.param(
-        _planned("amp"), _PLAN_DOOR, _PEER_REDERIVATION, id="plan-amp", marks=_MECHANISMS_BRANCH
-    ),
+    pytest.param(_planned("amp"), _PLAN_DOOR, _PEER_REDERIVATION, id="plan-amp"),
     pytest.param(
         _estimator(classes=[0, 1, 2], multi_class="multinomial"),
         _ESTIMATOR_DOOR,
         _MULTINOMIAL_REDERIVATION,
         id="multinomial",
-        marks=_MECHANISMS_BRANCH,
     ),
     pytest.param(_estimator(classes=[0, 1, 2], multi_class="ovr"), _ESTIMATOR_DOOR, None, id="ovr"),
 ]

@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from objpert._validation import check_positive, validated
+from objpert._validation import count as count_rule
 from objpert.accounting import _pld as pldlib
 from objpert.accounting._accountant import PrivacyAccountant
 from objpert.accounting._certificate import ReleaseCertificate, certificate_from_dict
@@ -53,6 +55,15 @@ __all__ = [
     "recertified",
 ]
 
+
+def _rate(name: str, value: Any) -> float:
+    """A sampling rate in (0, 1]."""
+    q = check_positive(name, value)
+    if q > 1.0:
+        raise ModelFileError(f"{name} must be in (0, 1]; got {value!r}")
+    return q
+
+
 LEDGER_FORMAT = "objpert-ledger"
 LEDGER_VERSION = 1
 _KEYS = ("format", "version", "objpert_version", "budget", "steps", "digest", "signature")
@@ -60,8 +71,10 @@ _REBUILD = {
     "gaussian": pldlib.gaussian,
     "laplace": pldlib.laplace,
     "zcdp": pldlib.zcdp,
-    "subsampled_gaussian": subsampled_gaussian,
-    "objective": lambda count, **p: objective_loss(p, count),
+    "subsampled_gaussian": validated(
+        noise_multiplier=check_positive, sampling_rate=_rate, count=count_rule(1)
+    )(subsampled_gaussian),
+    "objective": objective_loss,
 }
 
 

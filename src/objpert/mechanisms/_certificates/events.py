@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from objpert._validation import check_int, check_nonnegative, check_positive, check_unit
+from objpert._validation import check_nonnegative, check_positive, check_unit, validated
+from objpert._validation import count as count_rule
 from objpert.accounting import _pld as pld
 from objpert.accounting._composition import basic_profile
 from objpert.accounting._events import (
@@ -68,33 +69,50 @@ def _objective(cert: Any, _radius: Any = None) -> PrivacyLoss:
         "epsilon_output": d.get("epsilon_output", 0.0), "delta_output": d.get("delta_output", 0.0),
         "point": (cert.epsilon, cert.delta),
     }  # fmt: skip
-    return replace(objective_loss(params), certificate=cert)
+    return replace(objective_loss(**params), certificate=cert)
 
 
-def objective_loss(params: dict[str, Any], count: int = 1) -> PrivacyLoss:
-    """An ``objective`` event from its public numbers (checked): ``ratio`` t > 0,
-    ``log_det`` c0 >= 0, ``dims`` m >= 1, ``epsilon_output`` >= 0, ``delta_output`` in
-    [0, 1) and the certified ``point`` (epsilon, delta)."""
-    want = {"ratio", "log_det", "dims", "epsilon_output", "delta_output", "point"}
-    if not isinstance(params, dict) or set(params) != want:
-        raise ParameterError(f"an objective release needs exactly the parameters {sorted(want)}")
-    point = params["point"]
-    if not isinstance(point, (list, tuple)) or len(point) != 2:
-        raise ParameterError(f"point must be (epsilon, delta); got {point!r}")
-    eps = check_nonnegative("point epsilon", point[0])
-    delta = check_unit("point delta", point[1])
-    delta_out = check_unit("delta_output", params["delta_output"])
-    if delta >= 1.0 or delta_out >= 1.0:
-        raise ParameterError("an objective release's deltas must be < 1")
-    values = (
-        ("ratio", check_positive("ratio", params["ratio"])),
-        ("log_det", check_nonnegative("log_det", params["log_det"])),
-        ("dims", check_int("dims", params["dims"], 1)),
-        ("epsilon_output", check_nonnegative("epsilon_output", params["epsilon_output"])),
-        ("delta_output", delta_out),
-        ("point", (eps, delta)),
+def _point(name: str, value: Any) -> tuple[float, float]:
+    """The certified (epsilon, delta) of an objective release: epsilon >= 0, delta in [0, 1)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ParameterError(f"{name} must be (epsilon, delta); got {value!r}")
+    eps, delta = (
+        check_nonnegative(f"{name} epsilon", value[0]),
+        _below_one(f"{name} delta", value[1]),
     )
-    return PrivacyLoss("objective", values, eps, delta, check_int("count", count, 1))
+    return eps, delta
+
+
+def _below_one(name: str, value: Any) -> float:
+    """A delta in [0, 1): a release with delta = 1 has no guarantee."""
+    v = check_unit(name, value)
+    if v >= 1.0:
+        raise ParameterError(f"{name} must be < 1: a release with delta = 1 has no guarantee")
+    return v
+
+
+@validated(
+    ratio=check_positive, log_det=check_nonnegative, dims=count_rule(1),
+    epsilon_output=check_nonnegative, delta_output=_below_one, point=_point, count=count_rule(1),
+)  # fmt: skip
+def objective_loss(
+    *,
+    ratio: float,
+    log_det: float,
+    dims: int,
+    epsilon_output: float,
+    delta_output: float,
+    point: tuple[float, float],
+    count: int = 1,
+) -> PrivacyLoss:
+    """An ``objective`` event from its public numbers, checked here (they may come from a
+    ledger file): ``ratio`` t > 0, ``log_det`` c0 >= 0, ``dims`` m >= 1, ``epsilon_output``
+    >= 0, ``delta_output`` in [0, 1) and the certified ``point`` (epsilon, delta)."""
+    values = (
+        ("ratio", ratio), ("log_det", log_det), ("dims", dims),
+        ("epsilon_output", epsilon_output), ("delta_output", delta_output), ("point", point),
+    )  # fmt: skip
+    return PrivacyLoss("objective", values, point[0], point[1], count)
 
 
 def objective_profile(p: dict[str, Any]) -> Any:
