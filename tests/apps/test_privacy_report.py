@@ -224,8 +224,6 @@ def test_bad_arguments_are_parameter_errors(models):
         render({"epsilon": 1.0}, "html")
     with pytest.raises(ParameterError):
         build_report(models["binary"], objpert.load(models["binary"], KEY))  # not read()
-    with pytest.raises(ParameterError):
-        build_report(models["binary"], read(models["binary"], KEY), points=1)
 
 
 def test_fmt_upper_rounds_up():
