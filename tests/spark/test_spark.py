@@ -376,8 +376,38 @@ def test_a_default_fit_transform_save_load_raises_no_warning(spark, frame, tmp_p
         warnings.simplefilter("error")
         model = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0]).fit(frame)
         model.transform(frame).select("prediction").collect()
-        model.write().overwrite().save(str(tmp_path / "model"))
+        model.save(str(tmp_path / "model"))  # (overwrite() needs the JVM: not on Connect)
         loaded = PrivateLogisticRegressionSparkModel.load(str(tmp_path / "model"))
         loaded.transform(frame).select("probability").collect()
         gc.collect()
     assert loaded.certificate.to_dict() == model.certificate.to_dict()
+
+
+def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
+    """A finite-iterate Spark model inside a PipelineModel exports to objpert's signed file:
+    it loads, verifies under the key and predicts as the Spark model; an AMP model is
+    refused (the file format holds no AMP plans)."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import VectorAssembler
+
+    from objpert.persistence import read
+
+    stages = [
+        VectorAssembler(inputCols=COLS, outputCol="assembled"),
+        PrivateLogisticRegressionSpark(
+            featuresCol="assembled", dataNorm=1.0, classes=[0.0, 1.0],
+            mechanism="gradient_descent", maxIter=STEPS,
+        ),
+    ]  # fmt: skip
+    stage = Pipeline(stages=stages).fit(frame).stages[-1]
+    path = stage.export(tmp_path / "model.json", key=b"k")
+    loaded = read(path, key=b"k")
+    assert loaded.verified
+    X, _, _ = _data()
+    np.testing.assert_array_equal(loaded.model.coef_, stage.coefficientMatrix)
+    np.testing.assert_array_equal(loaded.model.predict_proba(X),
+                                  stage.predictor().predict_proba(X))  # fmt: skip
+    assert loaded.model.certificate_.to_dict() == stage.certificate.to_dict()
+    amp = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
+    with pytest.raises(ParameterError, match="AMP release"):
+        amp.fit(frame).export(tmp_path / "amp.json")
