@@ -411,3 +411,33 @@ def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
     amp = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
     with pytest.raises(ParameterError, match="AMP release"):
         amp.fit(frame).export(tmp_path / "amp.json")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    runs_mean=st.none() | st.integers(-3, 20_000) | st.floats(0.5, 5.0) | st.just("4"),
+    law=st.none() | st.sampled_from(["logarithmic", "geometric", "uniform", ""]),
+    fraction=st.none() | st.floats(-1.0, 2.0),
+    bound=st.floats(-1.0, 5.0),
+)
+def test_random_stopping_settings_are_checked_before_any_row(runs_mean, law, fraction, bound):
+    """Any setting of the Spark search is accepted or refused with a ParameterError before
+    the DataFrame is read (here there is none)."""
+    from objpert.spark import PrivateRandomStoppingSpark
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0])
+    search = PrivateRandomStoppingSpark(
+        estimator=est, estimatorParamMaps=[{est.mu: 0.1}], runsMean=runs_mean, law=law,
+        scoreFraction=fraction, scoreBound=bound,
+    )  # fmt: skip
+    valid = (
+        (runs_mean is None or (type(runs_mean) is int and 1 <= runs_mean <= 10_000))
+        and law in (None, "logarithmic", "geometric")
+        and (fraction is None or 0.0 < fraction < 1.0)
+        and bound > 0.0
+    )
+    if valid:
+        assert search._checked()[1] in ("logarithmic", "geometric")
+    else:
+        with pytest.raises(ParameterError):
+            search.fit(None)
