@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
@@ -420,6 +420,8 @@ def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
     fraction=st.none() | st.floats(-1.0, 2.0),
     bound=st.floats(-1.0, 5.0),
 )
+@example(runs_mean=1.0, law=None, fraction=None, bound=1.0)  # an integral float: refused
+@example(runs_mean=True, law=None, fraction=None, bound=1.0)
 def test_random_stopping_settings_are_checked_before_any_row(runs_mean, law, fraction, bound):
     """Any setting of the Spark search is accepted or refused with a ParameterError before
     the DataFrame is read (here there is none)."""

@@ -103,6 +103,8 @@ class PrivateRandomStoppingSpark:
                 "unit (privacyUnitCol) is not supported here"
             )
         runs_mean = RUNS_PER_CANDIDATE * len(maps) if self.runsMean is None else self.runsMean
+        if isinstance(runs_mean, bool) or not isinstance(runs_mean, int):
+            raise ParameterError(f"runsMean must be an integer; got {runs_mean!r}")
         runs_mean = check_int("runsMean", runs_mean, 1)
         if runs_mean > MAX_RUNS_MEAN:
             raise ParameterError(
