@@ -170,6 +170,8 @@ def main() -> None:
         "machine": {
             "cpus": os.cpu_count(),
             "load_average_at_start": os.getloadavg(),
+            # CPU-bound processes started beside it by .ci/under_load (0: none)
+            "competing_processes": int(os.environ.get("OBJPERT_COMPETING_PROCESSES", "0")),
             "python": platform.python_version(),
             "pyspark": pyspark.__version__,
         },

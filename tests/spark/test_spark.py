@@ -2,9 +2,11 @@
 runs on both).
 
 The default release (AMP, distributed Newton) is compared with the same mechanism in
-memory on the same rows and seed: the registry's AMP plan released by the in-memory batch
-code with one draw (damped Newton with dense systems, the same noise as one release):
-equal to 1e-9. The gradient-descent release is compared with the scikit-learn estimator.
+memory on the same rows and seed: the registry's AMP plan released by
+:func:`objpert.mechanisms.amp_release` (the registry's ``get("amp").release``) and by the
+in-memory batch code with one draw (damped Newton with dense systems, the same noise as
+one release): equal to 1e-9. The gradient-descent release is compared with the
+scikit-learn estimator.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
@@ -26,6 +28,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 import objpert
 from objpert._data import prepare
 from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning, ToleranceError
+from objpert.mechanisms import amp_release, get
 from objpert.mechanisms._peers import peer_release_batch
 from objpert.mechanisms._registry import plan as plan_release
 from objpert.spark import (
@@ -80,6 +83,9 @@ def _newton_in_memory(X, y, labels, loss, *, epsilon, data_norm, seed, passes, *
         max_iter=passes, gamma=1e-11 * gradient_bound, **extra,
     )  # fmt: skip
     out = _seeded(peer_release_batch, ref.X, ref.y, plan, 1, seed)
+    for single in (amp_release, get("amp").release):  # one release: the same numbers
+        np.testing.assert_array_equal(_seeded(single, ref.X, ref.y, plan, seed).weights,
+                                      out.weights[0])  # fmt: skip
     return out.weights[0], plan
 
 
@@ -299,3 +305,141 @@ def test_a_train_validation_split_is_found_on_the_frames():
     found, use = fit(search)
     assert found is search and use.record == "model selection by TrainValidationSplit (4 fits)"
     assert find_search() is None
+
+
+def test_random_stopping_on_all_rows_is_certified_by_the_search(frame):
+    """PrivateRandomStoppingSpark: every run on all the rows at the per-run budget of the
+    in-memory search, the search's certificate recomputed from its public budget, the
+    chosen model's release within the run budget; the same seed, the same choice."""
+    from pyspark.ml.tuning import ParamGridBuilder
+
+    from objpert.model_selection import random_stopping_budget, random_stopping_certificate
+    from objpert.model_selection._random_stopping import candidate_budget
+    from objpert.spark import PrivateRandomStoppingSpark
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], epsilon=4.0)
+    grid = ParamGridBuilder().addGrid(est.mu, [0.01, 0.1]).build()
+    search = PrivateRandomStoppingSpark(estimator=est, estimatorParamMaps=grid, runsMean=2,
+                                        seed=3)  # fmt: skip
+    _seeded(search.fit, frame)
+    cert = search.certificate
+    eps_c, delta_c = random_stopping_budget(4.0, 1e-6, 2)
+    model_eps, score_eps = candidate_budget(eps_c, 0.1)
+    assert (cert.model_epsilon, cert.score_epsilon, cert.candidate_delta) == (
+        model_eps, score_eps, delta_c,
+    )  # fmt: skip
+    assert (cert.epsilon, cert.delta) == random_stopping_certificate(
+        cert.candidate_epsilon, delta_c, 2
+    )
+    assert cert.epsilon <= 4.0 and cert.delta <= 1e-6 and cert.certified
+    assert cert.n_rows == N and cert.n_candidates == 2
+    chosen = search.bestModel.certificate
+    assert chosen.epsilon <= model_eps and chosen.delta <= delta_c
+    assert search.bestModel.getOrDefault("mu") == grid[search.bestIndex][est.mu]
+    again = _seeded(
+        PrivateRandomStoppingSpark(estimator=est, estimatorParamMaps=grid, runsMean=2,
+                                   seed=3).fit, frame,
+    )  # fmt: skip
+    assert again.bestIndex == search.bestIndex
+    np.testing.assert_array_equal(again.bestModel.coefficientMatrix,
+                                  search.bestModel.coefficientMatrix)  # fmt: skip
+    pred = search.transform(frame).select("prediction").toPandas()["prediction"]
+    assert len(pred) == N
+    with pytest.raises(ParameterError, match="sets epsilon of each run itself"):
+        PrivateRandomStoppingSpark(
+            estimator=est, estimatorParamMaps=ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
+        ).fit(frame)
+
+
+def test_the_private_score_is_the_in_memory_one(frame):
+    """The score of a run on Spark (one DataFrame pass) equals the in-memory search's
+    integer score of the same predictions."""
+    from objpert.model_selection._stopping_runs import integer_utility
+    from objpert.spark._stopping import _spark_utility
+
+    model = PrivateRobustRegressionSpark(
+        inputCols=COLS, featureBounds=BOUNDS, labelCol="target", epsilon=5.0
+    ).fit(frame)
+    out = model.transform(frame).select("prediction", "target").toPandas()
+    for bound in (0.3, 2.0):
+        expected = integer_utility(out["prediction"], out["target"], False, bound)
+        assert _spark_utility(model, frame, False, bound) == expected < 0
+
+
+def test_a_default_fit_transform_save_load_raises_no_warning(spark, frame, tmp_path):
+    """The default fit (declared classes, no seed), transform, save and load of the model
+    under an error filter: any warning raised during our calls fails; collected garbage
+    (unclosed pools, sockets) included."""
+    import gc
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0]).fit(frame)
+        model.transform(frame).select("prediction").collect()
+        model.save(str(tmp_path / "model"))  # (overwrite() needs the JVM: not on Connect)
+        loaded = PrivateLogisticRegressionSparkModel.load(str(tmp_path / "model"))
+        loaded.transform(frame).select("probability").collect()
+        gc.collect()
+    assert loaded.certificate.to_dict() == model.certificate.to_dict()
+
+
+def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
+    """A finite-iterate Spark model inside a PipelineModel exports to objpert's signed file:
+    it loads, verifies under the key and predicts as the Spark model; an AMP model is
+    refused (the file format holds no AMP plans)."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import VectorAssembler
+
+    from objpert.persistence import read
+
+    stages = [
+        VectorAssembler(inputCols=COLS, outputCol="assembled"),
+        PrivateLogisticRegressionSpark(
+            featuresCol="assembled", dataNorm=1.0, classes=[0.0, 1.0],
+            mechanism="gradient_descent", maxIter=STEPS,
+        ),
+    ]  # fmt: skip
+    stage = Pipeline(stages=stages).fit(frame).stages[-1]
+    path = stage.export(tmp_path / "model.json", key=b"k")
+    loaded = read(path, key=b"k")
+    assert loaded.verified
+    X, _, _ = _data()
+    np.testing.assert_array_equal(loaded.model.coef_, stage.coefficientMatrix)
+    np.testing.assert_array_equal(loaded.model.predict_proba(X),
+                                  stage.predictor().predict_proba(X))  # fmt: skip
+    assert loaded.model.certificate_.to_dict() == stage.certificate.to_dict()
+    amp = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
+    with pytest.raises(ParameterError, match="AMP release"):
+        amp.fit(frame).export(tmp_path / "amp.json")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    runs_mean=st.none() | st.integers(-3, 20_000) | st.floats(0.5, 5.0) | st.just("4"),
+    law=st.none() | st.sampled_from(["logarithmic", "geometric", "uniform", ""]),
+    fraction=st.none() | st.floats(-1.0, 2.0),
+    bound=st.floats(-1.0, 5.0),
+)
+@example(runs_mean=1.0, law=None, fraction=None, bound=1.0)  # an integral float: refused
+@example(runs_mean=True, law=None, fraction=None, bound=1.0)
+def test_random_stopping_settings_are_checked_before_any_row(runs_mean, law, fraction, bound):
+    """Any setting of the Spark search is accepted or refused with a ParameterError before
+    the DataFrame is read (here there is none)."""
+    from objpert.spark import PrivateRandomStoppingSpark
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0])
+    search = PrivateRandomStoppingSpark(
+        estimator=est, estimatorParamMaps=[{est.mu: 0.1}], runsMean=runs_mean, law=law,
+        scoreFraction=fraction, scoreBound=bound,
+    )  # fmt: skip
+    valid = (
+        (runs_mean is None or (type(runs_mean) is int and 1 <= runs_mean <= 10_000))
+        and law in (None, "logarithmic", "geometric")
+        and (fraction is None or 0.0 < fraction < 1.0)
+        and bound > 0.0
+    )
+    if valid:
+        assert search._checked()[1] in ("logarithmic", "geometric")
+    else:
+        with pytest.raises(ParameterError):
+            search.fit(None)

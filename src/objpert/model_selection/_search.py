@@ -29,7 +29,6 @@ of the candidates are statistics of the private data: they are neither stored no
 from __future__ import annotations
 
 import warnings
-from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -47,17 +46,21 @@ from objpert.estimators._base import PrivateGLM
 from objpert.exceptions import (
     DataError,
     ParameterError,
-    PrivacyError,
     TestingSeedWarning,
     UnreachableTargetError,
 )
-from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
 from objpert.model_selection._split_selection import (
     split_certificate,
     split_sizes,
+)
+from objpert.model_selection._stopping_runs import (
+    SCORE_LEVELS,
+    integer_utility,
+    run_budget,
+    stop_randomly,
 )
 from objpert.model_selection._units import (
     check_search_unit,
@@ -80,9 +83,6 @@ RUNS_PER_CANDIDATE = 4
 MAX_RUNS_MEAN = 10_000
 #: The most grid points a search takes (split: each trains on 1/(m + 1) of the rows).
 MAX_CANDIDATES = 1000
-#: Regression scores: each clipped squared error is floored onto this many integer levels
-#: of [0, score_bound**2] (an integer sum, so the discrete Laplace noise is exact).
-SCORE_LEVELS = 1024
 #: Parameters that random stopping sets on each run itself (refused in the grid).
 _RUN_SET = ("epsilon", "delta", "random_state")
 
@@ -364,10 +364,12 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         law = rs.LAWS[0] if self.law is None else self.law
         fraction = SCORE_FRACTION if self.score_fraction is None else self.score_fraction
         bound = float(self.score_bound)
-        eps_c, delta_c = rs.random_stopping_budget(epsilon, delta, runs_mean, law)
-        model_eps, score_eps = rs.candidate_budget(eps_c, fraction)
-        candidate_eps, _ = rs.basic([model_eps, score_eps], [0.0, 0.0])
-        per_run = {"epsilon": model_eps, "delta": delta_c, "random_state": None}
+        budget = run_budget(epsilon, delta, runs_mean, law, fraction)
+        per_run = {
+            "epsilon": budget.model_epsilon,
+            "delta": budget.candidate_delta,
+            "random_state": None,
+        }
         runs = [clone(m).set_params(**{prefix + k: v for k, v in per_run.items()}) for m in models]
         for run in runs:
             _final(run)._public_constants()  # every run's settings, before any data
@@ -386,41 +388,24 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         if not prefix:  # a pipeline's output width is known from its fitted steps only
             _check_runs_certify(runs, grid, n_public, getattr(X, "shape", (n, 0))[-1])
         generator, seeded = make_rng(self.random_state)
-        count = rs.draw_runs(runs_mean, generator, law)  # never stored
-        sensitivity = k * (1 if classify else SCORE_LEVELS)
-        scale = Fraction(sensitivity) / Fraction(score_eps)  # exact: score_eps is a float
-        best: tuple[tuple[int, float, bytes], int, Any] | None = None
+
+        def fit(index: int, seed: int | None) -> tuple[Any, Any, bytes]:
+            model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
+            model.fit(X, y, **meta)
+            return model, _final(model).certificate_, _release_bytes(model)
+
+        def utility(model: Any) -> int:
+            return integer_utility(model.predict(X_score), y_score, classify, bound)
+
         show = self._quiet_fits(runs, X, runs_mean)
         running = "private search (random stopping; the number of runs stays hidden)"
         with warnings.catch_warnings(), spinner(running, show):  # the runs' seeds come from
             warnings.simplefilter("ignore", TestingSeedWarning)  # the search's (warned once)
-            for _ in range(count):
-                index = int(generator.integers(len(runs)))
-                seed = int(generator.integers(2**63)) if seeded else None
-                model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
-                model.fit(X, y, **meta)
-                cert = _final(model).certificate_
-                if not cert.certified or cert.epsilon > model_eps or cert.delta > delta_c:
-                    raise PrivacyError(
-                        f"a run's certificate {budget_text(cert.epsilon, cert.delta)} "
-                        f"(certified={cert.certified}) exceeds the per-run budget "
-                        f"{budget_text(model_eps, delta_c)}: nothing is released"
-                    )
-                utility = _integer_utility(model, X_score, y_score, classify, bound)
-                noisy = utility + discrete_laplace(generator, scale)
-                # a total order on the runs' outputs (Liu & Talwar's condition): the noisy
-                # score, then an independent uniform, then the released coefficients
-                key = (noisy, float(generator.random()), _release_bytes(model))
-                if best is None or key > best[0]:
-                    best = (key, index, model)
-                del utility, noisy
-        assert best is not None  # K >= 1
-        _, index, chosen = best
-        del best, count  # the run count and the scores are not kept
-        self.certificate_ = rs.search_certificate(
-            candidate_eps, delta_c, model_eps, score_eps, runs_mean, len(runs), n_public,
-            _final(chosen).certificate_, law,
-        )  # fmt: skip
+            sensitivity = k * (1 if classify else SCORE_LEVELS)
+            index, chosen = stop_randomly(
+                budget, len(runs), generator, seeded, fit, utility, sensitivity
+            )
+        self.certificate_ = budget.certificate(len(runs), n_public, _final(chosen).certificate_)
         self.best_index_ = index
         self.best_params_ = grid[index]
         self.best_estimator_ = _carrying(chosen, self.certificate_)
@@ -457,20 +442,6 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return self._best().score(X, y, sample_weight=sample_weight)
-
-
-def _integer_utility(model: Any, X: Any, y: np.ndarray, classify: bool, bound: float) -> int:
-    """An integer score of a released model on the rows, changed by at most its
-    sensitivity when one row is replaced: the count of correct predictions (1), or minus
-    the clipped squared errors floored onto SCORE_LEVELS levels of [0, bound**2]
-    (SCORE_LEVELS)."""
-    pred = np.asarray(model.predict(X))
-    if classify:
-        return int(np.sum(pred == y))
-    clip = bound * bound
-    err = np.minimum((pred.astype(float) - y.astype(float)) ** 2, clip)
-    levels = np.floor(err / clip * SCORE_LEVELS).astype(np.int64)
-    return -int(np.sum(np.minimum(levels, SCORE_LEVELS)))
 
 
 def _release_bytes(model: Any) -> bytes:

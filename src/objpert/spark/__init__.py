@@ -6,9 +6,10 @@ over a cached frame), on a classic session or on Spark Connect. The default rele
 AMP (objective perturbation at the exact minimiser, with output noise covering the
 solver's tolerance) solved by distributed Newton in a few passes; the finite-iterate
 release of :class:`objpert.PrivateLogisticRegression` (Watkins & Arora 2026) is
-``mechanism="gradient_descent"``, one pass per step. The Models save and load with Spark
-ML's ``write``/``load``, alone or in a ``PipelineModel``. Needs the ``spark`` extra
-(``pip install 'objpert[spark]'``) and Java.
+``mechanism="gradient_descent"``, one pass per step. :class:`PrivateRandomStoppingSpark`
+tunes a private stage on all the rows under one certificate (random stopping). The
+Models save and load with Spark ML's ``write``/``load``, alone or in a ``PipelineModel``.
+Needs the ``spark`` extra (``pip install 'objpert[spark]'``) and Java.
 """
 
 from objpert.spark._engine import SparkEngine, prepare_spark
@@ -21,12 +22,14 @@ from objpert.spark._models import (
     PrivateRobustRegressionSparkModel,
 )
 from objpert.spark._params import to_sklearn_params
+from objpert.spark._stopping import PrivateRandomStoppingSpark
 from objpert.spark._tasks import LabelTarget
 
 __all__ = [
     "LabelTarget",
     "PrivateLogisticRegressionSpark",
     "PrivateLogisticRegressionSparkModel",
+    "PrivateRandomStoppingSpark",
     "PrivateRobustRegressionSpark",
     "PrivateRobustRegressionSparkModel",
     "SparkEngine",

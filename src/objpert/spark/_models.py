@@ -23,6 +23,7 @@ from objpert.accounting._unit import unit_from_dict
 from objpert.estimators._base import PrivateGLM
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
+from objpert.exceptions import ParameterError
 from objpert.spark._engine import quiet_pyspark
 from objpert.spark._params import (
     CLASSES,
@@ -71,6 +72,27 @@ class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     def certificate(self) -> ReleaseCertificate:
         """The release's certificate."""
         return unit_from_dict(json.loads(self.getOrDefault(self.certificateJson)))
+
+    def export(self, path: Any, key: bytes | str | None = None) -> Any:
+        """Write the release as objpert's signed model file
+        (:func:`objpert.persistence.save`: signed under ``key`` or ``OBJPERT_MODEL_KEY``;
+        loaded and verified by :func:`objpert.persistence.load`): the fitted scikit-learn
+        estimator of a ``mechanism="gradient_descent"`` fit, its plans re-derived on
+        loading. The file format holds the finite-iterate releases only: an AMP model
+        (the default mechanism), or a model loaded from a Spark ML save (whose fitted
+        estimator is not kept), is refused with a ParameterError."""
+        from objpert.persistence import save
+
+        if self.estimator_ is None:
+            used = self.getOrDefault(self.mechanismUsed)
+            raise ParameterError(
+                "objpert's model file holds the finite-iterate release of "
+                "mechanism='gradient_descent' fitted in this process; this model "
+                + ("is an AMP release (the file format has no AMP plans yet): save it "
+                   "the Spark ML way" if used == "amp" else "was loaded from a Spark ML "
+                   "save (its fitted estimator is not kept): export before saving")
+            )  # fmt: skip
+        return save(self.estimator_, path, key)
 
     @property
     def numFeatures(self) -> int:

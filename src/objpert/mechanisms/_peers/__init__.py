@@ -138,9 +138,11 @@ def lop_clip_release(
 def amp_release(X: Any, y: Any, plan: PeerPlan, rng: Any = None, *, clip: bool = False) -> Release:
     """Approximate Minima Perturbation (Iyengar et al. 2019, Algorithm 1): draw
     b1 ~ N(0, sigma^2 I) (continuous: it enters the objective) and the output noise once
-    each, minimise F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise),
-    release gamma_g (rint(w / gamma_g) + Y), Y ~ N_Z(0, s^2 I), (gamma_g, s) the grid of
-    output_sigma (:func:`objpert.mechanisms._certificates.grid_noise`): w + b2 on the grid."""
+    each, minimise F(w) + <b1, w> until ||grad|| <= gamma (checked: no release otherwise;
+    solved as a batch of one, so it equals :func:`peer_release_batch` with one draw and the
+    Spark release to rounding), release gamma_g (rint(w / gamma_g) + Y),
+    Y ~ N_Z(0, s^2 I), (gamma_g, s) the grid of output_sigma
+    (:func:`objpert.mechanisms._certificates.grid_noise`): w + b2 on the grid."""
     return _release("amp", X, y, plan, rng, clip)
 
 

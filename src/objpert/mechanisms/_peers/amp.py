@@ -1,5 +1,11 @@
 """Approximate minima perturbation (Iyengar et al. 2019, Algorithm 1): Gaussian objective
-noise, then discrete Gaussian output noise on the plan's grid."""
+noise, then discrete Gaussian output noise on the plan's grid.
+
+One release is solved as a batch of one (:func:`objpert._solvers.newton.
+solve_batch_to_tolerance`: damped Newton from w = 0 with dense d x d systems for
+d <= 64), the solver of a batch of releases and of the Spark release
+(:mod:`objpert.spark._newton`): for the same data and seed the three are the same
+computation, equal to rounding, not merely each within the tolerance gamma."""
 
 from __future__ import annotations
 
@@ -23,5 +29,5 @@ def amp_core(
     gamma, scale = grid_noise(plan.output_sigma, plan.grid_bits)
     b1 = gaussian(generator, plan.sigma, plan.d, draws)  # objective noise, drawn once
     b2 = discrete(generator, scale, plan.d, draws)  # output noise on the grid, drawn once
-    w, used = solve_checked(objective, b1, plan)
-    return on_grid(w, b2, gamma), used
+    w, used = solve_checked(objective, b1 if draws else b1[:, None], plan)
+    return on_grid(w if draws else w[:, 0], b2, gamma), used
