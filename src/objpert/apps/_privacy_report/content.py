@@ -337,6 +337,11 @@ def build_report(
     model = pipeline[-1] if hasattr(pipeline, "steps") else pipeline
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     mech = _mechanism_of(plans[0])
+    if mech.name == "amp":
+        raise ParameterError(
+            "the privacy report does not cover AMP releases yet: check the file with objpert "
+            "verify and objpert certify --model"
+        )
     search = model.certificate_ if hasattr(model, "release_certificate_") else None
     cert = model.release_certificate_ if search is not None else model.certificate_
     epsilons = tradeoff.epsilon_grid(float(cert.epsilon), points)
