@@ -17,7 +17,7 @@ import pytest
 import objpert
 from objpert._data import prepare
 from objpert.cli import main
-from objpert.estimators import PrivateLogisticRegression
+from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError
 from objpert.mechanisms import amp_release
 from objpert.persistence import digest, read, save, signature
@@ -89,6 +89,31 @@ def test_the_release_round_trips_verified_and_predicts_the_same(model, path):
     np.testing.assert_array_equal(got.predict_proba(X), est.predict_proba(X))
     np.testing.assert_array_equal(got.predict(X), est.predict(X))
     np.testing.assert_array_equal(got.n_iter_, [PASSES])  # the public budget
+
+
+def test_a_robust_regression_release_round_trips(tmp_path):
+    """The pseudo-Huber loss: its scale is a parameter of the re-derived plan."""
+    X, y = _rows()
+    est = PrivateRobustRegression(data_norm=1.0, scale=0.5, random_state=5)
+    ref = prepare(X, y, labels="real", data_norm=1.0)
+    plan = objpert.plan(
+        "amp", loss="robust", n=ref.n, d=ref.d, zeta=ref.zeta, epsilon=est.epsilon,
+        delta=est.delta, max_iter=PASSES, gamma=TOL * 0.5 * ref.zeta,
+        loss_params={"scale": 0.5},
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", objpert.TestingSeedWarning)
+        w = amp_release(ref.X, ref.y, plan, 5).weights
+    est._set_release_attributes(w[None, :-1], np.array([w[-1]]))
+    est.n_features_in_ = 3
+    est.plan_, est.certificate_ = plan, plan.certificate
+    est.n_iter_, est.seeded_ = np.array([PASSES]), True
+    got = read(save(est, tmp_path / "robust.json", KEY), KEY).model
+    assert got.plan_ == plan
+    np.testing.assert_array_equal(got.predict(X), est.predict(X))
+    path = _resigned(tmp_path / "robust.json", lambda p: p["params"].__setitem__("scale", 1.0))
+    with pytest.raises(ModelFileError, match="plan 0"):
+        read(path, KEY)
 
 
 def test_an_edited_file_is_refused_by_its_signature_and_digest(path):

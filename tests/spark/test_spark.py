@@ -412,8 +412,8 @@ def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
 def test_an_amp_model_exports_to_the_signed_file(frame, tmp_path):
     """The default (AMP) Spark model inside a PipelineModel exports to objpert's signed
     file: it loads, verifies under the key, its plan re-derived by objpert.plan("amp", ...)
-    equals the fit's, and it predicts as the Spark model; a model loaded from a Spark ML
-    save (its plan not kept) is refused."""
+    equals the fit's, and it predicts as the Spark model (a robust regression's too); a
+    model loaded from a Spark ML save (its plan not kept) is refused."""
     from pyspark.ml import Pipeline
     from pyspark.ml.feature import VectorAssembler
 
@@ -434,6 +434,10 @@ def test_an_amp_model_exports_to_the_signed_file(frame, tmp_path):
                                   stage.predictor().predict_proba(X))  # fmt: skip
     np.testing.assert_array_equal(loaded.model.predict(X), stage.predictor().predict(X))
     np.testing.assert_array_equal(loaded.model.n_iter_, [stage.plan.max_iter])
+    robust = PrivateRobustRegressionSpark(dataNorm=1.0, labelCol="target", scale=0.5).fit(frame)
+    got = read(robust.export(tmp_path / "robust.json", key=b"k"), key=b"k")
+    assert got.verified and got.model.plan_ == robust.plan
+    np.testing.assert_array_equal(got.model.predict(X), robust.predictor().predict(X))
     stage.save(str(tmp_path / "stage"))
     with pytest.raises(ParameterError, match="export before saving"):
         PrivateLogisticRegressionSparkModel.load(str(tmp_path / "stage")).export(tmp_path / "x")
