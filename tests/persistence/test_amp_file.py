@@ -16,6 +16,7 @@ import pytest
 
 import objpert
 from objpert._data import prepare
+from objpert.apps._privacy_report import build_report, render
 from objpert.cli import main
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import ModelFileError
@@ -34,27 +35,26 @@ def _rows():
     return X, y
 
 
-def _amp_model(epsilon=1.0):
-    """An AMP release on the rows, held by the estimator of its parameters."""
+def _amp_model(seed=5):
+    """An AMP release on the rows (noise from ``seed``, None: OS entropy), held by the
+    estimator of its parameters."""
     X, y = _rows()
-    est = PrivateLogisticRegression(
-        epsilon=epsilon, data_norm=1.0, classes=[0.0, 1.0], random_state=5
-    )
+    est = PrivateLogisticRegression(data_norm=1.0, classes=[0.0, 1.0], random_state=seed)
     ref = prepare(X, y, labels="binary", data_norm=1.0)
     plan = objpert.plan(
-        "amp", loss="logistic", n=ref.n, d=ref.d, zeta=ref.zeta, epsilon=epsilon,
+        "amp", loss="logistic", n=ref.n, d=ref.d, zeta=ref.zeta, epsilon=est.epsilon,
         delta=est.delta, max_iter=PASSES, gamma=TOL * ref.zeta,
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", objpert.TestingSeedWarning)
-        w = amp_release(ref.X, ref.y, plan, 5).weights
+        w = amp_release(ref.X, ref.y, plan, seed).weights
     est._set_release_attributes(w[None, :-1], np.array([w[-1] * 1.0]))
     est.n_features_in_ = 3
     est.classes_ = np.array([0.0, 1.0])
     est.multi_class_ = "ovr"
     est.plan_, est.certificate_ = plan, plan.certificate
     est.n_iter_ = np.array([PASSES])
-    est.seeded_ = True
+    est.seeded_ = seed is not None
     return est, X
 
 
@@ -189,3 +189,22 @@ def test_objpert_verify_and_certify_read_the_file(path, capsys):
     assert main(["certify", "--model", str(path), "--key-file", str(key_file), "--json"]) == 0
     cert = json.loads(capsys.readouterr().out)
     assert cert["certified"] and cert["epsilon"] == out["epsilon"]
+
+
+def test_the_privacy_report_describes_the_amp_release(tmp_path):
+    """The report of an unseeded AMP file: certified, the AMP mechanism and its sources,
+    no setting of the gradient-descent release, a profile through the certified point."""
+    est, _ = _amp_model(seed=None)
+    loaded = read(save(est, tmp_path / "amp.json", KEY), KEY)
+    report = build_report("amp.json", loaded)
+    cert = est.certificate_
+    assert report.certified and report.mechanism == "amp" and report.releases[0].form == "amp"
+    assert report.releases[0].iterations == PASSES
+    assert "calibration" not in dict(report.declared)
+    at = report.epsilons.index(cert.epsilon)
+    assert report.deltas[at] <= cert.delta
+    assert all(a >= b for a, b in zip(report.deltas, report.deltas[1:], strict=False))
+    assert min(report.deltas) >= cert.details["delta_output"]  # always paid
+    text = render(report, "md")
+    assert "Iyengar" in text and "approximate minimiser" in text
+    assert f"({cert.epsilon:g}, {cert.delta:g})-differentially private" in text
