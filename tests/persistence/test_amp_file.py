@@ -208,3 +208,27 @@ def test_the_privacy_report_describes_the_amp_release(tmp_path):
     text = render(report, "md")
     assert "Iyengar" in text and "approximate minimiser" in text
     assert f"({cert.epsilon:g}, {cert.delta:g})-differentially private" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("n", "300"),
+        ("n", True),
+        ("n", 1),
+        ("tolerance", -1.0),
+        ("tolerance", 0.0),
+        ("max_iter", 0),
+        ("loss", "robust"),
+        ("certificate", None),
+        ("certificate", {"epsilon": 1.0}),
+        ("loss_params", "x"),
+        ("grid_bits", 400),
+    ],
+)
+def test_hostile_plan_values_are_refused_with_a_model_file_error(path, field, value):
+    def change(p):
+        p["plans"][0][field] = value
+
+    with pytest.raises(ModelFileError):
+        read(_resigned(path, change), KEY)
