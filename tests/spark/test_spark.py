@@ -385,8 +385,7 @@ def test_a_default_fit_transform_save_load_raises_no_warning(spark, frame, tmp_p
 
 def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
     """A finite-iterate Spark model inside a PipelineModel exports to objpert's signed file:
-    it loads, verifies under the key and predicts as the Spark model; an AMP model is
-    refused (the file format holds no AMP plans)."""
+    it loads, verifies under the key and predicts as the Spark model."""
     from pyspark.ml import Pipeline
     from pyspark.ml.feature import VectorAssembler
 
@@ -408,9 +407,40 @@ def test_a_gradient_descent_model_exports_to_the_signed_file(frame, tmp_path):
     np.testing.assert_array_equal(loaded.model.predict_proba(X),
                                   stage.predictor().predict_proba(X))  # fmt: skip
     assert loaded.model.certificate_.to_dict() == stage.certificate.to_dict()
-    amp = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
-    with pytest.raises(ParameterError, match="AMP release"):
-        amp.fit(frame).export(tmp_path / "amp.json")
+
+
+def test_an_amp_model_exports_to_the_signed_file(frame, tmp_path):
+    """The default (AMP) Spark model inside a PipelineModel exports to objpert's signed
+    file: it loads, verifies under the key, its plan re-derived by objpert.plan("amp", ...)
+    equals the fit's, and it predicts as the Spark model (a robust regression's too); a
+    model loaded from a Spark ML save (its plan not kept) is refused."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import VectorAssembler
+
+    from objpert.persistence import read
+
+    stages = [
+        VectorAssembler(inputCols=COLS, outputCol="assembled"),
+        PrivateLogisticRegressionSpark(featuresCol="assembled", dataNorm=1.0, classes=[0.0, 1.0]),
+    ]
+    stage = Pipeline(stages=stages).fit(frame).stages[-1]
+    path = stage.export(tmp_path / "amp.json", key=b"k")
+    loaded = read(path, key=b"k")
+    assert loaded.verified and loaded.model.plan_ == stage.plan
+    assert loaded.model.certificate_.to_dict() == stage.certificate.to_dict()
+    X, _, _ = _data()
+    np.testing.assert_array_equal(loaded.model.coef_, stage.coefficientMatrix)
+    np.testing.assert_array_equal(loaded.model.predict_proba(X),
+                                  stage.predictor().predict_proba(X))  # fmt: skip
+    np.testing.assert_array_equal(loaded.model.predict(X), stage.predictor().predict(X))
+    np.testing.assert_array_equal(loaded.model.n_iter_, [stage.plan.max_iter])
+    robust = PrivateRobustRegressionSpark(dataNorm=1.0, labelCol="target", scale=0.5).fit(frame)
+    got = read(robust.export(tmp_path / "robust.json", key=b"k"), key=b"k")
+    assert got.verified and got.model.plan_ == robust.plan
+    np.testing.assert_array_equal(got.model.predict(X), robust.predictor().predict(X))
+    stage.save(str(tmp_path / "stage"))
+    with pytest.raises(ParameterError, match="export before saving"):
+        PrivateLogisticRegressionSparkModel.load(str(tmp_path / "stage")).export(tmp_path / "x")
 
 
 @settings(max_examples=30, deadline=None)

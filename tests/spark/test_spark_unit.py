@@ -31,6 +31,7 @@ from objpert.estimators._unit import pad_rows
 from objpert.exceptions import ClippingNotice, DataError, ParameterError, PrivacyLeakWarning
 from objpert.mechanisms._peers import peer_release_batch
 from objpert.mechanisms._registry import plan as plan_release
+from objpert.persistence import read
 from objpert.spark import PrivateLogisticRegressionSpark, PrivateLogisticRegressionSparkModel
 from objpert.spark._unit import bound_units
 
@@ -66,9 +67,10 @@ def _fit(frame, **params):
         return est.fit(frame)
 
 
-def test_amp_per_person_equals_the_group_route_in_memory(persons):
+def test_amp_per_person_equals_the_group_route_in_memory(persons, tmp_path):
     """AMP at the classical one-row target on n = m k rows (the units' missing rows zero
-    rows), certified for one person by group privacy at the person-level epsilon."""
+    rows), certified for one person by group privacy at the person-level epsilon; exported
+    to objpert's signed file, it loads with that certificate recomputed."""
     X, y, pid = _data()
     model = _fit(persons, privacyUnitCol="pid", maxRowsPerUnit=K)
     m = np.unique(pid).size
@@ -91,6 +93,9 @@ def test_amp_per_person_equals_the_group_route_in_memory(persons):
     assert model.certificate.to_dict() == want.to_dict()
     assert want.certified and want.delta <= 1e-6
     assert "one person, up to 3 rows (privacy unit 'pid')" in model.certificate.summary()
+    loaded = read(model.export(tmp_path / "amp.json", b"k"), b"k")
+    assert loaded.verified and loaded.model.plan_ == plan
+    assert loaded.model.certificate_.to_dict() == want.to_dict()
 
 
 def test_gradient_descent_per_person_equals_the_estimator(persons, tmp_path):

@@ -75,8 +75,8 @@ def certify_model(args: argparse.Namespace) -> int:
         load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
     )
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
-    certs = [  # a multinomial plan's certificate is recomputed from its public fields
-        plan.recertify() if plan.mechanism == "multinomial" else rederive_plan(plan)
+    certs = [  # a peer plan's certificate is recomputed from its public fields
+        plan.recertify() if plan.mechanism in ("multinomial", "amp") else rederive_plan(plan)
         for plan in plans
     ]
     search = model.certificate_ if hasattr(model, "release_certificate_") else None

@@ -27,6 +27,8 @@ _COMPOSITION_NAMES = {
 
 def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
     """What ``objpert verify`` reports about a loaded model file."""
+    from objpert.persistence._amp_file import amp_iterations
+
     model = final_estimator(loaded.model)
     cert = model.certificate_
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
@@ -42,6 +44,14 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
         mechanism = (
             "one multinomial release: the softmax objective minimised with objective and "
             "output noise (docs/multiclass.md), certified by its exact-minimiser profile"
+        )
+    elif plans[0].mechanism == "amp":
+        mechanism = (
+            "approximate minima perturbation (Iyengar et al. 2019, Algorithm 1): the perturbed "
+            f"objective solved to gradient norm {plans[0].tolerance:.3g} within "
+            f"{plans[0].max_iter} iterations, plus output noise; certified by the "
+            f"{plans[0].accountant} accountant of its objective noise and the grid Gaussian "
+            "of its output noise"
         )
     seeded = bool(model.seeded_)
     releases = [
@@ -60,7 +70,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
             "sigma": p.sigma,
             "mu": p.mu,
             "eta": getattr(p, "eta", None),  # a multinomial plan runs a solver, not steps
-            "iterations": p.iterations,
+            "iterations": amp_iterations(p),  # AMP: the solver's public budget
             "truncation": getattr(p, "truncation", "none"),
         }
         for i, p in enumerate(plans)

@@ -4,7 +4,9 @@ A model file (format ``objpert-model``, version 2; docs/persistence.md) holds th
 estimator's class and parameters, the released weights (``coef_``, ``intercept_``),
 ``classes_`` (values and dtype, so string, integer and boolean labels round-trip),
 ``n_features_in_`` (and ``feature_names_in_``), every release's
-:class:`~objpert.certify.WatkinsAroraPlan`, each release's iteration count and whether
+:class:`~objpert.certify.WatkinsAroraPlan` (a multinomial or an AMP release: its one plan,
+re-derived at load from the parameters, :mod:`._multinomial`, :mod:`._amp_file`), each
+release's iteration count and whether
 its
 noise came from a testing seed, the certificate (a
 :class:`~objpert.accounting.Certificate` or a

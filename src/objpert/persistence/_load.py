@@ -23,6 +23,7 @@ from objpert.estimators import LABEL_SET, PrivateRobustRegression
 from objpert.estimators._base import DATA_NORM, FitSettings, public_zeta
 from objpert.estimators._prior import match_prior
 from objpert.exceptions import ModelFileError, ObjpertError, UnverifiedModelWarning
+from objpert.persistence._amp_file import amp_iterations, is_amp, recertify_amp
 from objpert.persistence._fileformat import (
     _CLASS_KINDS,
     _ESTIMATORS,
@@ -349,9 +350,10 @@ def _releases(data: Any, plans: list[WatkinsAroraPlan], p: FitSettings, params: 
         if not isinstance(rec["seeded"], bool):
             raise ModelFileError(f"release {i}: seeded must be true or false")
         it = rec["iterations"]
-        if isinstance(it, bool) or not isinstance(it, int) or it != plan.iterations:
+        planned = amp_iterations(plan)
+        if isinstance(it, bool) or not isinstance(it, int) or it != planned:
             raise ModelFileError(
-                f"release {i} ran {quote_value(it)} iterations, not its plan's {plan.iterations}"
+                f"release {i} ran {quote_value(it)} iterations, not its plan's {planned}"
             )
         seeded.append(rec["seeded"])
     if params.get("random_state") is not None and not all(seeded):
@@ -410,6 +412,15 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
             lambda q: recertify_multinomial(payload["plans"], stored, model, q, releases),
         )
         releases = 1
+    elif is_amp(payload["plans"]):  # one AMP release (objpert.spark's default)
+        if releases != 1:
+            raise ModelFileError(f"an AMP release is one weight vector; the file has {releases}")
+        plans, certificate = multinomial_unit(
+            payload.get(UNIT_KEY),
+            p,
+            lambda q: recertify_amp(payload["plans"], stored, model, q),
+            "an AMP",
+        )
     else:
         pld = isinstance(stored, dict) and stored.get("method") == "pld"
         plans, certs = _recertify(payload["plans"], releases, model, p, pld)
@@ -424,7 +435,7 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
         )
     n_iter = _array("n_iter", payload["n_iter"])
     if n_iter.shape != (releases,) or any(
-        int(k) != pl.iterations for k, pl in zip(n_iter, plans, strict=True)
+        int(k) != amp_iterations(pl) for k, pl in zip(n_iter, plans, strict=True)
     ):
         raise ModelFileError(
             f"n_iter {quote_value(n_iter.tolist())} does not match the plans' iteration counts"

@@ -63,8 +63,10 @@ def _checked(record: Any, k: int | None, rows: list[int]) -> dict[str, Any]:
     return record
 
 
-def multinomial_unit(record: Any, p: Any, recertify: Any) -> tuple[list[Any], Any]:
-    """The plans and certificate of a multinomial model from its file: a model fitted
+def multinomial_unit(
+    record: Any, p: Any, recertify: Any, what: str = "a multinomial"
+) -> tuple[list[Any], Any]:
+    """The plans and certificate of a multinomial (or AMP) model from its file: a model fitted
     per privacy unit (``p.rows_per_unit`` = k > 1) was planned for one row at the
     classical one-row target of its (epsilon, delta) and is certified for k rows by
     group privacy (:func:`objpert.estimators._unit.fit_multinomial_per_unit`): the plan
@@ -79,7 +81,7 @@ def multinomial_unit(record: Any, p: Any, recertify: Any) -> tuple[list[Any], An
         raise ModelFileError(f"max_rows_per_unit is {k} but the file has no {UNIT_KEY!r} record")
     record = _checked(record, k, [k])
     if record["route"] != "group":
-        raise ModelFileError(f"{UNIT_KEY}: a multinomial release per unit takes the group route")
+        raise ModelFileError(f"{UNIT_KEY}: {what} release per unit takes the group route")
     eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, k)
     plans, one_row = recertify(dataclasses.replace(p, epsilon=eps_1, delta=delta_1))
     named = dataclasses.replace(p, unit_name=record["unit"])

@@ -40,7 +40,8 @@ __all__ = ["PrivateLogisticRegressionSparkModel", "PrivateRobustRegressionSparkM
 class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     """A fitted private GLM. ``estimator_``: the fitted scikit-learn estimator of a
     ``gradient_descent`` fit (None otherwise, and after loading); ``certificate``: the
-    release's certificate; ``plan``: the plan of this fit (None after loading)."""
+    release's certificate; ``plan``: the plan of this fit (None after loading; for a
+    release per privacy unit, the one-row plan)."""
 
     def __init__(self, estimator: PrivateGLM | None = None):
         super().__init__()
@@ -76,23 +77,40 @@ class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     def export(self, path: Any, key: bytes | str | None = None) -> Any:
         """Write the release as objpert's signed model file
         (:func:`objpert.persistence.save`: signed under ``key`` or ``OBJPERT_MODEL_KEY``;
-        loaded and verified by :func:`objpert.persistence.load`): the fitted scikit-learn
-        estimator of a ``mechanism="gradient_descent"`` fit, its plans re-derived on
-        loading. The file format holds the finite-iterate releases only: an AMP model
-        (the default mechanism), or a model loaded from a Spark ML save (whose fitted
-        estimator is not kept), is refused with a ParameterError."""
+        loaded and verified by :func:`objpert.persistence.load`, its plan re-derived on
+        loading): the fitted scikit-learn estimator of a ``mechanism="gradient_descent"``
+        fit, or the AMP release (the default mechanism) with its plan. A model loaded
+        from a Spark ML save (whose plan is not kept) is refused with a ParameterError."""
         from objpert.persistence import save
 
-        if self.estimator_ is None:
-            used = self.getOrDefault(self.mechanismUsed)
+        if self.estimator_ is not None:
+            return save(self.estimator_, path, key)
+        if self.plan is None or self.getOrDefault(self.mechanismUsed) != "amp":
             raise ParameterError(
-                "objpert's model file holds the finite-iterate release of "
-                "mechanism='gradient_descent' fitted in this process; this model "
-                + ("is an AMP release (the file format has no AMP plans yet): save it "
-                   "the Spark ML way" if used == "amp" else "was loaded from a Spark ML "
-                   "save (its fitted estimator is not kept): export before saving")
-            )  # fmt: skip
-        return save(self.estimator_, path, key)
+                "objpert's model file holds a release fitted in this process; this model was "
+                "loaded from a Spark ML save (its plan is not kept): export before saving"
+            )
+        return save(self._amp_estimator(), path, key)
+
+    def _amp_estimator(self) -> PrivateGLM:
+        """The scikit-learn estimator of this fit's Params holding the AMP release: its
+        weights, plan and certificate; its iteration count the plan's public budget
+        ``max_iter`` (the passes the fit made are a statistic of the rows: not saved)."""
+        est = self._estimator(**self.sklearn_params())
+        coef = np.asarray(self.getOrDefault(self.weights), dtype=np.float64)
+        est._set_release_attributes(coef, np.asarray(self.getOrDefault(self.intercepts)))
+        est.n_features_in_ = coef.shape[1]
+        source = self.feature_source()
+        if not isinstance(source, str):
+            est.feature_names_in_ = np.asarray(source, dtype=object)
+        if self.isDefined(self.labelSet) and self.getOrDefault(self.labelSet) is not None:
+            est.classes_ = np.asarray(self.getOrDefault(self.labelSet))
+            est.multi_class_ = "ovr"
+        est.plan_ = self.plan
+        est.certificate_ = self.certificate
+        est.n_iter_ = np.array([self.plan.max_iter], dtype=np.int64)
+        est.seeded_ = est.random_state is not None
+        return est
 
     @property
     def numFeatures(self) -> int:

@@ -26,6 +26,7 @@ from objpert.estimators._prior import check_public_prior
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _registry as registry
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan, multinomial_profile
+from objpert.mechanisms._certificates.plan import AMPPlan
 from objpert.persistence import LoadedModel
 
 __all__ = [
@@ -141,23 +142,27 @@ def _mechanism_of(plan: Any) -> registry.Mechanism:
     return registry.for_plan(plan)
 
 
-def _multinomial_release(plan: MultinomialPlan) -> ReleaseConstants:
-    """The constants of a multinomial release (its certificate's; what has no meaning for
-    it, such as a step size or a truncation radius, is NaN)."""
+def _solved_release(plan: MultinomialPlan | AMPPlan) -> ReleaseConstants:
+    """The constants of a multinomial or AMP release (its certificate's; what has no
+    meaning for it, such as a step size or a truncation radius, is NaN; N is the solver's
+    public iteration budget)."""
     cert = plan.recertify()
     nan = math.nan
+    amp = isinstance(plan, AMPPlan)
     return ReleaseConstants(
-        loss="softmax", loss_params=(), n=plan.n, d=plan.d, zeta=plan.zeta,
-        L1=float(cert.constants["L1"]), L2=nan, L3=nan, G=float(cert.details["sensitivity"]),
-        L=nan, mu=plan.mu, sigma=plan.sigma, eta=nan, iterations=plan.iterations,
+        loss=plan.loss if amp else "softmax", loss_params=plan.loss_params if amp else (),
+        n=plan.n, d=plan.d, zeta=plan.zeta, L1=float(cert.constants["L1"]),
+        L2=float(cert.constants["L2"]) if amp else nan, L3=nan,
+        G=nan if amp else float(cert.details["sensitivity"]), L=nan, mu=plan.mu,
+        sigma=plan.sigma, eta=nan, iterations=plan.max_iter if amp else plan.iterations,
         calibration=plan.mechanism, form=cert.form, truncation="none", radius=nan,
         radius_outer=nan, epsilon=cert.epsilon, delta=cert.delta, certified=cert.certified,
     )  # fmt: skip
 
 
 def _release(plan: WatkinsAroraPlan) -> ReleaseConstants:
-    if isinstance(plan, MultinomialPlan):
-        return _multinomial_release(plan)
+    if isinstance(plan, MultinomialPlan | AMPPlan):
+        return _solved_release(plan)
     pc = plan.rebuilt_constants()
     cert = plan.recertify()
     return ReleaseConstants(
@@ -214,13 +219,21 @@ _UNSET = {
 }
 
 
-def _declared(params: dict[str, Any], pipeline: bool) -> tuple[tuple[str, str], ...]:
-    """The estimator's declared settings; in a pipeline, its steps declare the columns."""
+#: The settings of the gradient-descent release, which an AMP release does not use.
+_DESCENT_ONLY = ("calibration", "comparator_norm", "max_iter", "composition")
+
+
+def _declared(
+    params: dict[str, Any], pipeline: bool, mechanism: str = "watkins_arora"
+) -> tuple[tuple[str, str], ...]:
+    """The estimator's declared settings (those the ``mechanism`` uses); in a pipeline, its
+    steps declare the columns."""
     unset = {**_UNSET, "feature_bounds": "None: the pipeline's steps declare the columns "
              "(see the columns above)"} if pipeline else _UNSET  # fmt: skip
+    skip = _DESCENT_ONLY if mechanism == "amp" else ()
     out = []
     for key, label in _DECLARED:
-        if key in params:
+        if key in params and key not in skip:
             value = params[key]
             text = str(value) if value is not None else unset.get(key, "None (default)")
             out.append((label, text if len(text) <= 300 else text[:297] + "..."))
@@ -249,9 +262,12 @@ def prior_text(prior: Any) -> str | None:
 def _release_profile(plan: WatkinsAroraPlan, epsilons: np.ndarray) -> np.ndarray:
     """delta(epsilon) of one release (Theorem C.13 minimised over truncation radii), from
     constants re-derived from the loss; a multinomial release's by
-    :func:`~objpert.mechanisms._certificates.multinomial.multinomial_profile`)."""
+    :func:`~objpert.mechanisms._certificates.multinomial.multinomial_profile`; an AMP
+    release's by :func:`~objpert.mechanisms._certificates.events.objective_profile`)."""
     if isinstance(plan, MultinomialPlan):
         return multinomial_profile(plan, epsilons)
+    if isinstance(plan, AMPPlan):  # its registered profile (objective and output noise)
+        return pld.one_row_profile(plan.privacy_loss())(epsilons)
     pc = plan.rebuilt_constants()
     return wa_profile.watkins_arora_profile(
         pc, plan.sigma, plan.iterations, epsilons, radius=(plan.radius, plan.radius_outer)
@@ -372,7 +388,7 @@ def build_report(
         classes=tuple(str(c) for c in classes) if is_classifier else None,
         label_set_declared=declared_labels if is_classifier else None,
         n_features=int(model.n_features_in_),
-        declared=_declared(params, pipeline is not model),
+        declared=_declared(params, pipeline is not model, mech.name),
         releases=tuple(_release(p) for p in plans),
         composition=str(getattr(getattr(unit_cert, "release", unit_cert), "method", "single")),
         epsilon=float(cert.epsilon),

@@ -240,11 +240,13 @@ def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_aror
             "whether a given row was used is no easier than telling apart two normal "
             f"distributions {fmt_upper(mu)} standard deviations apart."
         )
-    profile = (
-        "a privacy profile with a log-determinant term (softmax objective perturbation, "
-        "objpert's documentation on multiclass models)"
-        if mechanism == "multinomial"
-        else "a privacy profile with a truncation term (Watkins & Arora 2026, Theorem C.13)"
+    profile = {
+        "multinomial": "a privacy profile with a log-determinant term (softmax objective "
+        "perturbation, objpert's documentation on multiclass models)",
+        "amp": "a privacy profile of objective perturbation at the exact minimiser with a "
+        "log-determinant term, composed with output noise (Iyengar et al. 2019)",
+    }.get(
+        mechanism, "a privacy profile with a truncation term (Watkins & Arora 2026, Theorem C.13)"
     )
     return (
         f"Gaussian-DP: no mu is stated for {what}. Its guarantee is {profile}, which no "
@@ -351,10 +353,25 @@ def _mechanism(r: PrivacyReport) -> Section:
             "Every constant below is public: chosen before the data were read, and re-derived "
             "when the file was loaded."
         )
+    if r.mechanism == "amp":
+        text = (
+            "The objective noise b1 ~ N(0, sigma^2 I) and the output noise are drawn once; the "
+            "training objective plus (mu/2) ||w||^2 + <b1, w> is minimised until its gradient "
+            "norm is at most a public tolerance gamma (nothing is released otherwise), and the "
+            "approximate minimiser is released on a grid plus discrete Gaussian noise that "
+            "covers the distance gamma / mu to the exact minimiser (Iyengar et al. 2019, "
+            "Algorithm 1). N is the solver's public iteration budget. Every constant below is "
+            "public: chosen before the data were read, and re-derived when the file was loaded."
+        )
     return Section("Mechanism", (_table(("item", "value"), rows), _p(text)))
 
 
-_FORMS = {"c13": "Theorem C.13", "theorem41": "Theorem 4.1", "limit": "Theorem C.13 (limit)"}
+_FORMS = {
+    "c13": "Theorem C.13",
+    "theorem41": "Theorem 4.1",
+    "limit": "Theorem C.13 (limit)",
+    "amp": "Iyengar et al. 2019, Algorithm 1: objective and output noise, basic composition",
+}
 
 _CONSTANT_ROWS = (
     ("loss", "loss"),
@@ -439,13 +456,18 @@ def _profile(r: PrivacyReport) -> Section:
         if d < _FLOOR and rows and rows[-1][1].startswith("<"):
             continue  # one row says where delta falls below the floor
         rows.append((fmt_number(e), fmt_upper(d) if d >= _FLOOR else f"< {_FLOOR:g}"))
-    how = (
-        "the exact-minimiser profile of softmax objective perturbation at epsilon minus the "
-        "output noise's epsilon, plus the output noise's delta (objpert's documentation on "
-        "multiclass models)"
-        if r.mechanism == "multinomial"
-        else "the smallest delta that Theorem C.13 of Watkins & Arora (2026) (eq. 50) "
-        "certifies over a grid of truncation radii"
+    how = {
+        "multinomial": "the exact-minimiser profile of softmax objective perturbation at "
+        "epsilon minus the output noise's epsilon, plus the output noise's delta (objpert's "
+        "documentation on multiclass models)",
+        "amp": "the exact-minimiser profile of the objective noise (Redberg, Koskela & Wang "
+        "2023, Section 3) at epsilon minus the output noise's epsilon, plus the output "
+        "noise's delta, capped by the certified point (by the certified point alone under "
+        "Kifer et al.'s accountant)",
+    }.get(
+        r.mechanism,
+        "the smallest delta that Theorem C.13 of Watkins & Arora (2026) (eq. 50) certifies "
+        "over a grid of truncation radii",
     )
     text = (
         "The release is (epsilon, delta(epsilon))-differentially private for every epsilon at "
@@ -513,19 +535,35 @@ def _not_covered(r: PrivacyReport) -> Section:
     )
 
 
-def sources_section() -> Section:
+#: The papers of a mechanism other than Watkins & Arora's, listed among the sources.
+_MECHANISM_SOURCES = {
+    "amp": (
+        "Iyengar, R., Near, J. P., Song, D., Thakkar, O., Thakurta, A. & Wang, L. (2019). "
+        "Towards Practical Differentially Private Convex Optimization. IEEE S&P 2019. AMP, "
+        "Algorithm 1.",
+        "Redberg, R., Koskela, A. & Wang, Y.-X. (2023). Improving the Privacy and "
+        "Practicality of Objective Perturbation for Differentially Private Linear Learners. "
+        "NeurIPS 2023. arXiv:2401.00583. The exact-minimiser privacy profile, Section 3.",
+    ),
+}
+
+
+def sources_section(mechanism: str = "watkins_arora") -> Section:
     items = (
-        "Watkins, A. & Arora, R. (2026). Differential Privacy of Gradient Descent on Perturbed "
-        "Objectives. arXiv:2610.02716. The mechanism and Theorem C.13.",
-        "Dong, J., Roth, A. & Su, W. J. (2022). Gaussian Differential Privacy. JRSS B 84. "
-        "arXiv:1905.02383. Trade-off functions, Proposition 2.12.",
-        "Kairouz, P., Oh, S. & Viswanath, P. (2015). The Composition Theorem for Differential "
-        "Privacy. ICML 2015. arXiv:1311.0776. The hypothesis-testing reading of (epsilon, "
-        "delta).",
-        "Dwork, C. & Roth, A. (2014). The Algorithmic Foundations of Differential Privacy. "
-        "Basic composition, Theorem 3.16.",
+        *_MECHANISM_SOURCES.get(mechanism, ()),
+        *(
+            "Watkins, A. & Arora, R. (2026). Differential Privacy of Gradient Descent on Perturbed "
+            "Objectives. arXiv:2610.02716. The mechanism and Theorem C.13.",
+            "Dong, J., Roth, A. & Su, W. J. (2022). Gaussian Differential Privacy. JRSS B 84. "
+            "arXiv:1905.02383. Trade-off functions, Proposition 2.12.",
+            "Kairouz, P., Oh, S. & Viswanath, P. (2015). The Composition Theorem for Differential "
+            "Privacy. ICML 2015. arXiv:1311.0776. The hypothesis-testing reading of (epsilon, "
+            "delta).",
+            "Dwork, C. & Roth, A. (2014). The Algorithmic Foundations of Differential Privacy. "
+            "Basic composition, Theorem 3.16.",
+        ),
     )
-    return Section("Sources", (Block("list", items=items),))
+    return Section("Sources", (Block("list", items=tuple(items)),))
 
 
 def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
@@ -543,6 +581,6 @@ def sections(report: PrivacyReport) -> tuple[list[Block], list[Section]]:
         _profile(report),
         _mechanism(report),
         _constants(report),
-        sources_section(),
+        sources_section(report.mechanism),
     ]
     return _headline(report), [s for s in (*first, *technical) if s is not None]
