@@ -84,7 +84,8 @@ NOT_COVERED: tuple[str, ...] = (
     "Seeded releases: a testing seed makes the noise reproducible by anyone who knows it; "
     "such a model has no privacy guarantee.",
     "Floating-point arithmetic: the proofs assume exact arithmetic. The released weights are "
-    "the floating-point result of N gradient steps on the perturbed objective, and the "
+    "the floating-point result of an optimisation of the perturbed objective (a fixed number "
+    "of gradient steps, or a solver run to a tolerance that the output noise covers), and the "
     "Gaussian noise is a floating-point approximation. No attack on the output of an "
     "optimisation of a perturbed objective is known; nothing more than that is claimed.",
     "The key that signs model files and the noise generator's key live in memory: anyone "
