@@ -150,25 +150,6 @@ def epsilon_for_delta(
     return np.where(_threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
 
 
-@validated(
-    sigma=check_positive,
-    u=check_nonnegative,
-    N=named("iterations", count(1)),
-    epsilon=check_positive,
-    truncation=rule(check_choice, TRUNCATIONS),
-)
-def certify(
-    pc: ProblemConstants,
-    sigma: float,
-    u: float,
-    N: int,
-    epsilon: float,
-    truncation: str = "paper",
-) -> ReleaseCertificate:
-    """Theorem 4.1 at one (N, epsilon): the certificate with every condition checked."""
-    return _certify(pc, sigma, u, N, epsilon, truncation)
-
-
 def _certify(
     pc: ProblemConstants,
     sigma: float,
@@ -177,7 +158,8 @@ def _certify(
     epsilon: float,
     truncation: str = "paper",
 ) -> ReleaseCertificate:
-    """:func:`certify` for checked arguments (the library's own callers)."""
+    """Theorem 4.1 at one (N, epsilon): the certificate with every condition checked (the
+    library calls it with checked arguments; :func:`certify` is the public door)."""
     threshold = _threshold_iterations(pc, sigma, u)
     eps0 = float(_epsilon0(pc, sigma, N))
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
@@ -207,6 +189,14 @@ def _certify(
     )
 
 
+certify = public(
+    _certify,
+    sigma=check_positive,
+    u=check_nonnegative,
+    N=named("iterations", count(1)),
+    epsilon=check_positive,
+    truncation=rule(check_choice, TRUNCATIONS),
+)
 radii = public(_radii, sigma=check_positive, u=check_nonnegative)
 threshold_iterations = public(_threshold_iterations, sigma=check_positive, u=check_nonnegative)
 epsilon0 = public(_epsilon0, sigma=check_positive)

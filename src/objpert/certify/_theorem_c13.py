@@ -29,6 +29,7 @@ from objpert._validation import (
     count,
     named,
     optional,
+    public,
     rule,
     validated,
 )
@@ -188,16 +189,7 @@ def delta_n(
     return np.where(np.isfinite(val), np.minimum(val, 1.0), 1.0)
 
 
-@validated(
-    sigma=check_positive,
-    N=named("iterations", count(1)),
-    epsilon=check_positive,
-    u=optional(check_nonnegative),
-    r=optional(check_positive),
-    r_outer=optional(check_positive),
-    truncation=rule(check_choice, TRUNCATIONS),
-)
-def certify(
+def _certify(
     pc: ProblemConstants,
     sigma: float,
     N: int,
@@ -211,23 +203,8 @@ def certify(
     """Theorem C.13 at one (N, epsilon) with every condition checked.
 
     Radii default to Section C.4's: give ``u`` (r = r_u, r' = r_u + 2LG/mu), or
-    ``r`` and optionally ``r_outer`` (default r + 2LG/mu).
-    """
-    return _certify(pc, sigma, N, epsilon, u=u, r=r, r_outer=r_outer, truncation=truncation)
-
-
-def _certify(
-    pc: ProblemConstants,
-    sigma: float,
-    N: int,
-    epsilon: float,
-    *,
-    u: float | None = None,
-    r: float | None = None,
-    r_outer: float | None = None,
-    truncation: str = "paper",
-) -> ReleaseCertificate:
-    """:func:`certify` for checked arguments (the library's own callers)."""
+    ``r`` and optionally ``r_outer`` (default r + 2LG/mu). The library calls it with
+    checked arguments; :func:`certify` is the public door."""
     r, r_outer, u = resolve_radii(pc, sigma, u, r, r_outer)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         terms = c13_terms(pc, sigma, r, r_outer, N)
@@ -266,6 +243,18 @@ def _certify(
             "delta_xi": t["delta_xi"],
         },
     )
+
+
+certify = public(
+    _certify,
+    sigma=check_positive,
+    N=named("iterations", count(1)),
+    epsilon=check_positive,
+    u=optional(check_nonnegative),
+    r=optional(check_positive),
+    r_outer=optional(check_positive),
+    truncation=rule(check_choice, TRUNCATIONS),
+)
 
 
 def resolve_radii(

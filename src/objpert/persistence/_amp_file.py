@@ -14,7 +14,6 @@ rows) are not saved.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from objpert.estimators._base import FitSettings, public_zeta
@@ -22,12 +21,9 @@ from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.mechanisms._certificates.plan import AMPPlan
 from objpert.mechanisms._registry import plan as plan_release
 from objpert.persistence._fileformat import (
-    _check_model_certificate,
-    _close,
-    _normal,
-    _not_public,
     quote_value,
 )
+from objpert.persistence._multinomial import matching_certificate
 
 __all__ = ["amp_iterations", "is_amp", "recertify_amp"]
 
@@ -78,14 +74,4 @@ def recertify_amp(
         raise ModelFileError(
             f"plan 0 is refused: {quote_value(' '.join(str(exc).split()), 200, quote=False)}"
         ) from None
-    where = _close(_normal(expected.to_dict()), _normal(data))
-    if where:
-        raise ModelFileError(
-            "plan 0 differs from the AMP plan re-derived from the model's parameters at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
-    if not isinstance(stored, dict):
-        raise ModelFileError("certificate must be a JSON object")
-    cert = dataclasses.replace(expected.certificate, not_public=_not_public(stored, "certificate"))
-    _check_model_certificate(cert, stored, p.epsilon, p.delta, "the AMP plan")
-    return [expected], cert
+    return [expected], matching_certificate(expected, data, stored, p, "the AMP plan")

@@ -58,14 +58,21 @@ def recertify_multinomial(
         raise ModelFileError(
             f"plan 0 is refused: {quote_value(' '.join(str(exc).split()), 200, quote=False)}"
         ) from None
+    return [expected], matching_certificate(expected, data, stored, p, "the plan")
+
+
+def matching_certificate(expected: Any, data: Any, stored: Any, p: FitSettings, what: str) -> Any:
+    """The certificate of ``expected`` (the plan re-derived from the model's public
+    parameters) once the stored plan ``data`` equals it and the stored certificate matches
+    its recomputation at the target (ModelFileError naming the first difference)."""
     where = _close(_normal(expected.to_dict()), _normal(data))
     if where:
         raise ModelFileError(
-            "plan 0 differs from the plan re-derived from the model's parameters at "
+            f"plan 0 differs from {what} re-derived from the model's parameters at "
             f"{quote_value(where, 200, quote=False)}"
         )
     if not isinstance(stored, dict):
         raise ModelFileError("certificate must be a JSON object")
     cert = dataclasses.replace(expected.certificate, not_public=_not_public(stored, "certificate"))
-    _check_model_certificate(cert, stored, p.epsilon, p.delta, "the plan")
-    return [expected], cert
+    _check_model_certificate(cert, stored, p.epsilon, p.delta, what)
+    return cert
