@@ -40,10 +40,9 @@ from objpert._engines.glm import GLMObjective
 from objpert._losses import Loss, SquaredLoss, get_loss
 from objpert._randomness import make_rng
 from objpert._solvers import davis_yin, stochastic_davis_yin
-from objpert._validation import check_nonnegative, check_positive, count, validated
+from objpert._validation import check_nonnegative, check_positive, count, optional, validated
 from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.mechanisms._certificates.qop import QOPCertificate, QOPPlan
-from objpert.mechanisms._certificates.rules import optional
 from objpert.mechanisms._discrete_noise import grid_gaussian
 from objpert.mechanisms._perturbed_gd import BatchRelease, Release
 

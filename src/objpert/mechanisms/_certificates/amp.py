@@ -13,7 +13,14 @@ import math
 from dataclasses import replace
 
 from objpert._losses import Loss
-from objpert._validation import check_open_unit, check_positive, count, numeric_guard, validated
+from objpert._validation import (
+    check_open_unit,
+    check_positive,
+    count,
+    numeric_guard,
+    optional,
+    validated,
+)
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._composition import basic, basic_profile
 from objpert.accounting._conversions import cdp_delta
@@ -39,7 +46,7 @@ from objpert.mechanisms._certificates.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import choice
 from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["DEFAULT_OUTPUT_SHARE", "plan_amp"]

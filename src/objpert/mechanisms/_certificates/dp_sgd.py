@@ -34,6 +34,7 @@ from objpert._validation import (
     check_positive,
     count,
     numeric_guard,
+    optional,
     validated,
 )
 from objpert.accounting._bisection import smallest_passing
@@ -54,11 +55,7 @@ from objpert.mechanisms._certificates.plan import (
     Stepped,
     conclude,
 )
-from objpert.mechanisms._certificates.rules import (
-    Rule,
-    choice,
-    optional,
-)
+from objpert.mechanisms._certificates.rules import Rule, choice
 from objpert.mechanisms._certificates.rules import (
     discretization as discretization_rule,
 )

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from objpert._losses import Loss
-from objpert._validation import check_positive, numeric_guard, validated
+from objpert._validation import check_positive, numeric_guard, optional, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.kifer import lop_delta, lop_mean_form
@@ -51,7 +51,6 @@ from objpert.mechanisms._certificates.redberg import (
     exact_lop_constants,
     exact_lop_delta,
 )
-from objpert.mechanisms._certificates.rules import optional
 
 __all__ = [
     "SOURCES",

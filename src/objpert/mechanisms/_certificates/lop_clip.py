@@ -11,7 +11,7 @@ loss need not have a bounded l'.
 from __future__ import annotations
 
 from objpert._losses import Loss
-from objpert._validation import check_positive, numeric_guard, validated
+from objpert._validation import check_positive, numeric_guard, optional, validated
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.mechanisms._certificates.lop import SOURCES, certify_objective, objective_plan
 from objpert.mechanisms._certificates.plan import (
@@ -22,7 +22,6 @@ from objpert.mechanisms._certificates.plan import (
     PeerPlan,
     register_method,
 )
-from objpert.mechanisms._certificates.rules import optional
 
 __all__ = ["plan_lop_clip"]
 

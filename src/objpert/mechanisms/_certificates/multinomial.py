@@ -73,6 +73,7 @@ from objpert._validation import (
     check_positive,
     count,
     numeric_guard,
+    optional,
     validated,
 )
 from objpert.accounting._bisection import smallest_passing
@@ -92,12 +93,7 @@ from objpert.mechanisms._certificates.plan import (
     at_least_two_rows,
     grid_details,
 )
-from objpert.mechanisms._certificates.rules import (
-    Rule,
-    check_fields,
-    optional,
-    target_delta,
-)
+from objpert.mechanisms._certificates.rules import Rule, check_fields, target_delta
 from objpert.mechanisms._certificates.rules import (
     grid_bits as grid_bits_rule,
 )

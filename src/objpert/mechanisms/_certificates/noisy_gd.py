@@ -10,7 +10,14 @@ T rho-zCDP in all (Bun & Steinke 2016, Lemma 2.3), converted to (epsilon, delta)
 from __future__ import annotations
 
 from objpert._losses import Loss
-from objpert._validation import check_nonnegative, check_positive, count, numeric_guard, validated
+from objpert._validation import (
+    check_nonnegative,
+    check_positive,
+    count,
+    numeric_guard,
+    optional,
+    validated,
+)
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._conversions import cdp_delta, cdp_epsilon, zcdp_composition
 from objpert.certify._neighbours import replace_one_sensitivity
@@ -25,7 +32,7 @@ from objpert.mechanisms._certificates.plan import (
     grid_details,
     register_method,
 )
-from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import choice
 from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["DEFAULT_NOISY_GD_ITERATIONS", "NOISY_GD_MAX_ITERATIONS", "plan_noisy_gd"]

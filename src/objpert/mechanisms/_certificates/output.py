@@ -12,7 +12,14 @@ import math
 
 from objpert._losses import Loss
 from objpert._special import log_over
-from objpert._validation import check_computed, check_positive, count, numeric_guard, validated
+from objpert._validation import (
+    check_computed,
+    check_positive,
+    count,
+    numeric_guard,
+    optional,
+    validated,
+)
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._conversions import cdp_delta
 from objpert.certify._neighbours import replace_one_sensitivity, two_radii
@@ -33,7 +40,7 @@ from objpert.mechanisms._certificates.plan import (
     register_method,
     solver_tolerance,
 )
-from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import choice
 from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = ["default_output_mu", "output_sensitivity", "plan_output_perturbation"]

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
 from objpert._losses import Loss, get_loss, require_bounded_gradient
-from objpert._validation import check_nonnegative, check_open_unit, check_positive, count
+from objpert._validation import check_nonnegative, check_open_unit, check_positive, count, optional
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._plan import Plan
 from objpert.exceptions import ParameterError, UnreachableTargetError
@@ -29,7 +29,7 @@ from objpert.mechanisms._certificates.discrete import (
     grid_sigma,
 )
 from objpert.mechanisms._certificates.names import ACCOUNTANTS, METHODS
-from objpert.mechanisms._certificates.rules import Rule, check_fields, choice, optional
+from objpert.mechanisms._certificates.rules import Rule, check_fields, choice
 from objpert.mechanisms._certificates.rules import grid_bits as grid_bits_rule
 
 __all__ = [

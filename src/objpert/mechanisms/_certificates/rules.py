@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from objpert._validation import check_choice, count, optional, rule
+from objpert._validation import check_choice, count, rule
 from objpert.accounting._certificate import check_target_delta
 from objpert.accounting._pld_grid import check_discretization
 from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.discrete import GRID_BITS_RANGE
 
-__all__ = ["check_fields", "choice", "discretization", "grid_bits", "optional", "target_delta"]
+__all__ = ["check_fields", "choice", "discretization", "grid_bits", "target_delta"]
 
 Rule = Callable[[str, Any], Any]
 

@@ -18,6 +18,7 @@ from objpert._validation import (
     check_positive,
     count,
     numeric_guard,
+    optional,
     validated,
 )
 from objpert.accounting._certificate import Certificate
@@ -35,7 +36,7 @@ from objpert.mechanisms._certificates.qop.wishart import (
     log_wishart_constant,
     max_eigenvalue_bound,
 )
-from objpert.mechanisms._certificates.rules import choice, optional
+from objpert.mechanisms._certificates.rules import choice
 
 __all__ = ["QOPCertificate", "QOPPlan", "plan_qop", "qop_plan"]
 
