@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -40,7 +41,10 @@ from accuracy_suite import DELTA, SPLIT_SEED, TABLES, load_table, paired
 from public_prior import _releases, _summary
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+from sklearn.multiclass import OneVsRestClassifier
 
+from objpert.estimators import PrivateLogisticRegression
+from objpert.estimators._planning import DEFAULT_MAX_ITER
 from objpert.exceptions import TestingSeedWarning
 
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -52,20 +56,52 @@ def _accuracy(coef, intercept, X, y):
     return float(np.mean((X @ coef + intercept > 0).astype(int) == y))
 
 
-def run_table(name, epsilons, releases, prior_norms):
+def _multiclass_releases(X, y, norm, epsilon, classes, prior, comparator_norm, releases, max_iter):
+    """R fits of one multiclass setting (seeds 0..R-1, one estimator fit each): their
+    fitted models and the plan of the first fit's first release."""
+    models = [
+        PrivateLogisticRegression(
+            epsilon=epsilon, delta=DELTA, data_norm=norm, classes=classes, max_iter=max_iter,
+            comparator_norm=comparator_norm, prior=prior, random_state=seed,
+        ).fit(X, y)
+        for seed in range(releases)
+    ]  # fmt: skip
+    plan = models[0].plan_
+    return models, (plan[0] if isinstance(plan, list) else plan)
+
+
+def _public_prior(X_pub, y_pub, classes):
+    """scikit-learn's LogisticRegression (C = 1) on the public rows: one binary model, or
+    one-vs-rest with one binary model per class (the rows of a one-vs-rest prior)."""
+    if len(classes) == 2:
+        return LogisticRegression(C=1.0, max_iter=5000).fit(X_pub, y_pub)
+    return OneVsRestClassifier(LogisticRegression(C=1.0, max_iter=5000)).fit(X_pub, y_pub)
+
+
+def public_split(name):
+    """A suite table split into its private training rows, its test rows and a public 5%
+    of the training rows (at least two of each class), with the public prior fitted on
+    those: (X_priv, y_priv, X_test, y_test, classes, data_norm, prior, prior's test
+    accuracy, the table's row of facts)."""
     Xtr, Xte, ytr, yte, classes, norm, n_source = load_table(name)
-    if len(classes) != 2:
-        raise SystemExit(f"{name} has {len(classes)} classes; the prior suite is binary")
+    public_rows = max(math.ceil(PUBLIC_FRACTION * len(ytr)), 2 * len(classes))
     X_priv, X_pub, y_priv, y_pub = train_test_split(
-        Xtr, ytr, test_size=PUBLIC_FRACTION, random_state=SPLIT_SEED, stratify=ytr
+        Xtr, ytr, test_size=public_rows, random_state=SPLIT_SEED, stratify=ytr
     )
-    public = LogisticRegression(C=1.0, max_iter=5000).fit(X_pub, y_pub)
-    prior = (public.coef_, public.intercept_)
-    prior_acc = _accuracy(public.coef_[0], public.intercept_[0], Xte, yte)
-    norm_of_prior = float(np.linalg.norm(np.append(public.coef_, public.intercept_)))
+    public = _public_prior(X_pub, y_pub, classes)
+    if len(classes) == 2:
+        prior = (public.coef_, public.intercept_)
+    else:
+        parts = public.estimators_
+        prior = (np.vstack([e.coef_ for e in parts]), np.concatenate([e.intercept_ for e in parts]))
     info = {"table": name, "n_source": n_source, "n_public": len(y_pub),
             "n_private": len(y_priv), "n_test": len(yte), "d": int(Xtr.shape[1]),
-            "prior_norm": norm_of_prior}  # fmt: skip
+            "prior_norm": float(np.linalg.norm(np.append(*prior)))}  # fmt: skip
+    return X_priv, y_priv, Xte, yte, classes, norm, prior, float(public.score(Xte, yte)), info
+
+
+def run_table(name, epsilons, releases, prior_norms, max_iter=DEFAULT_MAX_ITER):
+    X_priv, y_priv, Xte, yte, classes, norm, prior, prior_acc, info = public_split(name)
     settings = [("private", None, "auto"), ("prior", prior, "auto")]
     settings += [(f"prior W={w:g}", prior, w) for w in prior_norms]
     rows = []
@@ -73,24 +109,39 @@ def run_table(name, epsilons, releases, prior_norms):
         row = {**info, "epsilon": eps, "prior_alone": prior_acc, "methods": {}}
         for label, p, w in settings:
             start = time.perf_counter()
-            coef, intercept, plan = _releases(X_priv, y_priv, norm, eps, p, w, releases)
-            accs = [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
+            if len(classes) == 2:
+                coef, intercept, plan = _releases(
+                    X_priv, y_priv, norm, eps, p, w, releases, max_iter
+                )
+                accs = [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
+            else:
+                models, plan = _multiclass_releases(
+                    X_priv, y_priv, norm, eps, classes, p, w, releases, max_iter
+                )
+                accs = [float(m.score(Xte, yte)) for m in models]
             row["methods"][label] = {
-                **_summary(accs), "comparator_norm": plan.comparator_norm, "mu": plan.mu,
-                "sigma": plan.sigma, "iterations": plan.iterations,
+                **_summary(accs), "comparator_norm": getattr(plan, "comparator_norm", None),
+                "mu": plan.mu, "sigma": plan.sigma, "iterations": plan.iterations,
                 "seconds": time.perf_counter() - start,
             }  # fmt: skip
         m = row["methods"]
-        diff, se = paired(m["prior"]["values"], m["private"]["values"])
-        row["prior_minus_private"] = {"mean": diff, "se": se}
-        row["prior_minus_prior_alone"] = {"mean": m["prior"]["mean"] - prior_acc,
-                                          "se": m["prior"]["se"]}  # fmt: skip
+        alone, private = differences(m["prior"], m["private"], prior_acc)
+        row["prior_minus_private"], row["prior_minus_prior_alone"] = private, alone
         rows.append(row)
         print(line(row), flush=True)
     return rows
 
 
+def differences(method, private, prior_acc):
+    """A method's difference from the prior alone (+- its mean's standard error) and its
+    paired difference from the private fit alone (+- that difference's standard error)."""
+    diff, se = paired(method["values"], private["values"])
+    alone = {"mean": method["mean"] - prior_acc, "se": method["se"]}
+    return alone, {"mean": diff, "se": se}
+
+
 def _miss(d):
+    """A difference more than one standard error below zero."""
     return d["mean"] < -d["se"] - 1e-12
 
 
@@ -138,13 +189,21 @@ def markdown(out) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def suite_arguments(doc, tables):
+    """The arguments every prior benchmark takes: --releases, --tables (of ``tables``),
+    --epsilons and --json."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--releases", type=int, default=10)
-    parser.add_argument("--tables", nargs="+", default=list(BINARY), choices=list(BINARY))
+    parser.add_argument("--tables", nargs="+", default=list(BINARY), choices=list(tables))
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
-    parser.add_argument("--prior-norms", nargs="*", type=float, default=[])
     parser.add_argument("--json", default=None)
+    return parser
+
+
+def main(argv=None):
+    parser = suite_arguments(__doc__, TABLES)
+    parser.add_argument("--prior-norms", nargs="*", type=float, default=[])
+    parser.add_argument("--max-iter", type=int, default=DEFAULT_MAX_ITER)
     parser.add_argument(
         "--table", nargs="+", default=None, help="print the table of these JSON files, in turn"
     )
@@ -156,6 +215,8 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=TestingSeedWarning)
     meta = {"releases": args.releases, "public_fraction": PUBLIC_FRACTION,
             "prior_norms": args.prior_norms}  # fmt: skip
+    if args.max_iter != DEFAULT_MAX_ITER:
+        meta["max_iter"] = args.max_iter
     old = None
     if args.json and Path(args.json).exists():  # its other tables' rows are kept
         old = json.loads(Path(args.json).read_text())
@@ -163,8 +224,8 @@ def main(argv=None):
             if old.get(key) != value:
                 raise SystemExit(f"{args.json} has {key}={old.get(key)!r}, this run {value!r}")
     start = time.perf_counter()
-    rows = [r for name in args.tables for r in run_table(name, args.epsilons, args.releases,
-                                                         args.prior_norms)]  # fmt: skip
+    rows = [r for name in args.tables for r in run_table(
+        name, args.epsilons, args.releases, args.prior_norms, args.max_iter)]  # fmt: skip
     this = {"command": "python benchmarks/prior_suite.py " + " ".join(argv or sys.argv[1:]),
             "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
     out = {"python": platform.python_version(), "delta": DELTA, **meta,

@@ -73,9 +73,10 @@ def _accuracy(coef, intercept, X, y):
     return float(np.mean((X @ coef + intercept > 0).astype(int) == y))
 
 
-def _releases(X, y, norm, epsilon, prior, comparator_norm, releases):
-    """R releases of one setting: (test-ready coef (R, p), intercept (R,)) and the plan."""
-    kw = dict(epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1], max_iter=5000)
+def _releases(X, y, norm, epsilon, prior, comparator_norm, releases, max_iter=5000):
+    """R releases of one setting at step budget max_iter: (test-ready coef (R, p),
+    intercept (R,)) and the plan."""
+    kw = dict(epsilon=epsilon, delta=DELTA, data_norm=norm, classes=[0, 1], max_iter=max_iter)
     model = PrivateLogisticRegression(
         **kw, comparator_norm=comparator_norm, prior=prior, random_state=0
     ).fit(X, y)

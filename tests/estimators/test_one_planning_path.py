@@ -54,9 +54,10 @@ def _public(model, X) -> dict:
     return {"n": n, "d": n_features + 1, "zeta": math.hypot(norm, c)}
 
 
-def _settings(model) -> dict:
-    """The estimator's planning settings as ``objpert.plan``'s Watkins & Arora options
-    (``comparator_norm="auto"`` without a prior: the planner's default, left out)."""
+def _settings(model, epsilon: float) -> dict:
+    """The estimator's planning settings as ``objpert.plan``'s Watkins & Arora options for a
+    release of epsilon ``epsilon`` (``comparator_norm="auto"`` without a prior: the
+    planner's default, left out)."""
     p = model.get_params()
     out = {
         "calibration": p["calibration"],
@@ -65,8 +66,8 @@ def _settings(model) -> dict:
     }
     if p["comparator_norm"] != "auto":
         out["comparator_norm"] = p["comparator_norm"]
-    elif p.get("prior") is not None:  # the public rule with a prior: W = min(3, epsilon)
-        out["comparator_norm"] = min(3.0, p["epsilon"])
+    elif p.get("prior") is not None:  # with a prior: W = min(3, the release's epsilon)
+        out["comparator_norm"] = min(3.0, epsilon)
     if "scale" in p:
         out["scale"] = p["scale"]
     return out
@@ -76,7 +77,7 @@ def _plan(model, X, loss: str, epsilon: float, delta: float):
     """``objpert.plan`` for one Watkins & Arora release of ``model``'s fit on X."""
     return objpert.plan(
         "watkins_arora", loss=loss, epsilon=epsilon, delta=delta, **_public(model, X),
-        **_settings(model),
+        **_settings(model, epsilon),
     )  # fmt: skip
 
 
@@ -109,7 +110,7 @@ def test_a_binary_fit_uses_the_plan_objpert_plan_returns(shape, epsilon, setting
 @pytest.mark.parametrize("epsilon", [0.2, 1.0, 5.0])
 def test_a_fit_with_a_prior_uses_the_plan_objpert_plan_returns(epsilon):
     """With a public prior, ``comparator_norm="auto"`` is W = min(3, epsilon): the plan is
-    ``objpert.plan`` at that W (the same for a one-vs-rest fit, at the fit's epsilon), and
+    ``objpert.plan`` at that W (for a one-vs-rest fit, at each release's own epsilon), and
     a declared W is kept."""
     X, y = _data(700, 5, 2)
     prior = (np.full(5, 0.2), 0.1)
@@ -131,7 +132,7 @@ def test_a_fit_with_a_prior_uses_the_plan_objpert_plan_returns(epsilon):
     )  # fmt: skip
     _fit(ovr, X3, y3)
     split = split_budget(epsilon, DELTA, 3)
-    assert ovr.plan_[0].comparator_norm == min(3.0, epsilon)
+    assert ovr.plan_[0].comparator_norm == min(3.0, split.epsilon_i) < min(3.0, epsilon)
     assert ovr.plan_[0] == _plan(ovr, X3, "logistic", split.epsilon_i, split.delta_i)
 
 
@@ -192,7 +193,7 @@ def test_a_multinomial_fit_uses_the_plan_objpert_plan_returns(n, n_features, k, 
     )  # fmt: skip
     _fit(model, X, y)
     assert registry.for_plan(model.plan_).name == "multinomial"
-    s = _settings(model)
+    s = _settings(model, 2.0)
     expected = objpert.plan(
         "multinomial", loss="softmax", epsilon=2.0, delta=DELTA, **_public(model, X),
         n_classes=k, mu=s["mu"], **({} if "comparator_norm" not in s else

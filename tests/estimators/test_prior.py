@@ -25,7 +25,7 @@ from objpert.audit._maps import GradientDescentMap, gradient_descent_jacobian
 from objpert.audit._pairwise import pairwise_profile, privacy_loss
 from objpert.certify._calibration import calibrate
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
-from objpert.exceptions import ParameterError
+from objpert.exceptions import ModelFileError, ParameterError
 from objpert.mechanisms._perturbed_gd import (
     perturbed_gradient_descent,
     release_batch,
@@ -148,13 +148,16 @@ def _fit(case, prior, **extra):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_plan_and_certificate_are_those_without_a_prior(case):
-    """At the same comparator norm (with a prior, ``"auto"`` is min(3, epsilon) = 2 here:
-    it enters the plan's utility bound, never the certificate)."""
+    """At the same comparator norm (with a prior, ``"auto"`` is min(3, epsilon) of each
+    release: 2 for a single release here, less for each one-vs-rest release; it enters the
+    plan's utility bound, never the certificate)."""
     k = CASES[case][2]
     with_prior, _, _ = _fit(case, _prior(k))
     plans = with_prior.plan_ if isinstance(with_prior.plan_, list) else [with_prior.plan_]
-    assert {p.comparator_norm for p in plans} == {min(3.0, COMMON["epsilon"])}
-    plain, _, _ = _fit(case, None, comparator_norm=min(3.0, COMMON["epsilon"]))
+    norm = min(3.0, plans[0].epsilon)
+    assert {p.comparator_norm for p in plans} == {norm}
+    assert norm == min(3.0, COMMON["epsilon"]) if k == 1 else norm < min(3.0, COMMON["epsilon"])
+    plain, _, _ = _fit(case, None, comparator_norm=norm)
     assert with_prior.plan_ == plain.plan_
     assert with_prior.certificate_ == plain.certificate_
     assert with_prior.certificate_.to_dict() == plain.certificate_.to_dict()
@@ -548,3 +551,26 @@ def test_the_default_release_tends_to_the_prior_as_epsilon_falls():
     assert d001 < d01 < d1
     assert d001 <= 2 * 0.01 and d01 <= 2 * 0.1
     assert far > 50 * d001
+
+
+def test_each_one_vs_rest_release_has_its_own_comparator_norm(tmp_path):
+    """With a prior and ``comparator_norm="auto"``, each one-vs-rest release's W is
+    min(3, its own epsilon), below the fit's min(3, epsilon); a model file whose plans carry
+    the fit's instead (the plans of the same fit without a prior at that W, digest
+    recomputed) is refused."""
+    import json
+
+    from objpert.persistence import digest, load, save
+
+    model, _, _ = _fit("ovr", _prior(3))
+    for plan in model.plan_:
+        assert plan.comparator_norm == min(3.0, plan.epsilon) < min(3.0, COMMON["epsilon"])
+    path = save(model, tmp_path / "m.json")
+    assert [p.comparator_norm for p in load(path).plan_] == [p.comparator_norm for p in model.plan_]
+    plain, _, _ = _fit("ovr", None, comparator_norm=min(3.0, COMMON["epsilon"]))
+    payload = json.loads(path.read_text())
+    payload["plans"] = json.loads(save(plain, tmp_path / "plain.json").read_text())["plans"]
+    payload["digest"] = digest(payload)
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ModelFileError, match="comparator_norm"):
+        load(path)

@@ -159,7 +159,7 @@ class FitSettings:
     data_norm: float | None  # None: from feature_bounds, else read from the data
     fit_intercept: bool
     clip: bool
-    comparator_norm: float
+    comparator_norm: float | None  # None: "auto" with a prior, each release's own W
     max_iter: int
     intercept_scaling: float | None
     calibration: str
@@ -251,7 +251,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             fit_intercept=bool(self.fit_intercept),
             clip=bool(self.clip),
             comparator_norm=comparator_norm_for(
-                self.comparator_norm, float(self.epsilon), params.get("prior") is not None
+                self.comparator_norm, params.get("prior") is not None
             ),
             max_iter=int(self.max_iter),
             intercept_scaling=None if scaling is None else float(scaling),

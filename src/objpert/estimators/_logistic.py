@@ -80,8 +80,8 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         weighs the noise more against the regularisation bias. ``"auto"``: 3 without a
         prior (3 beat 10 on every real dataset of the README and matches exact LOP at
         equal mu; README, compare); with a ``prior``, W = min(3, epsilon), the distance
-        from the prior, so that the release tends to the prior as epsilon falls
-        (docs/priors.md).
+        from the prior, epsilon each release's own (its share for one-vs-rest), so that
+        the release tends to the prior as epsilon falls (docs/priors.md).
     max_iter : int >= 1, default=5000
         Public compute budget: the most gradient steps the tight calibration may plan.
     random_state : None, int, Generator or RandomState, default=None
@@ -168,7 +168,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
 default=None
         A public model to start from (docs/priors.md): the ridge is centred at it, (mu/2)
         ||w - w_pub||^2, and the descent starts there; ``comparator_norm`` is then the
-        distance from it (``"auto"``: min(3, epsilon)). Anything with ``coef_`` and
+        distance from it (``"auto"``: min(3, each release's epsilon)). Anything with ``coef_`` and
         ``intercept_`` (scikit-learn's LogisticRegression, an objpert model; its feature
         names and classes must match), or coef of shape (n_features,) or (n_classes,
         n_features) with an intercept, in the units of the raw features. The plan and

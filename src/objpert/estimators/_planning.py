@@ -36,25 +36,40 @@ __all__ = [
     "calibration_for",
     "comparator_norm_for",
     "plan_for",
+    "prior_comparator_norm",
+    "release_comparator_norm",
 ]
 
 #: With a public prior, ``comparator_norm="auto"`` is W = min(3, PRIOR_COMPARATOR_SLOPE *
-#: epsilon): the distance from the prior the calibrated ridge competes with grows
-#: linearly with epsilon (docs/priors.md, "The default with a prior").
+#: epsilon) for each release, epsilon its own target: the distance from the prior the
+#: calibrated ridge competes with grows linearly with the budget of the release
+#: (docs/priors.md, "The default with a prior").
 PRIOR_COMPARATOR_SLOPE = 1.0
 
 
-def comparator_norm_for(setting: Any, epsilon: float, prior: bool) -> float:
-    """The comparator norm W of a fit: ``setting`` when it is a number; ``"auto"``:
-    :data:`DEFAULT_COMPARATOR_NORM` without a prior and min(DEFAULT_COMPARATOR_NORM,
-    PRIOR_COMPARATOR_SLOPE * epsilon) with one (epsilon: the fit's public target). A
-    public function of public settings: the plan re-derives it from them. Both arrive
-    checked (the estimator's constraints, a model file's loader)."""
+def comparator_norm_for(setting: Any, prior: bool) -> float | None:
+    """The comparator norm W of a fit's releases: ``setting`` when it is a number;
+    ``"auto"``: :data:`DEFAULT_COMPARATOR_NORM` without a prior and None with one (each
+    release's own :func:`prior_comparator_norm`). A public function of public settings:
+    the plan re-derives it from them. Both arrive checked (the estimator's constraints, a
+    model file's loader)."""
     if isinstance(setting, str):  # "auto", the only string the constraints allow
-        if not prior:
-            return DEFAULT_COMPARATOR_NORM
-        return min(DEFAULT_COMPARATOR_NORM, PRIOR_COMPARATOR_SLOPE * float(epsilon))
+        return None if prior else DEFAULT_COMPARATOR_NORM
     return float(setting)
+
+
+def prior_comparator_norm(epsilon: float) -> float:
+    """W = min(:data:`DEFAULT_COMPARATOR_NORM`, PRIOR_COMPARATOR_SLOPE * epsilon): the
+    comparator norm of a release with a public prior and ``comparator_norm="auto"``, for
+    that release's epsilon (the fit's target for a single release; each one-vs-rest
+    release's share for several)."""
+    return min(DEFAULT_COMPARATOR_NORM, PRIOR_COMPARATOR_SLOPE * float(epsilon))
+
+
+def release_comparator_norm(norm: float | None, epsilon: float) -> float:
+    """The comparator norm of one release of epsilon ``epsilon``: ``norm`` (a fit's
+    :func:`comparator_norm_for`), or :func:`prior_comparator_norm` when it is None."""
+    return prior_comparator_norm(epsilon) if norm is None else norm
 
 
 @functools.lru_cache(maxsize=512)
@@ -92,10 +107,11 @@ def calibration_for(k: int, composition: str, *plan_args: Any) -> Calibration:
     compose (:func:`objpert.certify._multiclass.calibrate_releases`): a pure (cached)
     function of public constants. ``plan_args`` are those of :func:`plan_for`, their
     (epsilon, delta) the fit's target; each release's plan is :func:`plan_for` at that
-    release's (epsilon_i, delta_i)."""
-    head, (epsilon, delta), tail = plan_args[:6], plan_args[6:8], plan_args[8:]
+    release's (epsilon_i, delta_i), and at :func:`prior_comparator_norm` (epsilon_i) when
+    the comparator norm is None ("auto" with a prior)."""
+    head, (epsilon, delta), (norm, *tail) = plan_args[:6], plan_args[6:8], plan_args[8:]
 
     def plan_at(eps_i: float, delta_i: float) -> WatkinsAroraPlan:
-        return plan_for(*head, eps_i, delta_i, *tail)
+        return plan_for(*head, eps_i, delta_i, release_comparator_norm(norm, eps_i), *tail)
 
     return calibrate_releases(plan_at, epsilon, delta, k, composition)

@@ -21,6 +21,7 @@ from objpert.certify._multiclass import release_delta
 from objpert.certify._plan import WatkinsAroraPlan, rederive_plan
 from objpert.estimators import LABEL_SET, PrivateRobustRegression
 from objpert.estimators._base import DATA_NORM, FitSettings, public_zeta
+from objpert.estimators._planning import release_comparator_norm
 from objpert.estimators._prior import match_prior
 from objpert.exceptions import ModelFileError, ObjpertError, UnverifiedModelWarning
 from objpert.persistence._amp_file import amp_iterations, is_amp, recertify_amp
@@ -222,7 +223,11 @@ def _recertify(
                 plan.delta,
                 release_delta(p.delta, releases) if pld else split.delta_i,
             ),
-            ("comparator_norm", plan.comparator_norm, p.comparator_norm),
+            (
+                "comparator_norm",
+                plan.comparator_norm,
+                release_comparator_norm(p.comparator_norm, plan.epsilon),
+            ),
         ]
         if p.mu is not None:
             checks.append(("mu", pc.mu, p.mu))
