@@ -1,23 +1,30 @@
-"""A public prior on the accuracy suite's binary tables: does the fit with a prior keep at
-least the accuracy of the prior alone and of the private fit alone?
+"""A public prior on the accuracy suite's tables: does the fit with a prior keep at least
+the accuracy of the prior alone and of the private fit alone?
 
 Usage: python benchmarks/prior_suite.py [--releases R] [--tables NAME ...]
-       [--epsilons E ...] [--prior-norms W ...] [--json benchmarks/prior_suite.json]
+       [--epsilons E ...] [--prior-norms W ...] [--max-iter N]
+       [--json benchmarks/prior_suite.json]
        python benchmarks/prior_suite.py --table benchmarks/prior_suite.json [more.json ...]
 
-Each binary table of benchmarks/accuracy_suite.py (its loader, preprocessing and 80/20
-stratified split, seed 2026) has its training part split once more, stratified with the
-same seed: a *public* 5% and the *private* rest (as benchmarks/public_prior.py). The
-prior is scikit-learn's LogisticRegression (C = 1) fitted non-privately on the public
-part. At each epsilon (delta = 1e-6, declared classes, the table's public data_norm),
-R releases (seeds 0..R-1, one batched descent per setting, release 0 checked against the
-estimator's fit) of:
+Each table of benchmarks/accuracy_suite.py (its loader, preprocessing and 80/20
+stratified split, seed 2026; by default the binary ones) has its training part split once
+more, stratified with the same seed: a *public* 5% (at least two rows of each class) and
+the *private* rest (as benchmarks/public_prior.py). The prior is scikit-learn's
+LogisticRegression (C = 1) fitted non-privately on the public part, one-vs-rest (one
+binary model per class) on a multiclass table. At each epsilon (delta = 1e-6, declared
+classes, the table's public data_norm), R releases (seeds 0..R-1; binary: one batched
+descent per setting, release 0 checked against the estimator's fit; multiclass: one
+estimator fit per seed) of:
 
-- ``private``: PrivateLogisticRegression on the private part, no prior, all defaults;
+- ``private``: PrivateLogisticRegression on the private part, no prior, all defaults
+  (multiclass: the multinomial release);
 - ``prior``: the same with ``prior=`` the public model and every other setting at its
-  default (``comparator_norm="auto"``: with a prior, W = min(3, epsilon));
+  default (``comparator_norm="auto"``: with a prior, W = min(3, epsilon) of each release;
+  multiclass: one-vs-rest);
 - ``prior W=w``: with ``comparator_norm=w`` instead, one per ``--prior-norms`` value
   (default none; 3 is the comparator norm without a prior).
+
+``--max-iter N``: every fit at step budget N instead of the estimators' 5,000.
 
 Each cell reports the prior alone's accuracy (one fixed model), each method's mean, and
 for ``prior`` its difference from the prior alone +- the standard error of its mean and
