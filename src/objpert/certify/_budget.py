@@ -67,7 +67,7 @@ class CeilingReport:
             return ""
         return (
             f"the plan uses {self.iterations} of its budget of {self.max_iter} gradient "
-            f"steps and the budget binds: max_iter={2 * self.max_iter} (the estimators' "
+            f"steps and the budget binds: max_iter={2 * self.max_iter} (twice this "
             f"budget) would lower the calibration's excess-loss bound from {self.bound_now:.3g} "
             f"to {self.bound_with_double_budget:.3g} (by more than {NOTABLE_GAIN:g}; plan: "
             f"{self.iterations_with_double_budget} steps, sigma "
