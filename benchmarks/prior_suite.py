@@ -2,7 +2,7 @@
 the accuracy of the prior alone and of the private fit alone?
 
 Usage: python benchmarks/prior_suite.py [--releases R] [--tables NAME ...]
-       [--epsilons E ...] [--prior-norms W ...] [--max-iter N]
+       [--epsilons E ...] [--prior-norms W ...] [--max-iter N] [--multi-class ovr]
        [--json benchmarks/prior_suite.json]
        python benchmarks/prior_suite.py --table benchmarks/prior_suite.json [more.json ...]
 
@@ -11,7 +11,7 @@ stratified split, seed 2026; by default the binary ones) has its training part s
 more, stratified with the same seed: a *public* 5% (at least two rows of each class) and
 the *private* rest (as benchmarks/public_prior.py). The prior is scikit-learn's
 LogisticRegression (C = 1) fitted non-privately on the public part, one-vs-rest (one
-binary model per class) on a multiclass table. At each epsilon (delta = 1e-6, declared
+binary model per class, one row each) on a multiclass table. At each epsilon (delta = 1e-6, declared
 classes, the table's public data_norm), R releases (seeds 0..R-1; binary: one batched
 descent per setting, release 0 checked against the estimator's fit; multiclass: one
 estimator fit per seed) of:
@@ -20,11 +20,13 @@ estimator fit per seed) of:
   (multiclass: the multinomial release);
 - ``prior``: the same with ``prior=`` the public model and every other setting at its
   default (``comparator_norm="auto"``: with a prior, W = min(3, epsilon) of each release;
-  multiclass: one-vs-rest);
+  multiclass: the multinomial release centred at the prior's K rows);
 - ``prior W=w``: with ``comparator_norm=w`` instead, one per ``--prior-norms`` value
   (default none; 3 is the comparator norm without a prior).
 
 ``--max-iter N``: every fit at step budget N instead of the estimators' 5,000.
+``--multi-class ovr``: the multiclass fits with a prior one-vs-rest (one release per
+class, each at W = min(3, its own epsilon)) instead of the default multinomial release.
 
 Each cell reports the prior alone's accuracy (one fixed model), each method's mean, and
 for ``prior`` its difference from the prior alone +- the standard error of its mean and
@@ -51,7 +53,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.multiclass import OneVsRestClassifier
 
 from objpert.estimators import PrivateLogisticRegression
-from objpert.estimators._planning import DEFAULT_MAX_ITER
+from objpert.estimators._planning import (
+    DEFAULT_MAX_ITER,
+    comparator_norm_for,
+    release_comparator_norm,
+)
 from objpert.exceptions import TestingSeedWarning
 
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -63,13 +69,16 @@ def _accuracy(coef, intercept, X, y):
     return float(np.mean((X @ coef + intercept > 0).astype(int) == y))
 
 
-def _multiclass_releases(X, y, norm, epsilon, classes, prior, comparator_norm, releases, max_iter):
+def _multiclass_releases(
+    X, y, norm, epsilon, classes, prior, comparator_norm, releases, max_iter, multi_class
+):
     """R fits of one multiclass setting (seeds 0..R-1, one estimator fit each): their
     fitted models and the plan of the first fit's first release."""
     models = [
         PrivateLogisticRegression(
             epsilon=epsilon, delta=DELTA, data_norm=norm, classes=classes, max_iter=max_iter,
             comparator_norm=comparator_norm, prior=prior, random_state=seed,
+            multi_class=multi_class,
         ).fit(X, y)
         for seed in range(releases)
     ]  # fmt: skip
@@ -107,7 +116,7 @@ def public_split(name):
     return X_priv, y_priv, Xte, yte, classes, norm, prior, float(public.score(Xte, yte)), info
 
 
-def run_table(name, epsilons, releases, prior_norms, max_iter=DEFAULT_MAX_ITER):
+def run_table(name, epsilons, releases, prior_norms, max_iter=DEFAULT_MAX_ITER, multi_class="auto"):
     X_priv, y_priv, Xte, yte, classes, norm, prior, prior_acc, info = public_split(name)
     settings = [("private", None, "auto"), ("prior", prior, "auto")]
     settings += [(f"prior W={w:g}", prior, w) for w in prior_norms]
@@ -123,11 +132,15 @@ def run_table(name, epsilons, releases, prior_norms, max_iter=DEFAULT_MAX_ITER):
                 accs = [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
             else:
                 models, plan = _multiclass_releases(
-                    X_priv, y_priv, norm, eps, classes, p, w, releases, max_iter
-                )
+                    X_priv, y_priv, norm, eps, classes, p, w, releases, max_iter,
+                    "auto" if p is None else multi_class,
+                )  # fmt: skip
                 accs = [float(m.score(Xte, yte)) for m in models]
+            # a multinomial plan keeps no W: the estimator's (the rule with a prior)
+            declared = comparator_norm_for(w, p is not None)
+            comparator = getattr(plan, "comparator_norm", release_comparator_norm(declared, eps))
             row["methods"][label] = {
-                **_summary(accs), "comparator_norm": getattr(plan, "comparator_norm", None),
+                **_summary(accs), "comparator_norm": comparator,
                 "mu": plan.mu, "sigma": plan.sigma, "iterations": plan.iterations,
                 "seconds": time.perf_counter() - start,
             }  # fmt: skip
@@ -211,6 +224,7 @@ def main(argv=None):
     parser = suite_arguments(__doc__, TABLES)
     parser.add_argument("--prior-norms", nargs="*", type=float, default=[])
     parser.add_argument("--max-iter", type=int, default=DEFAULT_MAX_ITER)
+    parser.add_argument("--multi-class", default="auto", choices=["auto", "ovr"])
     parser.add_argument(
         "--table", nargs="+", default=None, help="print the table of these JSON files, in turn"
     )
@@ -224,6 +238,8 @@ def main(argv=None):
             "prior_norms": args.prior_norms}  # fmt: skip
     if args.max_iter != DEFAULT_MAX_ITER:
         meta["max_iter"] = args.max_iter
+    if args.multi_class != "auto":
+        meta["multi_class"] = args.multi_class
     old = None
     if args.json and Path(args.json).exists():  # its other tables' rows are kept
         old = json.loads(Path(args.json).read_text())
@@ -232,7 +248,8 @@ def main(argv=None):
                 raise SystemExit(f"{args.json} has {key}={old.get(key)!r}, this run {value!r}")
     start = time.perf_counter()
     rows = [r for name in args.tables for r in run_table(
-        name, args.epsilons, args.releases, args.prior_norms, args.max_iter)]  # fmt: skip
+        name, args.epsilons, args.releases, args.prior_norms, args.max_iter,
+        args.multi_class)]  # fmt: skip
     this = {"command": "python benchmarks/prior_suite.py " + " ".join(argv or sys.argv[1:]),
             "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
     out = {"python": platform.python_version(), "delta": DELTA, **meta,

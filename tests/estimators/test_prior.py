@@ -574,3 +574,93 @@ def test_each_one_vs_rest_release_has_its_own_comparator_norm(tmp_path):
     path.write_text(json.dumps(payload))
     with pytest.raises(ModelFileError, match="comparator_norm"):
         load(path)
+
+
+def _softmax_minimiser(M, codes, k, mu, centre, z):
+    """The minimiser of (1/n) sum_i CE(x_i W, y_i) + (mu/2) ||W - centre||^2 + <z, W>,
+    W (d, K) row-major as the release's weights, by scipy's L-BFGS from the centre and
+    Newton steps: written here from the formula, not from the library's objective."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp, softmax
+
+    n, d = M.shape
+    onehot = np.eye(k)[codes]
+
+    def f(w):
+        W = w.reshape(d, k)
+        S = M @ W
+        value = np.mean(logsumexp(S, axis=1) - np.sum(S * onehot, axis=1))
+        value += mu / 2 * np.sum((w - centre) ** 2) + z @ w
+        grad = (M.T @ (softmax(S, axis=1) - onehot) / n).ravel() + mu * (w - centre) + z
+        return value, grad
+
+    w = minimize(f, centre.copy(), jac=True, method="L-BFGS-B",
+                 options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 20000}).x  # fmt: skip
+    for _ in range(5):  # Newton steps with the exact Hessian (d K is small)
+        P = softmax(M @ w.reshape(d, k), axis=1)
+        H = sum(np.kron(np.outer(x, x), np.diag(q) - np.outer(q, q)) for x, q in zip(M, P))
+        w = w - np.linalg.solve(H / n + mu * np.eye(d * k), f(w)[1])
+    assert np.linalg.norm(f(w)[1]) < 1e-12
+    return w
+
+
+def test_a_multinomial_release_with_a_prior_is_the_centred_minimiser():
+    """The multinomial release with a prior W_pub: the minimiser of the softmax objective
+    with the ridge centred at W_pub and the release's own objective noise (an independent
+    solver on the formula, to the plan's tolerance), on the plan's grid plus the release's
+    output noise; a prior of
+    zeros gives the release without one, bit for bit."""
+    import objpert
+    from objpert.mechanisms._certificates import grid_noise
+    from objpert.mechanisms._peers.multinomial import multinomial_release
+    from objpert.mechanisms._peers.noise import discrete
+
+    rng = np.random.default_rng(3)
+    n, d, k = 300, 4, 3
+    M = rng.normal(size=(n, d))
+    M /= 1.01 * np.linalg.norm(M, axis=1, keepdims=True)
+    codes = rng.integers(0, k, n)
+    plan = objpert.plan("multinomial", loss="softmax", n=n, d=d, zeta=1.0, epsilon=1.0,
+                        delta=1e-6, n_classes=k, comparator_norm=1.0)  # fmt: skip
+    centre = rng.normal(size=d * k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        released = multinomial_release(M, codes.astype(float), plan, 7, prior=centre)
+        plain = multinomial_release(M, codes.astype(float), plan, 7)
+        zero = multinomial_release(M, codes.astype(float), plan, 7, prior=np.zeros(d * k))
+    np.testing.assert_array_equal(zero.weights, plain.weights)
+    np.testing.assert_array_equal(released.prior, centre)
+    draws = np.random.default_rng(7)  # the release's generator for seed 7
+    z = draws.normal(0.0, plan.sigma, size=d * k)
+    gamma, scale = grid_noise(plan.output_sigma, plan.grid_bits)
+    units = discrete(draws, scale, d * k, None)
+    w = _softmax_minimiser(M, codes, k, plan.mu, centre, z)
+    expected = gamma * (np.rint(w / gamma) + units)
+    # the release solves to the plan's gradient tolerance: within tolerance / mu of the
+    # minimiser (mu-strong convexity), plus one grid step per coordinate for the rounding
+    bound = plan.tolerance / plan.mu + np.sqrt(d * k) * gamma
+    assert np.linalg.norm(released.weights - expected) <= bound
+    assert np.linalg.norm(released.weights - plain.weights) > 100 * bound  # the prior moved it
+
+
+def test_multinomial_fits_take_a_prior_and_files_keep_it(tmp_path):
+    """``multi_class="auto"`` with a prior trains the multinomial release, centred at the
+    prior (W = min(3, epsilon) of its single release): plan and certificate are those of
+    the fit without a prior at that W, and the model file keeps the prior and reloads."""
+    from objpert.persistence import load, save
+
+    X, _, y3, _ = _data()
+    kw = dict(data_norm=DATA_NORM, classes=[0, 1, 2], epsilon=1.5, delta=1e-6, random_state=4)
+    coef, intercept = _prior(3)
+    model = LOGIT(**kw, prior=(coef, intercept)).fit(X, y3)
+    assert model.multi_class_ == "multinomial"
+    plain = LOGIT(**kw, comparator_norm=min(3.0, 1.5)).fit(X, y3)
+    assert model.plan_ == plain.plan_ and model.certificate_ == plain.certificate_
+    assert not np.allclose(model.coef_, plain.coef_)
+    np.testing.assert_array_equal(model.prior_coef_, coef)
+    loaded = load(save(model, tmp_path / "m.json"))
+    assert loaded.multi_class_ == "multinomial" and loaded.certificate_ == model.certificate_
+    np.testing.assert_array_equal(loaded.coef_, model.coef_)
+    np.testing.assert_array_equal(loaded.prior_coef_, coef)
+    with pytest.raises(ParameterError, match="rows"):
+        LOGIT(**kw, prior=(coef[:2], intercept[:2])).fit(X, y3)

@@ -129,12 +129,13 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
         (:mod:`objpert.mechanisms._certificates.multinomial`); ``comparator_norm`` is then
         the norm of each class's comparator in the "auto" ridge, ``mu`` its ridge;
         ``calibration``, ``composition`` and ``max_iter`` do not apply (its solver has its
-        own public budget of 2000 iterations), and a ``prior``, ``max_seconds``, an
-        ``engine`` or a ``dtype`` are refused. Its plan is ``objpert.plan("multinomial",
+        own public budget of 2000 iterations), ``max_seconds``, an ``engine`` or a
+        ``dtype`` are refused; a ``prior`` centres its ridge (one row per class). Its plan
+        is ``objpert.plan("multinomial",
         loss="softmax", ..., n_classes=K, mu=, comparator_norm=comparator_norm)``.
         ``"ovr"``: K one-vs-rest releases of Watkins & Arora (2026). ``"auto"``:
-        multinomial for K >= 3 classes on in-memory data without a ``prior``, and
-        without a composition, ``max_seconds``, engine or dtype declared (settings of
+        multinomial for K >= 3 classes on in-memory data without a composition,
+        ``max_seconds``, engine or dtype declared (settings of
         gradient-descent releases); one-vs-rest otherwise (a rule of public values only, from
         benchmarks/accuracy_suite.json).
         Two classes: one binary release whatever this says. ``multi_class_`` records the choice.
@@ -355,7 +356,7 @@ default=None
             if self._multinomial_for(len(classes), on_cluster, p):
                 fit = fit_multinomial if p.units is None else fit_multinomial_per_unit
                 codes = np.asarray(codes)
-                clipped, seconds = fit(self, prepared, codes, len(classes), p, not_public)
+                clipped, seconds = fit(self, prepared, codes, classes, p, not_public)
                 self.classes_ = classes
                 self._finish_fit(p, bound_rows + clipped, seconds)
                 return self

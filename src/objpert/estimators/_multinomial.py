@@ -13,6 +13,7 @@ import numpy as np
 from scipy import sparse
 
 from objpert.accounting import _pld as pldlib
+from objpert.estimators._planning import release_comparator_norm
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _registry as registry
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan
@@ -50,11 +51,11 @@ def use_multinomial(
     ``descent`` names the declared settings that only gradient-descent releases use
     (:func:`descent_settings`). ``"ovr"``: never; ``"multinomial"``: for K >= 3 (two
     classes are one binary release either way), refused on a Dask cluster (the softmax
-    solver runs in memory), with a ``prior`` (its ridge is centred at zero) or with a
-    time budget, an engine or a dtype declared (its solver uses none of them);
-    ``"auto"``: for K >= :data:`AUTO_MIN_CLASSES` (3) on in-memory data without a prior
-    and without any of ``descent`` (a declared composition, time budget, engine or dtype
-    asks for one-vs-rest releases). The rule reads public values only (K). Why: on the
+    solver runs in memory) or with a time budget, an engine or a dtype declared (its
+    solver uses none of them); ``"auto"``: for K >= :data:`AUTO_MIN_CLASSES` (3) on
+    in-memory data without any of ``descent`` (a declared composition, time budget,
+    engine or dtype asks for one-vs-rest releases). A public ``prior`` centres either
+    kind of release (docs/priors.md). The rule reads public values only (K). Why: on the
     multiclass tables of benchmarks/accuracy_suite.json (3 to 20 classes, 142 to 32,000
     training rows) one multinomial release is ahead of K one-vs-rest releases composed by
     PLD wherever the two differ by more than their standard errors, with 3 classes on
@@ -71,7 +72,6 @@ def use_multinomial(
         return False
     refused = [name for name in descent if name != "composition"]
     reasons = [
-        (prior is not None, "has no prior (its ridge is centred at zero)"),
         (on_cluster, "runs in memory: fit in-memory data"),
         (bool(refused), f"does not use {', '.join(refused)} (gradient-descent settings)"),
     ]
@@ -122,7 +122,7 @@ def fit_multinomial(
     model: Any,
     prepared: Any,
     codes: np.ndarray,
-    n_classes: int,
+    classes: np.ndarray,
     p: Any,
     not_public: tuple[str, ...],
 ) -> tuple[int, float]:
@@ -132,9 +132,16 @@ def fit_multinomial(
     the private rows, never stored). ``p`` is the fit's FitSettings; ``comparator_norm`` is
     the norm of each class's comparator column in the "auto" ridge."""
     not_public = (*not_public, *model._selection_not_public())
-    k = int(n_classes)
+    k = len(classes)
     plan = multinomial_plan(
-        prepared.n, prepared.d, k, prepared.zeta, p.epsilon, p.delta, p.mu, p.comparator_norm
+        prepared.n,
+        prepared.d,
+        k,
+        prepared.zeta,
+        p.epsilon,
+        p.delta,
+        p.mu,
+        release_comparator_norm(p.comparator_norm, p.epsilon),
     )
     if model.accountant is not None:  # BudgetExceededError: nothing is released
         cert = plan.certificate
@@ -144,10 +151,13 @@ def fit_multinomial(
             not_public=not_public,
         )
     check_verbose(model.verbose)
+    prior = model._prior(p, prepared, k, classes)  # ParameterError before any noise
+    centre = None if prior is None else np.ascontiguousarray(prior[1].T).ravel()  # (d K,)
     start = time.perf_counter()
     release = multinomial_release(
-        prepared.X, codes.astype(np.float64), plan, model.random_state, n_jobs=p.n_jobs
-    )
+        prepared.X, codes.astype(np.float64), plan, model.random_state, n_jobs=p.n_jobs,
+        prior=centre,
+    )  # fmt: skip
     seconds = time.perf_counter() - start
     W = release.weights.reshape(prepared.d, k).T  # (K, d)
     if p.fit_intercept:
@@ -155,6 +165,7 @@ def fit_multinomial(
     else:
         coef, intercept = W, np.zeros(k)
     model._set_release_attributes(coef, intercept)
+    model._set_prior_attributes(None if prior is None else prior[0])
     model.max_iter_used_ = plan.iterations  # the solver's budget (max_iter does not apply)
     # the solver's count depends on the private rows: the model keeps the public budget
     model.n_iter_ = np.array([plan.iterations], dtype=np.int64)
@@ -184,7 +195,14 @@ def check_multinomial_budget(model: Any, X: Any, p: Any, n_classes: int) -> None
         return
     d = int(shape[1]) + (1 if p.fit_intercept else 0)
     plan = multinomial_plan(
-        int(shape[0]), d, n_classes, zeta, p.epsilon, p.delta, p.mu, p.comparator_norm
+        int(shape[0]),
+        d,
+        n_classes,
+        zeta,
+        p.epsilon,
+        p.delta,
+        p.mu,
+        release_comparator_norm(p.comparator_norm, p.epsilon),
     )
     cert = plan.certificate
     model.accountant.check([pldlib.point(cert.epsilon, cert.delta)], name=type(model).__name__)

@@ -206,7 +206,7 @@ def check_unit_settings(k: Any, calibration: str) -> int | None:
 
 
 def fit_multinomial_per_unit(
-    model: Any, prepared: Any, codes: np.ndarray, n_classes: int, p: Any, not_public: Any
+    model: Any, prepared: Any, codes: np.ndarray, classes: np.ndarray, p: Any, not_public: Any
 ) -> tuple[int, float]:
     """A multinomial release for one unit of k = ``p.rows_per_unit`` rows by the group
     route: the softmax release (certified for one row) calibrated at the classical
@@ -226,7 +226,7 @@ def fit_multinomial_per_unit(
     prepared, (padded,) = pad_rows(prepared, [codes], p.units * k)  # zero rows: class 1
     eps_1, delta_1 = crude_row_target(p.epsilon, p.delta, k)
     out = fit_multinomial(
-        model, prepared, padded.astype(np.int64), n_classes,
+        model, prepared, padded.astype(np.int64), classes,
         replace(p, epsilon=eps_1, delta=delta_1), not_public,
     )  # fmt: skip
     model.certificate_ = group_unit_certificate(model.certificate_, p)

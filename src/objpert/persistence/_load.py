@@ -450,7 +450,8 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
         model.feature_names_in_ = np.asarray(payload["feature_names_in"], dtype=object)
     model.coef_ = coef
     model.intercept_ = intercept
-    model._set_prior_attributes(_prior(p, model.n_features_in_, releases))
+    rows = len(classes) if multinomial else releases  # the prior's rows: one per class
+    model._set_prior_attributes(_prior(p, model.n_features_in_, rows))
     if classes is not None:
         model.classes_ = classes
         model.multi_class_ = "multinomial" if multinomial else "ovr"

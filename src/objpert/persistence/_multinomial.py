@@ -10,6 +10,7 @@ from typing import Any
 
 from objpert.estimators._base import FitSettings, public_zeta
 from objpert.estimators._multinomial import multinomial_plan
+from objpert.estimators._planning import release_comparator_norm
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan
 from objpert.persistence._fileformat import (
@@ -37,7 +38,8 @@ def recertify_multinomial(
     plans_data: list[Any], stored: Any, model: Any, p: FitSettings, n_classes: int
 ) -> tuple[list[MultinomialPlan], Any]:
     """The file's plan re-derived from the model's parameters (epsilon, delta, mu,
-    comparator_norm, the row bound), its classes and the plan's n, required to
+    comparator_norm (with a prior, "auto" is min(3, epsilon)), the row bound), its classes
+    and the plan's n, required to
     equal the stored plan; its certificate, with the stored ``not_public``, required to
     equal the stored certificate and to meet the target."""
     if not model._multinomial_for(n_classes, False, p):
@@ -52,7 +54,7 @@ def recertify_multinomial(
         d = model.n_features_in_ + (1 if p.fit_intercept else 0)
         expected = multinomial_plan(
             plan.n, d, n_classes, plan.zeta if zeta is None else zeta, p.epsilon, p.delta,
-            p.mu, p.comparator_norm,
+            p.mu, release_comparator_norm(p.comparator_norm, p.epsilon),
         )  # fmt: skip
     except (TypeError, ValueError, ObjpertError) as exc:
         raise ModelFileError(

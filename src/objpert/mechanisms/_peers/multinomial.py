@@ -10,6 +10,13 @@ drawn once, after every check; F(W) + <Z, W> minimised (L-BFGS, then damped Newt
 misses it raises :class:`~objpert.exceptions.ToleranceError` and releases nothing; the
 minimiser released on the grid plus the output noise. Gradients are the engine's
 (:class:`~objpert._engines.softmax.SoftmaxObjective`).
+
+With a public ``prior`` W_pub the ridge is centred at it, (mu/2) ||W - W_pub||^2: since
+mu (W - W_pub) + Z = mu W + (Z - mu W_pub), the same solve with the noise Z - mu W_pub
+(:func:`~objpert.mechanisms._perturbed_gd.centred`). Its minimiser is W_pub + V with V
+the minimiser of the same objective for the softmax loss at the margins shifted by the
+public offsets <x_i, W_pub>, which has the loss's constants (docs/priors.md): the
+release is a public translation of the certified one, with the same plan and certificate.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from objpert.mechanisms._certificates import grid_noise
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan, check_multinomial_plan
 from objpert.mechanisms._peers.checks import solve_checked
 from objpert.mechanisms._peers.noise import discrete, gaussian, on_grid
-from objpert.mechanisms._perturbed_gd import BatchRelease, Release
+from objpert.mechanisms._perturbed_gd import BatchRelease, Release, centred
 
 __all__ = ["multinomial_release", "multinomial_release_batch"]
 
@@ -48,7 +55,7 @@ def _codes(y: np.ndarray, k: int) -> np.ndarray:
     return ints.astype(np.intp)
 
 
-def _run(X, y, plan, rng, clip, draws, n_jobs):
+def _run(X, y, plan, rng, clip, draws, n_jobs, prior=None):
     cert = _checked(plan)
     M, yy, n_clipped = for_plan(X, y, n=plan.n, d=plan.d, zeta=plan.zeta, label_kind="real",
                                 clip=clip)  # fmt: skip
@@ -59,6 +66,7 @@ def _run(X, y, plan, rng, clip, draws, n_jobs):
     gamma, scale = grid_noise(plan.output_sigma, plan.grid_bits)
     z = gaussian(generator, plan.sigma, p, draws)  # objective noise, drawn once
     b2 = discrete(generator, scale, p, draws)  # output noise on the grid, drawn once
+    z = centred(prior, z, plan.mu)[1]  # the ridge centred at the public prior
     start = time.perf_counter()
     with single_threaded_blas():
         if draws is None:
@@ -78,12 +86,14 @@ def multinomial_release(
     *,
     clip: bool = False,
     n_jobs: int | None = None,
+    prior: np.ndarray | None = None,
 ) -> Release:
     """One multinomial release of ``plan`` on (X, y), y the class codes 0, ..., K - 1:
     the weights (d K,), row-major W (d, K) (module docstring). Rows above zeta are refused
-    (``clip=True`` scales them down)."""
-    w, cert, used, seconds, n_clipped, seeded = _run(X, y, plan, rng, clip, None, n_jobs)
-    return Release(w, plan, cert, used, seconds, n_clipped, seeded)
+    (``clip=True`` scales them down). ``prior``: the public centre W_pub (d K,), row-major
+    like the weights (None: 0)."""
+    w, cert, used, seconds, n_clipped, seeded = _run(X, y, plan, rng, clip, None, n_jobs, prior)
+    return Release(w, plan, cert, used, seconds, n_clipped, seeded, prior)
 
 
 def multinomial_release_batch(
