@@ -45,7 +45,15 @@ from pathlib import Path
 
 import numpy as np
 from accuracy_suite import DELTA, SPLIT_SEED
-from prior_suite import BINARY, _accuracy, _miss, differences, public_split, suite_arguments
+from prior_suite import (
+    BINARY,
+    _accuracy,
+    _miss,
+    differences,
+    finish,
+    public_split,
+    suite_arguments,
+)
 from public_prior import _releases, _summary
 
 from objpert._data import prepare
@@ -187,10 +195,7 @@ def main(argv=None):
            "releases": args.releases, "share": args.share, "mixes": list(MIXES),
            "command": "python benchmarks/prior_choice.py " + " ".join(argv or sys.argv[1:]),
            "seconds": time.perf_counter() - start, "rows": rows}  # fmt: skip
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    print(markdown(out))
-    return 0
+    return finish(out, args.json, markdown)
 
 
 if __name__ == "__main__":

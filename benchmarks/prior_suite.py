@@ -259,9 +259,14 @@ def main(argv=None):
         kept = [r for r in old["rows"] if r["table"] not in args.tables]
         order = list(TABLES)
         out["rows"] = sorted(kept + rows, key=lambda r: (order.index(r["table"]), r["epsilon"]))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    print(markdown(out))
+    return finish(out, args.json, markdown)
+
+
+def finish(out, path, render):
+    """Write ``out`` to the JSON file ``path`` (when given), print ``render(out)``; 0."""
+    if path:
+        Path(path).write_text(json.dumps(out, indent=1) + "\n")
+    print(render(out))
     return 0
 
 
