@@ -43,7 +43,7 @@ class PrivateLogisticRegression(ClassifierMixin, PrivateGLM):
     objective, certified (epsilon, delta)-DP. K >= 3 classes: by default
     (``multi_class="auto"``) one multinomial release, the softmax cross-entropy minimised
     with objective and output noise (:mod:`objpert.mechanisms._certificates.multinomial`;
-    docs/multiclass.md); with a prior, or by choice: one-vs-rest, K releases on the same
+    docs/multiclass.md); by choice: one-vs-rest, K releases on the same
     data whose composition is (epsilon, delta)-DP (``composition``), reported in
     ``certificate_``.
 
