@@ -598,7 +598,8 @@ def _softmax_minimiser(M, codes, k, mu, centre, z):
                  options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 20000}).x  # fmt: skip
     for _ in range(5):  # Newton steps with the exact Hessian (d K is small)
         P = softmax(M @ w.reshape(d, k), axis=1)
-        H = sum(np.kron(np.outer(x, x), np.diag(q) - np.outer(q, q)) for x, q in zip(M, P))
+        pairs = zip(M, P, strict=True)
+        H = sum(np.kron(np.outer(x, x), np.diag(q) - np.outer(q, q)) for x, q in pairs)
         w = w - np.linalg.solve(H / n + mu * np.eye(d * k), f(w)[1])
     assert np.linalg.norm(f(w)[1]) < 1e-12
     return w
