@@ -460,12 +460,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=TestingSeedWarning)
     SETTINGS.update(comparator_norm=args.comparator_norm, max_iter=args.max_iter)
     meta = {"seeds": args.seeds, "searches": args.searches, "settings": dict(SETTINGS)}
-    old = None
-    if args.json and Path(args.json).exists():  # its other tables' rows are kept
-        old = json.loads(Path(args.json).read_text())
-        for key, value in meta.items():
-            if old.get(key) != value:
-                raise SystemExit(f"{args.json} has {key}={old.get(key)!r}, this run {value!r}")
+    old = previous_run(args.json, meta)
     seeds = list(range(args.seeds))
     start = time.perf_counter()
     run = run_searches if args.searches else run_table
@@ -473,16 +468,39 @@ def main(argv=None):
     this = {"command": "python benchmarks/accuracy_suite.py " + " ".join(argv or sys.argv[1:]),
             "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
     out = {"python": platform.python_version(), "delta": DELTA, **meta,
-           "split_seed": SPLIT_SEED, "max_rows": MAX_ROWS, "runs": [this],
-           "rows": rows}  # fmt: skip
-    if old is not None:
-        out["runs"] = [*old["runs"], this]
-        kept = [r for r in old["rows"] if r["table"] not in args.tables]
-        order = list(TABLES)
-        out["rows"] = sorted(kept + rows, key=lambda r: (order.index(r["table"]), r["epsilon"]))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    print(search_markdown(out) if args.searches else markdown(out))
+           "split_seed": SPLIT_SEED, "max_rows": MAX_ROWS}  # fmt: skip
+    out = merged(out, old, this, rows)
+    return finish(out, args.json, search_markdown if args.searches else markdown)
+
+
+def previous_run(path, meta):
+    """The JSON at ``path`` of earlier runs, whose other tables' rows a run keeps (None
+    when there is none); SystemExit when it was made with settings other than ``meta``."""
+    if not (path and Path(path).exists()):
+        return None
+    old = json.loads(Path(path).read_text())
+    for key, value in meta.items():
+        if old.get(key) != value:
+            raise SystemExit(f"{path} has {key}={old.get(key)!r}, this run {value!r}")
+    return old
+
+
+def merged(out, old, this, rows):
+    """``out`` with this run (``this``: its command, tables and seconds) and its ``rows``
+    after the earlier runs of ``old``, whose rows of other tables are kept in suite order."""
+    if old is None:
+        return {**out, "runs": [this], "rows": rows}
+    kept = [r for r in old["rows"] if r["table"] not in this["tables"]]
+    order = list(TABLES)
+    rows = sorted(kept + rows, key=lambda r: (order.index(r["table"]), r["epsilon"]))
+    return {**out, "runs": [*old["runs"], this], "rows": rows}
+
+
+def finish(out, path, render):
+    """Write ``out`` to the JSON file ``path`` (when given), print ``render(out)``; 0."""
+    if path:
+        Path(path).write_text(json.dumps(out, indent=1) + "\n")
+    print(render(out))
     return 0
 
 

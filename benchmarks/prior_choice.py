@@ -44,13 +44,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from accuracy_suite import DELTA, SPLIT_SEED
+from accuracy_suite import DELTA, SPLIT_SEED, finish
 from prior_suite import (
     BINARY,
     _accuracy,
     _miss,
     differences,
-    finish,
     public_split,
     suite_arguments,
 )

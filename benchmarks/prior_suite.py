@@ -46,7 +46,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from accuracy_suite import DELTA, SPLIT_SEED, TABLES, load_table, paired
+from accuracy_suite import (
+    DELTA,
+    SPLIT_SEED,
+    TABLES,
+    finish,
+    load_table,
+    merged,
+    paired,
+    previous_run,
+)
 from public_prior import _releases, _summary
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -240,12 +249,7 @@ def main(argv=None):
         meta["max_iter"] = args.max_iter
     if args.multi_class != "auto":
         meta["multi_class"] = args.multi_class
-    old = None
-    if args.json and Path(args.json).exists():  # its other tables' rows are kept
-        old = json.loads(Path(args.json).read_text())
-        for key, value in meta.items():
-            if old.get(key) != value:
-                raise SystemExit(f"{args.json} has {key}={old.get(key)!r}, this run {value!r}")
+    old = previous_run(args.json, meta)
     start = time.perf_counter()
     rows = [r for name in args.tables for r in run_table(
         name, args.epsilons, args.releases, args.prior_norms, args.max_iter,
@@ -253,21 +257,8 @@ def main(argv=None):
     this = {"command": "python benchmarks/prior_suite.py " + " ".join(argv or sys.argv[1:]),
             "tables": args.tables, "seconds": time.perf_counter() - start}  # fmt: skip
     out = {"python": platform.python_version(), "delta": DELTA, **meta,
-           "split_seed": SPLIT_SEED, "runs": [this], "rows": rows}  # fmt: skip
-    if old is not None:
-        out["runs"] = [*old["runs"], this]
-        kept = [r for r in old["rows"] if r["table"] not in args.tables]
-        order = list(TABLES)
-        out["rows"] = sorted(kept + rows, key=lambda r: (order.index(r["table"]), r["epsilon"]))
-    return finish(out, args.json, markdown)
-
-
-def finish(out, path, render):
-    """Write ``out`` to the JSON file ``path`` (when given), print ``render(out)``; 0."""
-    if path:
-        Path(path).write_text(json.dumps(out, indent=1) + "\n")
-    print(render(out))
-    return 0
+           "split_seed": SPLIT_SEED}  # fmt: skip
+    return finish(merged(out, old, this, rows), args.json, markdown)
 
 
 if __name__ == "__main__":

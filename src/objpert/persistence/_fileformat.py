@@ -33,6 +33,7 @@ __all__ = [
     "digest",
     "plan_from_dict",
     "quote_value",
+    "require_same",
     "signature",
     "signing_key",
 ]
@@ -250,6 +251,14 @@ def _normal(value: Any) -> Any:
     return json.loads(json.dumps(_jsonable(value)))
 
 
+def require_same(recomputed: Any, stored: Any, what: str) -> None:
+    """ModelFileError ``"{what} at <path>"`` unless ``recomputed.to_dict()`` equals the
+    stored record ``stored`` (a dict as read from the file), naming the first difference."""
+    where = _close(_normal(recomputed.to_dict()), _normal(stored))
+    if where:
+        raise ModelFileError(f"{what} at {quote_value(where, 200, quote=False)}")
+
+
 def _not_public(data: dict[str, Any], where: str) -> tuple[str, ...]:
     """The ``not_public`` items stored in a certificate's dict."""
     if "not_public" not in data:
@@ -269,12 +278,9 @@ def _check_model_certificate(
 ) -> None:
     """ModelFileError unless the certificate recomputed from ``source`` (e.g. "the plans")
     equals the stored one and stays within the model's target (epsilon, delta)."""
-    where = _close(_normal(cert.to_dict()), stored)
-    if where:
-        raise ModelFileError(
-            f"the stored certificate differs from the one recomputed from {source} at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
+    require_same(
+        cert, stored, f"the stored certificate differs from the one recomputed from {source}"
+    )
     if cert.epsilon > epsilon * (1 + _RTOL) or cert.delta > delta:
         raise ModelFileError(
             f"the certificate ({cert.epsilon:g}, {cert.delta:.3g}) exceeds the model's target "

@@ -37,12 +37,12 @@ from objpert.persistence._fileformat import (
     LoadedModel,
     _check_digest,
     _check_signature,
-    _close,
     _jsonable,
     _normal,
     check_tree,
     digest,
     quote_value,
+    require_same,
     signature,
     signing_key,
 )
@@ -165,12 +165,9 @@ def recertified(data: Any, where: str) -> ReleaseCertificate:
     if not cert.certified:
         raise ModelFileError(f"{where} does not certify when recomputed: {'; '.join(cert.reasons)}")
     cert = dataclasses.replace(cert, not_public=stored.not_public)
-    diff = _close(_normal(cert.to_dict()), _normal(stored.to_dict()))
-    if diff:
-        raise ModelFileError(
-            f"{where}: the recomputed certificate differs from the stored one at "
-            f"{quote_value(diff, 200, quote=False)}"
-        )
+    require_same(
+        cert, stored.to_dict(), f"{where}: the recomputed certificate differs from the stored one"
+    )
     return cert
 
 

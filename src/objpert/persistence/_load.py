@@ -42,6 +42,7 @@ from objpert.persistence._fileformat import (
     check_tree,
     plan_from_dict,
     quote_value,
+    require_same,
     signing_key,
 )
 from objpert.persistence._ledger_file import LEDGER_FORMAT, ledger_from_payload
@@ -159,12 +160,7 @@ def _rederive(i: int, data: Any) -> tuple[WatkinsAroraPlan, ReleaseCertificate]:
         )
     stored = data["certificate"]
     cert = dataclasses.replace(cert, not_public=_not_public(stored, f"plan {i}"))
-    where = _close(_normal(cert.to_dict()), stored)
-    if where:
-        raise ModelFileError(
-            f"plan {i}: the recomputed certificate differs from the stored one at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
+    require_same(cert, stored, f"plan {i}: the recomputed certificate differs from the stored one")
     return dataclasses.replace(plan, certificate=cert), cert
 
 

@@ -15,10 +15,9 @@ from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan
 from objpert.persistence._fileformat import (
     _check_model_certificate,
-    _close,
-    _normal,
     _not_public,
     quote_value,
+    require_same,
 )
 
 __all__ = ["is_multinomial", "recertify_multinomial"]
@@ -67,12 +66,9 @@ def matching_certificate(expected: Any, data: Any, stored: Any, p: FitSettings, 
     """The certificate of ``expected`` (the plan re-derived from the model's public
     parameters) once the stored plan ``data`` equals it and the stored certificate matches
     its recomputation at the target (ModelFileError naming the first difference)."""
-    where = _close(_normal(expected.to_dict()), _normal(data))
-    if where:
-        raise ModelFileError(
-            f"plan 0 differs from {what} re-derived from the model's parameters at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
+    require_same(
+        expected, data, f"plan 0 differs from {what} re-derived from the model's parameters"
+    )
     if not isinstance(stored, dict):
         raise ModelFileError("certificate must be a JSON object")
     cert = dataclasses.replace(expected.certificate, not_public=_not_public(stored, "certificate"))

@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 from objpert.exceptions import ModelFileError, ObjpertError
-from objpert.persistence._fileformat import _close, _jsonable, _normal, quote_value
+from objpert.persistence._fileformat import _close, _jsonable, _normal, quote_value, require_same
 from objpert.persistence._ledger_file import recertified
 from objpert.persistence._unit_record import recertified_unit
 
@@ -150,11 +150,6 @@ def attach_selection(model: Any, record: Any) -> None:
         cert = _random_stopping(data, estimator)
     else:
         raise ModelFileError(f"selection: unknown method {quote_value(record['method'])}")
-    where = _close(_normal(cert.to_dict()), _normal(data))
-    if where:
-        raise ModelFileError(
-            "selection: the stored certificate differs from the recomputed one at "
-            f"{quote_value(where, 200, quote=False)}"
-        )
+    require_same(cert, data, "selection: the stored certificate differs from the recomputed one")
     estimator.release_certificate_ = estimator.certificate_
     estimator.certificate_ = cert

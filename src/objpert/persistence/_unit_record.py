@@ -14,7 +14,7 @@ from typing import Any
 
 from objpert.accounting._unit import ROUTES, UnitCertificate
 from objpert.exceptions import ModelFileError
-from objpert.persistence._fileformat import quote_value
+from objpert.persistence._fileformat import quote_value, require_same
 
 __all__ = [
     "UNIT_KEY",
@@ -126,7 +126,6 @@ def recertified_unit(data: Any, where: str) -> Any:
     from objpert.certify._profile import constants_from_certificate
     from objpert.estimators._unit import unit_certificate
     from objpert.exceptions import ObjpertError
-    from objpert.persistence._fileformat import _close, _normal
     from objpert.persistence._ledger_file import recertified
 
     try:
@@ -153,10 +152,6 @@ def recertified_unit(data: Any, where: str) -> Any:
         raise
     except (ObjpertError, KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{where} is refused: {' '.join(str(exc).split())[:200]}") from None
-    where_diff = _close(_normal(cert.to_dict()), _normal(stored.to_dict()))
-    if where_diff:
-        raise ModelFileError(
-            f"{where}: the recomputed unit certificate differs from the stored one at "
-            f"{quote_value(where_diff, 200, quote=False)}"
-        )
+    what = f"{where}: the recomputed unit certificate differs from the stored one"
+    require_same(cert, stored.to_dict(), what)
     return cert
