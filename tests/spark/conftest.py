@@ -52,3 +52,27 @@ def spark(request):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         session.stop()
+
+
+@pytest.fixture
+def cross_validate():
+    """A function running pyspark's CrossValidator (2 folds, epsilon in [1.0], the binary
+    evaluator, seed 1) over a private stage on a DataFrame: (the best model, the messages
+    of the PrivacyLeakWarnings it raised)."""
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+
+    from objpert.exceptions import PrivacyLeakWarning
+
+    def run(est, frame):
+        grid = ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
+        cv = CrossValidator(
+            estimator=est, estimatorParamMaps=grid, numFolds=2, parallelism=1,
+            evaluator=BinaryClassificationEvaluator(), seed=1,
+        )  # fmt: skip
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            best = cv.fit(frame).bestModel
+        return best, [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+
+    return run

@@ -27,7 +27,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 
 import objpert
 from objpert._data import prepare
-from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning, ToleranceError
+from objpert.exceptions import DataError, ParameterError, ToleranceError
 from objpert.mechanisms import amp_release, get
 from objpert.mechanisms._peers import peer_release_batch
 from objpert.mechanisms._registry import plan as plan_release
@@ -225,23 +225,10 @@ def test_a_pipeline_saves_and_loads_without_warnings(spark, frame, tmp_path):
     assert out["prediction"].tolist() == np.where(m > 0, 1.0, 0.0).tolist()
 
 
-def test_cross_validation_warns_once_and_is_recorded(frame):
-    from pyspark.ml.evaluation import BinaryClassificationEvaluator
-    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
-
+def test_cross_validation_warns_once_and_is_recorded(frame, cross_validate):
     est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40)
-    grid = ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
-    cv = CrossValidator(
-        estimator=est, estimatorParamMaps=grid, numFolds=2, parallelism=1,
-        evaluator=BinaryClassificationEvaluator(), seed=1,
-    )  # fmt: skip
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        best = cv.fit(frame).bestModel
-    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
-    assert len(leaks) == 1 and "CrossValidator fits this private estimator 3 times" in str(
-        leaks[0].message
-    )
+    best, leaks = cross_validate(est, frame)
+    assert len(leaks) == 1 and "CrossValidator fits this private estimator 3 times" in leaks[0]
     assert "model selection by CrossValidator (3 fits)" in best.certificate.not_public
 
 

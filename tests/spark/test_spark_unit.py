@@ -227,25 +227,16 @@ def test_robust_regression_per_person(persons):
     )
 
 
-def test_cross_validation_over_a_person_level_stage_records_that_it_splits_rows(persons):
+def test_cross_validation_over_a_person_level_stage_records_that_it_splits_rows(
+    persons, cross_validate
+):
     """CrossValidator's folds split rows, not persons: the search warns once that a
     person's rows may be on both sides of a fold, and the selected model's certificate
     records it (with the search itself) as not covered."""
-    from pyspark.ml.evaluation import BinaryClassificationEvaluator
-    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
-
     est = PrivateLogisticRegressionSpark(
         dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40, privacyUnitCol="pid", maxRowsPerUnit=K
     )
-    grid = ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
-    cv = CrossValidator(
-        estimator=est, estimatorParamMaps=grid, numFolds=2, parallelism=1,
-        evaluator=BinaryClassificationEvaluator(), seed=1,
-    )  # fmt: skip
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        best = cv.fit(persons).bestModel
-    leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    best, leaks = cross_validate(est, persons)
     split = [m for m in leaks if "splits rows, not persons" in m]
     assert len(split) == 1 and "privacy unit 'pid'" in split[0]
     record = "CrossValidator splits rows, not persons (privacy unit 'pid')"
