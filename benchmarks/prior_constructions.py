@@ -1,0 +1,163 @@
+"""Two constructions with a public prior that spend no privacy budget, against the prior
+alone and the private fit alone: can either keep the fit at least as accurate as both?
+
+Usage: python benchmarks/prior_constructions.py [--releases R] [--tables NAME ...]
+       [--epsilons E ...] [--json benchmarks/prior_constructions.json]
+       python benchmarks/prior_constructions.py --table benchmarks/prior_constructions.json
+
+The binary tables, split, public 5% and prior of benchmarks/prior_suite.py. At each
+epsilon (delta = 1e-6, declared classes, the table's public data_norm), R releases (seeds
+0..R-1, paired by seed) of:
+
+- ``private`` and ``prior``: prior_suite's (the default fit without and with the prior);
+- ``shrink``: ``prior``'s release w moved towards the prior w_pub (both in the
+  mechanism's coordinates) by positive-part James-Stein shrinkage (James & Stein 1961):
+  w_pub + max(0, 1 - v / ||w - w_pub||^2) (w - w_pub). v is the least mean squared noise
+  the release can carry: linearised at the ridge's minimiser, the noise is
+  -(H + mu I)^{-1} z with z ~ N(0, sigma^2 I_d), of mean squared norm
+  sigma^2 sum_i (lambda_i + mu)^{-2} >= sigma^2 d / (mu + tr H / d)^2 (Jensen), and
+  tr H <= L2 zeta^2 (each row's Hessian l'' x x^T has trace at most L2 zeta^2; L2 = 1/4
+  for the logistic loss). Post-processing of the release and public quantities: the
+  certificate is ``prior``'s;
+- ``centre s``: the fit at the private fit's comparator norm (W = 3, so its plan, ridge
+  and certificate are ``private``'s) with its ridge centred at the prior rescaled to norm
+  s in the mechanism's coordinates (s = 1.5 and 3). A positive multiple of the prior
+  classifies as the prior does; its norm sets how hard the ridge pulls towards it.
+
+Each cell reports the prior alone's accuracy, each method's mean and, for the three
+constructions, their paired difference from ``private`` and their difference from the
+prior alone, each +- its standard error; a cell misses when either is below minus its
+standard error (the bar of benchmarks/prior_suite.py; ``prior``'s misses are that
+benchmark's).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from accuracy_suite import DELTA, SPLIT_SEED, finish
+from prior_suite import (
+    BINARY,
+    _accuracy,
+    _miss,
+    differences,
+    public_split,
+    suite_arguments,
+)
+from public_prior import _releases, _summary
+
+from objpert._data import prepare
+from objpert.estimators._prior import check_public_prior, prior_weights
+from objpert.exceptions import TestingSeedWarning
+
+CENTRE_NORMS = (1.5, 3.0)
+METHODS = ("prior", "shrink", *(f"centre {s:g}" for s in CENTRE_NORMS))
+
+
+def _shrunk(coef, intercept, c, w_pub, plan):
+    """``shrink``: each release (rows of coef, intercept) moved towards w_pub by
+    positive-part James-Stein shrinkage at the noise's least mean squared norm; test-ready
+    (coef, intercept) and each release's factor."""
+    k = plan.constants
+    W = np.column_stack([coef, intercept / c])
+    D = W - w_pub
+    d = W.shape[1]
+    least = plan.sigma**2 * d / (k.mu + k.L2 * k.zeta**2 / d) ** 2
+    factor = np.maximum(0.0, 1.0 - least / np.maximum(np.sum(D * D, axis=1), 1e-300))
+    S = w_pub + factor[:, None] * D
+    return S[:, :-1], S[:, -1] * c, factor
+
+
+def run_table(name, epsilons, releases):
+    X_priv, y_priv, Xte, yte, classes, norm, prior, prior_acc, info = public_split(name)
+    if len(classes) != 2:
+        raise SystemExit(f"{name} has {len(classes)} classes; this suite is binary")
+    c = prepare(X_priv, np.where(y_priv == 1, 1.0, -1.0), labels="real",
+                data_norm=norm).intercept_scaling  # fmt: skip
+    w_pub = prior_weights(
+        check_public_prior(prior), feature_bounds=None, fit_intercept=True, intercept_scaling=c
+    )[0]  # fmt: skip
+    size = float(np.linalg.norm(w_pub))
+    rows = []
+    for eps in epsilons:
+        start = time.perf_counter()
+        row = {**info, "epsilon": eps, "prior_alone": prior_acc, "methods": {},
+               "prior_norm_internal": size}  # fmt: skip
+        m = row["methods"]
+
+        def accuracies(coef, intercept):
+            return [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
+
+        coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, None, "auto", releases)
+        m["private"] = _summary(accuracies(coef, intercept))
+        coef, intercept, plan = _releases(X_priv, y_priv, norm, eps, prior, "auto", releases)
+        m["prior"] = _summary(accuracies(coef, intercept))
+        coef, intercept, factor = _shrunk(coef, intercept, c, w_pub, plan)
+        m["shrink"] = {**_summary(accuracies(coef, intercept)), "factors": factor.tolist()}
+        for s in CENTRE_NORMS:
+            scaled = (prior[0] * (s / size), prior[1] * (s / size))
+            coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, scaled, 3.0, releases)
+            m[f"centre {s:g}"] = _summary(accuracies(coef, intercept))
+        for label in METHODS:
+            alone, private = differences(m[label], m["private"], prior_acc)
+            m[label]["minus_private"], m[label]["minus_prior_alone"] = private, alone
+        row["seconds"] = time.perf_counter() - start
+        rows.append(row)
+        print(markdown_row(row), flush=True)
+    return rows
+
+
+def markdown_row(r) -> str:
+    m = r["methods"]
+    cells = [f"{r['table']} ({r['n_private']}, {r['d']})", f"{r['epsilon']:g}",
+             f"{r['prior_alone']:.4f}", f"{m['private']['mean']:.4f}"]  # fmt: skip
+    for label in METHODS:
+        a, b = m[label]["minus_prior_alone"], m[label]["minus_private"]
+        flag = " (miss)" if _miss(a) or _miss(b) else ""
+        cells.append(f"{m[label]['mean']:.4f} ({a['mean']:+.4f}, {b['mean']:+.4f}){flag}")
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown(out) -> str:
+    head = "| table (private rows, d) | eps | prior alone | private | " + " | ".join(METHODS)
+    lines = [head + " |", "|" + "---|" * (4 + len(METHODS))]
+    lines += [markdown_row(r) for r in out["rows"]]
+    lines.append("")
+    for label in METHODS:
+        below = [sum(_miss(r["methods"][label][k]) for r in out["rows"])
+                 for k in ("minus_prior_alone", "minus_private")]  # fmt: skip
+        either = sum(
+            _miss(r["methods"][label]["minus_prior_alone"])
+            or _miss(r["methods"][label]["minus_private"])
+            for r in out["rows"]
+        )
+        lines.append(f"{label}: {either} of {len(out['rows'])} cells miss ({below[0]} below "
+                     f"the prior alone, {below[1]} below the private fit)")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = suite_arguments(__doc__, BINARY)
+    parser.add_argument("--table", default=None, help="print the table of this JSON file")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(json.loads(Path(args.table).read_text())))
+        return 0
+    warnings.filterwarnings("ignore", category=TestingSeedWarning)
+    start = time.perf_counter()
+    rows = [r for name in args.tables for r in run_table(name, args.epsilons, args.releases)]
+    out = {"python": platform.python_version(), "delta": DELTA, "split_seed": SPLIT_SEED,
+           "releases": args.releases, "centre_norms": list(CENTRE_NORMS),
+           "command": "python benchmarks/prior_constructions.py " + " ".join(argv or sys.argv[1:]),
+           "seconds": time.perf_counter() - start, "rows": rows}  # fmt: skip
+    return finish(out, args.json, markdown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
