@@ -151,50 +151,65 @@ def run_table(name, epsilons, releases, share):
     return rows
 
 
-def markdown_row(r) -> str:
+def markdown_row(r, methods=METHODS) -> str:
+    """One cell's row: the prior alone, the private fit and each method's mean with its
+    differences from the prior alone and the private fit ((miss) when one is below minus
+    its standard error)."""
     m = r["methods"]
     cells = [f"{r['table']} ({r['n_private']}, {r['d']})", f"{r['epsilon']:g}",
              f"{r['prior_alone']:.4f}", f"{m['private']['mean']:.4f}"]  # fmt: skip
-    for label in METHODS:
+    for label in methods:
         a, b = m[label]["minus_prior_alone"], m[label]["minus_private"]
         flag = " (miss)" if _miss(a) or _miss(b) else ""
         cells.append(f"{m[label]['mean']:.4f} ({a['mean']:+.4f}, {b['mean']:+.4f}){flag}")
     return "| " + " | ".join(cells) + " |"
 
 
-def markdown(out) -> str:
-    head = ("| table (private rows, d) | eps | prior alone | private | choose | "
-            "choose centred | adaptive W |")  # fmt: skip
-    lines = [head, "|" + "---|" * 7]
-    lines += [markdown_row(r) for r in out["rows"]]
+def method_table(out, methods) -> str:
+    """Every cell's row, then each method's count of cells that miss."""
+    head = "| table (private rows, d) | eps | prior alone | private | " + " | ".join(methods)
+    lines = [head + " |", "|" + "---|" * (4 + len(methods))]
+    lines += [markdown_row(r, methods) for r in out["rows"]]
     lines.append("")
-    for label in METHODS:
-        misses = sum(
-            _miss(r["methods"][label]["minus_prior_alone"])
-            or _miss(r["methods"][label]["minus_private"])
-            for r in out["rows"]
-        )
-        lines.append(f"{label}: {misses} of {len(out['rows'])} cells miss")
+    for label in methods:
+        diffs = [(r["methods"][label]["minus_prior_alone"], r["methods"][label]["minus_private"])
+                 for r in out["rows"]]  # fmt: skip
+        either = sum(_miss(a) or _miss(b) for a, b in diffs)
+        lines.append(f"{label}: {either} of {len(diffs)} cells miss "
+                     f"({sum(_miss(a) for a, _ in diffs)} below the prior alone, "
+                     f"{sum(_miss(b) for _, b in diffs)} below the private fit)")  # fmt: skip
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = suite_arguments(__doc__, BINARY)
-    parser.add_argument("--share", type=float, default=SHARE)
+def binary_benchmark(argv, doc, script, methods, run, add_arguments=None, meta=None):
+    """The command line of a binary prior benchmark: --table prints a JSON file's table;
+    otherwise ``run(name, args)`` gives each table's rows, written with ``meta(args)``
+    to --json and printed."""
+    parser = suite_arguments(doc, BINARY)
+    if add_arguments is not None:
+        add_arguments(parser)
     parser.add_argument("--table", default=None, help="print the table of this JSON file")
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown(json.loads(Path(args.table).read_text())))
+        print(method_table(json.loads(Path(args.table).read_text()), methods))
         return 0
     warnings.filterwarnings("ignore", category=TestingSeedWarning)
     start = time.perf_counter()
-    rows = [r for name in args.tables
-            for r in run_table(name, args.epsilons, args.releases, args.share)]  # fmt: skip
+    rows = [r for name in args.tables for r in run(name, args)]
     out = {"python": platform.python_version(), "delta": DELTA, "split_seed": SPLIT_SEED,
-           "releases": args.releases, "share": args.share, "mixes": list(MIXES),
-           "command": "python benchmarks/prior_choice.py " + " ".join(argv or sys.argv[1:]),
+           "releases": args.releases, **({} if meta is None else meta(args)),
+           "command": f"python benchmarks/{script} " + " ".join(argv or sys.argv[1:]),
            "seconds": time.perf_counter() - start, "rows": rows}  # fmt: skip
-    return finish(out, args.json, markdown)
+    return finish(out, args.json, lambda o: method_table(o, methods))
+
+
+def main(argv=None):
+    return binary_benchmark(
+        argv, __doc__, "prior_choice.py", METHODS,
+        lambda name, a: run_table(name, a.epsilons, a.releases, a.share),
+        lambda parser: parser.add_argument("--share", type=float, default=SHARE),
+        lambda a: {"share": a.share, "mixes": list(MIXES)},
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -33,28 +33,16 @@ benchmark's).
 
 from __future__ import annotations
 
-import json
-import platform
 import sys
 import time
-import warnings
-from pathlib import Path
 
 import numpy as np
-from accuracy_suite import DELTA, SPLIT_SEED, finish
-from prior_suite import (
-    BINARY,
-    _accuracy,
-    _miss,
-    differences,
-    public_split,
-    suite_arguments,
-)
+from prior_choice import binary_benchmark, markdown_row
+from prior_suite import _accuracy, differences, public_split
 from public_prior import _releases, _summary
 
 from objpert._data import prepare
 from objpert.estimators._prior import check_public_prior, prior_weights
-from objpert.exceptions import TestingSeedWarning
 
 CENTRE_NORMS = (1.5, 3.0)
 METHODS = ("prior", "shrink", *(f"centre {s:g}" for s in CENTRE_NORMS))
@@ -109,54 +97,16 @@ def run_table(name, epsilons, releases):
             m[label]["minus_private"], m[label]["minus_prior_alone"] = private, alone
         row["seconds"] = time.perf_counter() - start
         rows.append(row)
-        print(markdown_row(row), flush=True)
+        print(markdown_row(row, METHODS), flush=True)
     return rows
 
 
-def markdown_row(r) -> str:
-    m = r["methods"]
-    cells = [f"{r['table']} ({r['n_private']}, {r['d']})", f"{r['epsilon']:g}",
-             f"{r['prior_alone']:.4f}", f"{m['private']['mean']:.4f}"]  # fmt: skip
-    for label in METHODS:
-        a, b = m[label]["minus_prior_alone"], m[label]["minus_private"]
-        flag = " (miss)" if _miss(a) or _miss(b) else ""
-        cells.append(f"{m[label]['mean']:.4f} ({a['mean']:+.4f}, {b['mean']:+.4f}){flag}")
-    return "| " + " | ".join(cells) + " |"
-
-
-def markdown(out) -> str:
-    head = "| table (private rows, d) | eps | prior alone | private | " + " | ".join(METHODS)
-    lines = [head + " |", "|" + "---|" * (4 + len(METHODS))]
-    lines += [markdown_row(r) for r in out["rows"]]
-    lines.append("")
-    for label in METHODS:
-        below = [sum(_miss(r["methods"][label][k]) for r in out["rows"])
-                 for k in ("minus_prior_alone", "minus_private")]  # fmt: skip
-        either = sum(
-            _miss(r["methods"][label]["minus_prior_alone"])
-            or _miss(r["methods"][label]["minus_private"])
-            for r in out["rows"]
-        )
-        lines.append(f"{label}: {either} of {len(out['rows'])} cells miss ({below[0]} below "
-                     f"the prior alone, {below[1]} below the private fit)")  # fmt: skip
-    return "\n".join(lines)
-
-
 def main(argv=None):
-    parser = suite_arguments(__doc__, BINARY)
-    parser.add_argument("--table", default=None, help="print the table of this JSON file")
-    args = parser.parse_args(argv)
-    if args.table:
-        print(markdown(json.loads(Path(args.table).read_text())))
-        return 0
-    warnings.filterwarnings("ignore", category=TestingSeedWarning)
-    start = time.perf_counter()
-    rows = [r for name in args.tables for r in run_table(name, args.epsilons, args.releases)]
-    out = {"python": platform.python_version(), "delta": DELTA, "split_seed": SPLIT_SEED,
-           "releases": args.releases, "centre_norms": list(CENTRE_NORMS),
-           "command": "python benchmarks/prior_constructions.py " + " ".join(argv or sys.argv[1:]),
-           "seconds": time.perf_counter() - start, "rows": rows}  # fmt: skip
-    return finish(out, args.json, markdown)
+    return binary_benchmark(
+        argv, __doc__, "prior_constructions.py", METHODS,
+        lambda name, a: run_table(name, a.epsilons, a.releases),
+        meta=lambda a: {"centre_norms": list(CENTRE_NORMS)},
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
