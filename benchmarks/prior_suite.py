@@ -187,13 +187,14 @@ def line(row) -> str:
 
 
 def markdown(out) -> str:
-    """One row per (table, epsilon), then the cells that miss (a column W = 3 when the
-    rows have it)."""
-    w3 = any("prior W=3" in r["methods"] for r in out["rows"])
+    """One row per (table, epsilon), then the cells that miss; a column per declared W
+    (``--prior-norms``) when the rows have them, each mean followed by * when it misses."""
+    norms = sorted({k for r in out["rows"] for k in r["methods"] if k.startswith("prior W=")},
+                   key=lambda k: float(k.split("=")[1]))  # fmt: skip
     head = ("| table (public / private rows, d) | eps | prior alone | private | "
             "with the prior (W) | minus prior alone | minus private (paired) |")  # fmt: skip
-    head += " W = 3 |" if w3 else ""
-    lines = [head, "|" + "---|" * (8 if w3 else 7)]
+    head += "".join(f" {k.removeprefix('prior ')} |" for k in norms)
+    lines = [head, "|" + "---|" * (7 + len(norms))]
     misses = []
     for r in out["rows"]:
         m, a, b = r["methods"], r["prior_minus_prior_alone"], r["prior_minus_private"]
@@ -203,9 +204,12 @@ def markdown(out) -> str:
             f"{m['prior']['mean']:.4f} ({m['prior']['comparator_norm']:.3g}) | "
             f"{a['mean']:+.4f} +- {a['se']:.4f} | {b['mean']:+.4f} +- {b['se']:.4f} |"
         )
-        if w3:
-            v = m.get("prior W=3", {}).get("mean")
-            cells += " - |" if v is None else f" {v:.4f} |"
+        for k in norms:
+            if k not in m:
+                cells += " - |"
+                continue
+            alone, private = differences(m[k], m["private"], r["prior_alone"])
+            cells += f" {m[k]['mean']:.4f}{'*' if _miss(alone) or _miss(private) else ''} |"
         lines.append(cells)
         for what, d in (("the prior alone", a), ("the private fit", b)):
             if _miss(d):
