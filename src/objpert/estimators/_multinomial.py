@@ -99,22 +99,15 @@ def descent_settings(p: Any, composition: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def multinomial_plan(
-    n: int,
-    d: int,
-    n_classes: int,
-    zeta: float,
-    epsilon: float,
-    delta: float,
-    mu: float | None,
-    comparator_norm: float,
-) -> MultinomialPlan:
+def multinomial_plan(n: int, d: int, n_classes: int, zeta: float, p: Any) -> MultinomialPlan:
     """The fit's plan: ``objpert.plan("multinomial", loss="softmax", ..., n_classes=,
-    mu=, comparator_norm=)`` (the release's default solver budget and tolerance; ``comparator_norm``
-    is the estimator's ``comparator_norm``), a pure, cached function of public constants."""
+    mu=, comparator_norm=)`` at the target, ridge and comparator norm of the fit's settings
+    ``p`` (with a prior, "auto" is min(3, epsilon): :func:`release_comparator_norm`), the
+    release's default solver budget and tolerance: a pure function of public constants."""
     return registry.get("multinomial").plan(  # its planner: the settings are checked already
-        loss="softmax", n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta,
-        n_classes=n_classes, mu=mu, comparator_norm=comparator_norm,
+        loss="softmax", n=n, d=d, zeta=zeta, epsilon=p.epsilon, delta=p.delta,
+        n_classes=n_classes, mu=p.mu,
+        comparator_norm=release_comparator_norm(p.comparator_norm, p.epsilon),
     )  # fmt: skip
 
 
@@ -133,16 +126,7 @@ def fit_multinomial(
     the norm of each class's comparator column in the "auto" ridge."""
     not_public = (*not_public, *model._selection_not_public())
     k = len(classes)
-    plan = multinomial_plan(
-        prepared.n,
-        prepared.d,
-        k,
-        prepared.zeta,
-        p.epsilon,
-        p.delta,
-        p.mu,
-        release_comparator_norm(p.comparator_norm, p.epsilon),
-    )
+    plan = multinomial_plan(prepared.n, prepared.d, k, prepared.zeta, p)
     if model.accountant is not None:  # BudgetExceededError: nothing is released
         cert = plan.certificate
         model.accountant.spend(
@@ -194,15 +178,6 @@ def check_multinomial_budget(model: Any, X: Any, p: Any, n_classes: int) -> None
     if zeta is None or int(shape[0]) < 2:
         return
     d = int(shape[1]) + (1 if p.fit_intercept else 0)
-    plan = multinomial_plan(
-        int(shape[0]),
-        d,
-        n_classes,
-        zeta,
-        p.epsilon,
-        p.delta,
-        p.mu,
-        release_comparator_norm(p.comparator_norm, p.epsilon),
-    )
+    plan = multinomial_plan(int(shape[0]), d, n_classes, zeta, p)
     cert = plan.certificate
     model.accountant.check([pldlib.point(cert.epsilon, cert.delta)], name=type(model).__name__)

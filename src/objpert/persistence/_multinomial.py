@@ -10,7 +10,6 @@ from typing import Any
 
 from objpert.estimators._base import FitSettings, public_zeta
 from objpert.estimators._multinomial import multinomial_plan
-from objpert.estimators._planning import release_comparator_norm
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.mechanisms._certificates.multinomial import MultinomialPlan
 from objpert.persistence._fileformat import (
@@ -51,10 +50,7 @@ def recertify_multinomial(
         plan = MultinomialPlan.from_dict(data)
         zeta = public_zeta(p, model.n_features_in_)
         d = model.n_features_in_ + (1 if p.fit_intercept else 0)
-        expected = multinomial_plan(
-            plan.n, d, n_classes, plan.zeta if zeta is None else zeta, p.epsilon, p.delta,
-            p.mu, release_comparator_norm(p.comparator_norm, p.epsilon),
-        )  # fmt: skip
+        expected = multinomial_plan(plan.n, d, n_classes, plan.zeta if zeta is None else zeta, p)
     except (TypeError, ValueError, ObjpertError) as exc:
         raise ModelFileError(
             f"plan 0 is refused: {quote_value(' '.join(str(exc).split()), 200, quote=False)}"
