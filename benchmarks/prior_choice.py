@@ -53,11 +53,9 @@ from prior_suite import (
     public_split,
     suite_arguments,
 )
-from public_prior import _releases, _summary
+from public_prior import _releases, _summary, prepared_with_prior
 
-from objpert._data import prepare
 from objpert.estimators._planning import DEFAULT_MAX_ITER, plan_for
-from objpert.estimators._prior import check_public_prior, prior_weights
 from objpert.exceptions import TestingSeedWarning
 from objpert.mechanisms._exponential import exponential_mechanism
 
@@ -80,11 +78,7 @@ def _mixed(coef, intercept, prior, X, y, epsilon, seed):
 def _statistics(X, y, norm, prior):
     """The prepared rows' (gradient norm, Hessian trace) of the logistic loss at the prior,
     zeta and the prepared shape (internal coordinates, intercept column included)."""
-    prepared = prepare(X, np.where(y == 1, 1.0, -1.0), labels="real", data_norm=norm)
-    c = prepared.intercept_scaling
-    w0 = prior_weights(
-        check_public_prior(prior), feature_bounds=None, fit_intercept=True, intercept_scaling=c
-    )[0]  # fmt: skip
+    prepared, w0 = prepared_with_prior(X, y, norm, prior)
     M, s = prepared.X, prepared.y
     q = 1.0 / (1.0 + np.exp(s * (M @ w0)))  # -l'(margin)
     gradient = float(np.linalg.norm(M.T @ (s * q)) / len(s))

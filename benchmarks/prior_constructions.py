@@ -39,10 +39,7 @@ import time
 import numpy as np
 from prior_choice import binary_benchmark, markdown_row
 from prior_suite import _accuracy, differences, public_split
-from public_prior import _releases, _summary
-
-from objpert._data import prepare
-from objpert.estimators._prior import check_public_prior, prior_weights
+from public_prior import _releases, _summary, prepared_with_prior
 
 CENTRE_NORMS = (1.5, 3.0)
 METHODS = ("prior", "shrink", *(f"centre {s:g}" for s in CENTRE_NORMS))
@@ -66,11 +63,8 @@ def run_table(name, epsilons, releases):
     X_priv, y_priv, Xte, yte, classes, norm, prior, prior_acc, info = public_split(name)
     if len(classes) != 2:
         raise SystemExit(f"{name} has {len(classes)} classes; this suite is binary")
-    c = prepare(X_priv, np.where(y_priv == 1, 1.0, -1.0), labels="real",
-                data_norm=norm).intercept_scaling  # fmt: skip
-    w_pub = prior_weights(
-        check_public_prior(prior), feature_bounds=None, fit_intercept=True, intercept_scaling=c
-    )[0]  # fmt: skip
+    prepared, w_pub = prepared_with_prior(X_priv, y_priv, norm, prior)
+    c = prepared.intercept_scaling
     size = float(np.linalg.norm(w_pub))
     rows = []
     for eps in epsilons:

@@ -73,6 +73,19 @@ def _accuracy(coef, intercept, X, y):
     return float(np.mean((X @ coef + intercept > 0).astype(int) == y))
 
 
+def prepared_with_prior(X, y, norm, prior):
+    """The binary rows as the mechanism sees them (labels -1/+1, the table's data_norm)
+    and the prior in its coordinates (d,), intercept column included (None without one)."""
+    prepared = prepare(X, np.where(y == 1, 1.0, -1.0), labels="real", data_norm=norm)
+    if prior is None:
+        return prepared, None
+    w0 = prior_weights(
+        check_public_prior(prior), feature_bounds=None, fit_intercept=True,
+        intercept_scaling=prepared.intercept_scaling,
+    )[0]  # fmt: skip
+    return prepared, w0
+
+
 def _releases(X, y, norm, epsilon, prior, comparator_norm, releases, max_iter=5000):
     """R releases of one setting at step budget max_iter: (test-ready coef (R, p),
     intercept (R,)) and the plan."""
@@ -80,14 +93,8 @@ def _releases(X, y, norm, epsilon, prior, comparator_norm, releases, max_iter=50
     model = PrivateLogisticRegression(
         **kw, comparator_norm=comparator_norm, prior=prior, random_state=0
     ).fit(X, y)
-    prepared = prepare(X, np.where(y == 1, 1.0, -1.0), labels="real", data_norm=norm)
+    prepared, w0 = prepared_with_prior(X, y, norm, prior)
     c = prepared.intercept_scaling
-    w0 = None
-    if prior is not None:
-        w0 = prior_weights(
-            check_public_prior(prior), feature_bounds=None, fit_intercept=True,
-            intercept_scaling=c,
-        )[0]  # fmt: skip
     batch = release_batch(prepared.X, prepared.y, model.plan_, releases, rng=0, prior=w0)
     W = batch.weights
     coef, intercept = W[:, :-1], W[:, -1] * c
