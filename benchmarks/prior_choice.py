@@ -31,7 +31,7 @@ epsilon (delta = 1e-6, declared classes, the table's public data_norm), R releas
 Each cell reports the prior alone's accuracy, each method's mean and, for the three
 data-driven methods, their paired difference from ``private`` and their difference from
 the prior alone, each +- its standard error; a cell misses when either is below minus its
-standard error (the bar of benchmarks/prior_suite.py).
+standard error (the test of benchmarks/prior_suite.py).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ epsilon (delta = 1e-6, declared classes, the table's public data_norm), R releas
 Each cell reports the prior alone's accuracy, each method's mean and, for the three
 constructions, their paired difference from ``private`` and their difference from the
 prior alone, each +- its standard error; a cell misses when either is below minus its
-standard error (the bar of benchmarks/prior_suite.py; ``prior``'s misses are that
+standard error (the test of benchmarks/prior_suite.py; ``prior``'s misses are that
 benchmark's).
 """
 
