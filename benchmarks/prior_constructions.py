@@ -22,9 +22,11 @@ epsilon (delta = 1e-6, declared classes, the table's public data_norm), R releas
 - ``centre s``: the fit at the private fit's comparator norm (W = 3, so its plan, ridge
   and certificate are ``private``'s) with its ridge centred at the prior rescaled to norm
   s in the mechanism's coordinates (s = 1.5 and 3). A positive multiple of the prior
-  classifies as the prior does; its norm sets how hard the ridge pulls towards it.
+  classifies as the prior does; its norm sets how hard the ridge pulls towards it;
+- ``centre s, default W``: the same centre at the default comparator norm of a fit with
+  a prior, W = min(3, epsilon) (so its plan and certificate are ``prior``'s).
 
-Each cell reports the prior alone's accuracy, each method's mean and, for the three
+Each cell reports the prior alone's accuracy, each method's mean and, for the
 constructions, their paired difference from ``private`` and their difference from the
 prior alone, each +- its standard error; a cell misses when either is below minus its
 standard error (the test of benchmarks/prior_suite.py; ``prior``'s misses are that
@@ -42,7 +44,9 @@ from prior_suite import _accuracy, differences, public_split
 from public_prior import _releases, _summary, prepared_with_prior
 
 CENTRE_NORMS = (1.5, 3.0)
-METHODS = ("prior", "shrink", *(f"centre {s:g}" for s in CENTRE_NORMS))
+CENTRE_WS = (("", 3.0), (", default W", "auto"))  # (label, comparator norm)
+CENTRES = tuple((f"centre {s:g}{label}", s, w) for label, w in CENTRE_WS for s in CENTRE_NORMS)
+METHODS = ("prior", "shrink", *(label for label, _, _ in CENTRES))
 
 
 def _shrunk(coef, intercept, c, w_pub, plan):
@@ -82,10 +86,10 @@ def run_table(name, epsilons, releases):
         m["prior"] = _summary(accuracies(coef, intercept))
         coef, intercept, factor = _shrunk(coef, intercept, c, w_pub, plan)
         m["shrink"] = {**_summary(accuracies(coef, intercept)), "factors": factor.tolist()}
-        for s in CENTRE_NORMS:
+        for label, s, w in CENTRES:
             scaled = (prior[0] * (s / size), prior[1] * (s / size))
-            coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, scaled, 3.0, releases)
-            m[f"centre {s:g}"] = _summary(accuracies(coef, intercept))
+            coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, scaled, w, releases)
+            m[label] = _summary(accuracies(coef, intercept))
         for label in METHODS:
             alone, private = differences(m[label], m["private"], prior_acc)
             m[label]["minus_private"], m[label]["minus_prior_alone"] = private, alone
