@@ -163,12 +163,23 @@ def test_bad_unit_settings_are_refused():
     X, y, ids, _ = panel()
     with pytest.raises(ParameterError, match="privacy_unit"):
         model(max_rows_per_unit=3).fit(X, y)
-    with pytest.raises(ParameterError, match="calibration='tight'"):
+    with pytest.raises(ParameterError, match="got calibration='corollary413'"):
         model(max_rows_per_unit=3, calibration="corollary413", epsilon=1.0).fit(
             X, y, privacy_unit=ids
         )
     with pytest.raises(DataError):
         model(max_rows_per_unit=3).fit(X, y, privacy_unit=ids[:-1])
+
+
+@pytest.mark.parametrize("k", [2.9, 1.5, "2", True, 0, -1, float("nan")])
+def test_a_plan_for_a_unit_takes_a_whole_number_of_rows(k):
+    """rows_per_unit is never rounded: a plan for 2 rows asked for 2.9 would certify
+    fewer rows than the unit holds."""
+    with pytest.raises(ParameterError, match="rows_per_unit"):
+        objpert.plan(
+            "watkins_arora", loss="logistic", n=1000, d=5, zeta=1.0, epsilon=1.0, delta=1e-6,
+            rows_per_unit=k,
+        )  # fmt: skip
 
 
 def test_privacy_unit_is_routed_through_a_pipeline():

@@ -200,7 +200,7 @@ def check_unit_settings(k: Any, calibration: str) -> int | None:
     if k > 1 and calibration != "tight":
         raise ParameterError(
             f"max_rows_per_unit={k} needs calibration='tight' (Corollary 4.13 is stated for "
-            "one row); got calibration={calibration!r}"
+            f"one row); got calibration={calibration!r}"
         )
     return int(k)
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from objpert._losses import get_loss
+from objpert._validation import check_int
 from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.certify._calibration import planned_corollary_413 as corollary_413
 from objpert.certify._calibration import planned_tight as tight
@@ -71,6 +72,7 @@ def _wa_plan(
     unit of up to k rows (:func:`objpert.certify._unit_rows.unit_plan`; tight only).
     """
     common = dict(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta)
+    rows_per_unit = check_int("rows_per_unit", rows_per_unit, 1)  # never rounded down
     if rows_per_unit != 1:
         if calibration != "tight":
             raise ParameterError(
