@@ -269,6 +269,25 @@ def test_inconsistent_classes(multiclass, tmp_path):
     _expect(_edit(path, drop_class), "inconsistent shapes")
 
 
+def test_classes_out_of_order_are_refused(binary_file):
+    """Swapped classes_ (digest recomputed) would flip every prediction and mislabel the
+    columns of predict_proba: a fit leaves them sorted, so a file must too."""
+
+    def swap(p):
+        p["classes"]["values"].reverse()
+        _resign(p)
+
+    _expect(_edit(binary_file, swap), "not sorted")
+
+
+def test_a_file_descriptor_is_not_a_path(binary_file):
+    """load(0) would read stdin; load(fd) would read and close the caller's descriptor."""
+    with binary_file.open("rb") as fh:
+        with pytest.raises(TypeError, match="os.PathLike"):
+            load(fh.fileno())
+        assert not fh.closed and fh.read(1)
+
+
 def test_parameters_outside_the_target(binary_file):
     def change(p):
         p["params"]["epsilon"] = 0.5  # the stored certificate is for epsilon = 2

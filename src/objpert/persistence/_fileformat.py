@@ -312,7 +312,10 @@ def _too_large(path: str | Path, size: int | str, max_bytes: int) -> ModelFileEr
 def _read_bytes(path: str | Path, max_bytes: int) -> bytes:
     """The file's bytes, refusing one of more than ``max_bytes`` bytes: its size is
     checked first (``os.fstat``), and at most ``max_bytes + 1`` bytes are ever read (a
-    file that grows, a pipe)."""
+    file that grows, a pipe). ``path`` is a file name: an int (a file descriptor, which
+    ``open`` would read and close) is refused."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"a model file's path must be a str or os.PathLike; got {path!r:.40}")
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:

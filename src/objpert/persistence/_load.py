@@ -319,6 +319,15 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
     classes must be the model's classes_."""
     if classes is None:
         return
+    try:
+        ordered = np.array_equal(np.unique(classes), classes)
+    except TypeError:  # labels of mixed kinds: no order
+        ordered = False
+    if not ordered:  # fit sorts them; the columns of coef_ and predict_proba follow
+        raise ModelFileError(
+            f"classes_ {quote_value(classes.tolist())} are not sorted and distinct, as a fit "
+            "leaves them"
+        )
     declared = getattr(model, "classes", None)
     if declared is None:
         if LABEL_SET not in not_public:
