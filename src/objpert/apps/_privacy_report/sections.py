@@ -28,14 +28,14 @@ __all__ = [
 ]
 
 
-#: What leaving out incomplete rows means for the guarantee (the count stays with the data
-#: holder: it is a statistic of the private rows and is in no file).
+#: What leaving out incomplete rows means for the guarantee (the model file holds the
+#: number of rows trained on, which the certificate treats as public).
 ROWS_LEFT_OUT_TEXT = (
-    "Rows with missing values were left out before training. How many were left out is a "
-    "statistic of the private data: it stays with whoever trained the model and is in no "
-    "file. The guarantee treats the number of rows trained on as public, so it does not "
-    "protect whether a person's row was complete (and so trained on); it protects the "
-    "values of the rows that were trained on."
+    "Rows with missing values were left out before training. The guarantee treats the "
+    "number of rows trained on (n above, in the model file) as public, so anyone who knows "
+    "how many rows the table had can tell how many were left out, and it does not protect "
+    "whether a person's row was complete (and so trained on); it protects the values of the "
+    "rows that were trained on."
 )
 
 
