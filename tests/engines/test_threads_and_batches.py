@@ -18,6 +18,7 @@ from objpert._engines.dense import DenseEngine
 from objpert._engines.glm import GLMObjective
 from objpert._engines.sparse import SparseEngine
 from objpert._losses import get_loss
+from objpert.accounting import PrivacyAccountant
 from objpert.certify import _calibration as calibration
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import DataError, ParameterError
@@ -312,11 +313,14 @@ def test_a_fixed_n_plan_beyond_the_time_budget_is_refused(monkeypatch):
 
     monkeypatch.setattr(time_budget, "seconds_per_step", lambda *a, **k: 1.0)
     X, Y = problem(400, 5, 2, seed=10)
+    ledger = PrivacyAccountant(10.0, 1e-5)
     m = PrivateLogisticRegression(
-        classes=[0, 1], calibration="corollary413", max_seconds=2.0, data_norm=1.0
-    )
+        classes=[0, 1], calibration="corollary413", max_seconds=2.0, data_norm=1.0,
+        accountant=ledger,
+    )  # fmt: skip
     with pytest.raises(ParameterError, match="buys 2 steps"):
         m.fit(X, np.argmax(Y, axis=1))
+    assert ledger.steps == ()  # refused before any budget: nothing is charged
 
 
 # ------------------------------------------------------------ one BLAS thread

@@ -11,13 +11,20 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from objpert import PrivacyLeakWarning, PrivateLogisticRegression, PrivateRobustRegression
+from objpert.accounting import pipeline_certificate
 from objpert.persistence import load, save
-from objpert.preprocessing import BoundedOneHotEncoder, BoundedScaler, row_norm_bound
+from objpert.preprocessing import (
+    BoundedOneHotEncoder,
+    BoundedScaler,
+    PrivateFeatureBounds,
+    row_norm_bound,
+)
 
 N = 400
 CATEGORIES = [["month", "year"], ["card", "transfer", "check"]]
@@ -145,3 +152,51 @@ def test_the_saved_model_declares_the_bound(frame, tmp_path):
     assert loaded.get_params()["data_norm"] == pytest.approx(2.0)
     assert loaded.certificate_.not_public == ()
     np.testing.assert_array_equal(loaded.coef_, model.coef_)
+
+
+FITTED = "preprocessing fitted on the private rows"
+
+
+def _imputing_columns() -> ColumnTransformer:
+    return ColumnTransformer([
+        ("numbers", make_pipeline(SimpleImputer(), BoundedScaler(bounds=[(0, 72), (0, 150)])),
+         ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("build", "frame_in", "name"),
+    [
+        (lambda: make_pipeline(StandardScaler(), BoundedScaler(bounds=[(-5, 5)] * 2), _model()),
+         False, "StandardScaler"),
+        (lambda: make_pipeline(_imputing_columns(), _model()), True, "SimpleImputer"),
+        (lambda: Pipeline([
+            ("pre", make_pipeline(StandardScaler(), BoundedScaler(bounds=[(-5, 5)] * 2))),
+            ("fit", make_pipeline(_model())),
+        ]), False, "StandardScaler"),
+    ],
+    ids=["before-a-bounded-step", "inside-a-column-transformer", "nested-pipelines"],
+)  # fmt: skip
+def test_a_step_fitted_on_the_rows_is_flagged_and_not_certified(frame, build, frame_in, name):
+    """A StandardScaler or an imputer before the bounded steps makes each preprocessed
+    row depend on every row: the bound holds, the replace-one sensitivity does not."""
+    df, y = frame
+    X = df if frame_in else df[["tenure", "charges"]].to_numpy(float)
+    with pytest.warns(PrivacyLeakWarning, match=name):
+        pipe = build().fit(X, y)
+    model = pipe[-1][-1] if isinstance(pipe[-1], Pipeline) else pipe[-1]
+    item = f"{FITTED}: {name}"
+    assert model.certificate_.not_public == (item,)
+    assert pipeline_certificate(pipe).not_public == (item,)
+
+
+def test_public_steps_are_not_flagged(frame):
+    """objpert's bounded transformers, a stateless scikit-learn step and a private
+    release (its own certificate) read nothing the certificate misses."""
+    df, y = frame
+    X = df[["tenure", "charges"]].to_numpy(float)
+    bounds = PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 100), (0, 200)], random_state=0)
+    pipe = _fit_quietly(make_pipeline(FunctionTransformer(np.log1p), bounds, _model()), X, y)
+    assert pipe[-1].certificate_.not_public == ()
+    assert pipeline_certificate(pipe).not_public == ()

@@ -27,6 +27,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 
 import objpert
 from objpert._data import prepare
+from objpert.estimators import fit_statistics
 from objpert.exceptions import DataError, ParameterError, ToleranceError
 from objpert.mechanisms import amp_release, get
 from objpert.mechanisms._peers import peer_release_batch
@@ -92,7 +93,8 @@ def _newton_in_memory(X, y, labels, loss, *, epsilon, data_norm, seed, passes, *
 def test_default_release_equals_the_same_mechanism_in_memory(frame):
     X, label, _ = _data()
     est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0], seed=11, epsilon=2.0)
-    model = _seeded(est.fit, frame)
+    with fit_statistics() as fits:
+        model = _seeded(est.fit, frame)
     w, plan = _newton_in_memory(
         X, label, "binary", "logistic", epsilon=2.0, data_norm=1.0, seed=11, passes=40
     )
@@ -100,7 +102,8 @@ def test_default_release_equals_the_same_mechanism_in_memory(frame):
     np.testing.assert_allclose(model.interceptVector[0], w[-1] * 1.0, rtol=1e-9, atol=1e-12)
     assert model.certificate.to_dict() == plan.certificate.to_dict()
     assert model.plan == plan
-    assert model.passes_ <= 30  # the checking pass and the Newton passes
+    assert fits[-1].passes <= 30  # the checking pass and the Newton passes
+    assert not hasattr(model, "passes_")  # a statistic of the rows: not on the model
     assert model.estimator_ is None and model.numClasses == 2 and model.numFeatures == D
 
 
@@ -131,7 +134,8 @@ def test_gradient_descent_equals_the_sklearn_estimator(frame):
     est = PrivateLogisticRegressionSpark(
         mechanism="gradient_descent", dataNorm=1.0, classes=[0.0, 1.0], seed=5, maxIter=STEPS
     )
-    model = _seeded(est.fit, frame)
+    with fit_statistics() as fits:
+        model = _seeded(est.fit, frame)
     ref = _seeded(
         objpert.PrivateLogisticRegression(
             data_norm=1.0, classes=[0.0, 1.0], random_state=5, max_iter=STEPS, verbose=False
@@ -140,7 +144,7 @@ def test_gradient_descent_equals_the_sklearn_estimator(frame):
     np.testing.assert_allclose(model.estimator_.coef_, ref.coef_, rtol=1e-9)
     np.testing.assert_allclose(model.interceptVector, ref.intercept_, rtol=1e-9)
     assert model.certificate.to_dict() == ref.certificate_.to_dict()
-    assert model.passes_ == 1 + ref.plan_.iterations  # the check, then one per step
+    assert fits[-1].passes == 1 + ref.plan_.iterations  # the check, then one per step
 
 
 def test_a_worker_ending_mid_fit_leaves_the_release_unchanged(spark, frame, tmp_path):

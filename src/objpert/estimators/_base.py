@@ -56,6 +56,7 @@ from objpert.estimators._bounds import (
     bound_features,
     clip_for_prediction,
     finish_fit,
+    pipeline_fitted_steps,
     pipeline_row_bound,
     public_zeta,
 )
@@ -174,6 +175,8 @@ class FitSettings:
     dtype: str = "float64"  # their precision (engines.xp.DTYPES): rounding only
     # data_norm declared by the bounded steps before the estimator in a Pipeline
     data_norm_from_pipeline: bool = field(default=False, compare=False)
+    # the not_public item of the steps before it in a Pipeline that were fitted on the rows
+    fitted_steps: tuple[str, ...] = field(default=(), compare=False)
     # the public model the ridge is centred at (original units; None: 0; docs/priors.md)
     prior: PublicPrior | None = field(default=None, compare=False)
     rows_per_unit: int = 1  # max_rows_per_unit: one privacy unit of up to k rows
@@ -276,13 +279,19 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         """The public settings of this fit: the parameters and, when neither ``data_norm``
         nor ``feature_bounds`` is set, the row-norm bound that the bounded steps before
         this estimator in a fitting ``Pipeline`` declare (:func:`.bounds.pipeline_row_bound`;
-        public, so nothing is read from the rows)."""
-        p = self._public_constants()
+        public, so nothing is read from the rows), and the steps before it that were fitted
+        on the rows (:func:`.bounds.pipeline_fitted_steps`: PrivacyLeakWarning)."""
+        p = replace(self._public_constants(), fitted_steps=pipeline_fitted_steps(self))
         if p.data_norm is None and p.feature_bounds is None:
             bound = pipeline_row_bound(self)
             if bound is not None:
                 p = replace(p, data_norm=bound, data_norm_from_pipeline=True)
         return p
+
+    def _context_not_public(self, p: FitSettings) -> tuple[str, ...]:
+        """The ``not_public`` items of the context of this fit: preprocessing fitted on the
+        rows before it in a ``Pipeline`` and the model selection it is part of."""
+        return (*p.fitted_steps, *self._selection_not_public())
 
     def _bound_features(
         self, X: Any, p: FitSettings
@@ -292,10 +301,13 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         :meth:`_finish_fit`, never stored)."""
         return bound_features(X, p)
 
-    def _finish_fit(self, p: FitSettings, clipped: int, seconds: float) -> None:
+    def _finish_fit(
+        self, p: FitSettings, clipped: int, seconds: float, passes: int | None = None
+    ) -> None:
         """Original units, the fit's statistics for whoever runs it (``clipped`` rows,
-        ``seconds``; never stored), iteration budget: :func:`.bounds.finish_fit`."""
-        finish_fit(self, p, clipped, seconds)
+        ``seconds``, a Spark fit's ``passes``; never stored), iteration budget:
+        :func:`.bounds.finish_fit`."""
+        finish_fit(self, p, clipped, seconds, passes)
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
         if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
@@ -385,7 +397,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         ``not_public``: structural choices read from the data (recorded in the certificate),
         and the model selection this fit is part of (:mod:`.selection`). ``classes``: the
         fit's label set, checked against a classifier given as ``prior``."""
-        not_public = (*not_public, *self._selection_not_public())
+        not_public = (*not_public, *self._context_not_public(p))
         if p.units is not None:  # one unit: k rows, zero rows completing the smaller ones
             prepared, targets = pad_rows(prepared, targets, p.units * p.rows_per_unit)
         check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
@@ -393,8 +405,8 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         p = time_budget(p, prepared, len(targets), self._loss)
         cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))
         plan = cal.plan
+        check_time_budget(p, plan)  # before any budget
         self._spend(cal, not_public)  # BudgetExceededError: nothing is released
-        check_time_budget(p, plan)
         rngs = _release_rngs(self.random_state, len(targets))
         start = time.perf_counter()
         releases: list[Release] = release_targets(

@@ -51,13 +51,17 @@ __all__ = [
     "clip_for_prediction",
     "finish_fit",
     "fit_statistics",
+    "pipeline_fitted_steps",
     "pipeline_row_bound",
     "public_zeta",
+    "record_fit_statistics",
     "unit_map",
 ]
 
 #: The name under which a row-norm bound read from the data is recorded as not public.
 DATA_NORM = "data norm"
+#: The ``not_public`` item of preprocessing fitted on the private rows (then its names).
+FITTED_STEPS = "preprocessing fitted on the private rows"
 
 
 def public_zeta(p: FitSettings, n_features: int) -> float | None:
@@ -86,6 +90,26 @@ def _warn_data_norm(norm: float) -> None:
     )
 
 
+def _steps_before(estimator: Any) -> list[list[Any]]:
+    """The steps before ``estimator`` in each ``Pipeline`` that is fitting it (found on
+    the call stack; inner pipeline first, then each pipeline that holds it as its last
+    step), "passthrough" and None left out; [] outside a fitting pipeline."""
+    from sklearn.pipeline import Pipeline
+
+    levels, target, frame = [], estimator, sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "sklearn.pipeline":
+            pipe = frame.f_locals.get("self")
+            if isinstance(pipe, Pipeline) and pipe.steps and pipe.steps[-1][1] is target:
+                levels.append([
+                    step for _, step in pipe.steps[:-1]
+                    if step is not None and not (isinstance(step, str) and step == "passthrough")
+                ])  # fmt: skip
+                target = pipe  # its input is the outer pipeline's: look further out
+        frame = frame.f_back
+    return levels
+
+
 def pipeline_row_bound(estimator: Any) -> float | None:
     """The public row-norm bound of what the steps before ``estimator`` output, while it is
     being fitted as the last step of a scikit-learn ``Pipeline`` (however built: nested,
@@ -93,25 +117,62 @@ def pipeline_row_bound(estimator: Any) -> float | None:
     (:func:`objpert.preprocessing.row_norm_bound`: objpert's bounded transformers, alone
     or in a ``ColumnTransformer``, ``FeatureUnion`` or ``Pipeline``); None otherwise. The
     bound follows from the transformers' parameters, never from the rows."""
-    from sklearn.pipeline import Pipeline
-
-    target, frame = estimator, sys._getframe(1)
-    while frame is not None:
-        if frame.f_globals.get("__name__") == "sklearn.pipeline":
-            pipe = frame.f_locals.get("self")
-            if isinstance(pipe, Pipeline) and pipe.steps and pipe.steps[-1][1] is target:
-                transforming = [
-                    step for _, step in pipe.steps[:-1]
-                    if step is not None and not (isinstance(step, str) and step == "passthrough")
-                ]  # fmt: skip
-                if transforming:
-                    try:
-                        return row_norm_bound(transforming[-1])
-                    except ParameterError:  # a step that declares no bound
-                        return None
-                target = pipe  # its input is the outer pipeline's: look further out
-        frame = frame.f_back
+    for transforming in _steps_before(estimator):
+        if transforming:
+            try:
+                return row_norm_bound(transforming[-1])
+            except ParameterError:  # a step that declares no bound
+                return None
     return None
+
+
+def _fitted_on_rows(step: Any) -> list[str]:
+    """The names of the parts of a preprocessing ``step`` whose fit may read statistics of
+    the rows: anything but objpert's bounded transformers (their fit reads only the input's
+    width and names), private releases (their own certificate covers them), scikit-learn's
+    stateless transformers and "passthrough"/"drop"; containers are searched part by part."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if step is None or isinstance(step, str):
+        return []
+    if isinstance(step, Pipeline):
+        return [n for _, s in step.steps for n in _fitted_on_rows(s)]
+    if isinstance(step, ColumnTransformer):
+        parts = [t for _, t, _ in step.transformers] + [step.remainder]
+        return [n for t in parts for n in _fitted_on_rows(t)]
+    if isinstance(step, FeatureUnion):
+        return [n for _, t in step.transformer_list for n in _fitted_on_rows(t)]
+    if hasattr(step, "public_row_norm_bound") or hasattr(step, "certificate_"):
+        return []
+    tags = getattr(step, "__sklearn_tags__", None)
+    if tags is not None and not tags().requires_fit:
+        return []
+    return [type(step).__name__]
+
+
+def pipeline_fitted_steps(estimator: Any) -> tuple[str, ...]:
+    """The ``not_public`` item of preprocessing fitted on the private rows before
+    ``estimator`` in a fitting ``Pipeline`` (a ``StandardScaler``, an imputer): what such a
+    step outputs for one row depends on every row, so the replace-one sensitivity of the
+    release does not hold for the rows before it (PrivacyLeakWarning); () when every step
+    before it is public (:func:`_fitted_on_rows`)."""
+    names = list(
+        dict.fromkeys(n for level in _steps_before(estimator) for s in level
+                      for n in _fitted_on_rows(s))
+    )  # fmt: skip
+    if not names:
+        return ()
+    warnings.warn(
+        f"the pipeline step(s) {', '.join(names)} before {type(estimator).__name__} were "
+        "fitted on the training rows: what they output for one row depends on every row, "
+        "so the certificate does not cover the preprocessed rows; use objpert.preprocessing "
+        "(BoundedScaler, BoundedOneHotEncoder, BoundedBinner with public parameters, or "
+        "PrivateFeatureBounds)",
+        PrivacyLeakWarning,
+        stacklevel=5,
+    )
+    return (f"{FITTED_STEPS}: {', '.join(names)}",)
 
 
 def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...], int]:
@@ -145,10 +206,13 @@ class FitStatistics:
 
     ``n_clipped``: rows clipped to ``feature_bounds`` plus rows scaled down to
     ``data_norm``; ``seconds``: the wall time of the fit's releases (a timing side
-    channel on the data)."""
+    channel on the data); ``passes``: the passes a Spark fit made over its DataFrame (AMP's
+    Newton method stops at a tolerance, so their number depends on the rows), None for
+    other fits."""
 
     n_clipped: int
     seconds: float
+    passes: int | None = None
 
 
 _RECORDS: ContextVar[tuple[list[FitStatistics], ...]] = ContextVar("fit_statistics", default=())
@@ -172,12 +236,20 @@ def fit_statistics() -> Iterator[list[FitStatistics]]:
         _RECORDS.reset(token)
 
 
-def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None:
+def record_fit_statistics(stats: FitStatistics) -> None:
+    """Hand one fit's statistics to every :func:`fit_statistics` block open here."""
+    for records in _RECORDS.get():
+        records.append(stats)
+
+
+def finish_fit(
+    model: Any, p: FitSettings, clipped: int, seconds: float, passes: int | None = None
+) -> None:
     """After the release: ``coef_``/``intercept_`` in the units of the raw features (with
     feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the fit's statistics for
-    whoever runs it (``clipped`` rows, the releases' ``seconds``: :func:`fit_statistics`
-    and the clipping notice; never stored on the model), and the iteration-budget
-    warning."""
+    whoever runs it (``clipped`` rows, the releases' ``seconds``, a Spark fit's
+    ``passes``: :func:`fit_statistics` and the clipping notice; never stored on the
+    model), and the iteration-budget warning."""
     if p.feature_bounds is not None:
         mid, half = unit_map(p.feature_bounds)
         coef = np.asarray(model.coef_, dtype=np.float64)
@@ -186,9 +258,8 @@ def finish_fit(model: Any, p: FitSettings, clipped: int, seconds: float) -> None
         shape = np.shape(model.intercept_)
         intercept = np.asarray(model.intercept_, dtype=np.float64) - shift.reshape(shape)
         model.intercept_ = intercept if np.ndim(intercept) else float(intercept)
-    stats = FitStatistics(int(clipped), float(seconds))
-    for records in _RECORDS.get():
-        records.append(stats)
+    stats = FitStatistics(int(clipped), float(seconds), passes)
+    record_fit_statistics(stats)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     what = "values outside feature_bounds or norms above data_norm"
     clipping_notice(stats.n_clipped, int(plans[0].n), what, stacklevel=4)

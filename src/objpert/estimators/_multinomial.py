@@ -124,7 +124,7 @@ def fit_multinomial(
     returns the rows scaled down to data_norm and the release's seconds (statistics of
     the private rows, never stored). ``p`` is the fit's FitSettings; ``comparator_norm`` is
     the norm of each class's comparator column in the "auto" ridge."""
-    not_public = (*not_public, *model._selection_not_public())
+    not_public = (*not_public, *model._context_not_public(p))
     k = len(classes)
     plan = multinomial_plan(prepared.n, prepared.d, k, prepared.zeta, p)
     if model.accountant is not None:  # BudgetExceededError: nothing is released

@@ -18,6 +18,7 @@ run on a classic session and on Spark Connect alike. The release (``mechanism``)
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -29,6 +30,7 @@ from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
 from objpert._losses import get_loss
 from objpert.accounting._group import crude_row_target
 from objpert.estimators._base import LABEL_SET, PrivateGLM, warn_label_set
+from objpert.estimators._bounds import FitStatistics, record_fit_statistics
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
 from objpert.estimators._unit import group_unit_certificate
@@ -145,8 +147,10 @@ def _fit_amp(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _Priva
             gamma=params.getOrDefault(params.tol) * float(loss.L1) * prepared.zeta,
             **({} if classify else {"loss_params": {"scale": p.scale}}),
         )  # fmt: skip
+        start = time.perf_counter()
         w, cert, _ = newton_release(engine, target, plan, est.random_state, passes)
-        model.passes_ = engine.passes  # a statistic of the rows: shown, never saved
+        seconds = time.perf_counter() - start  # statistics of the rows: never stored
+        record_fit_statistics(FitStatistics(prepared.n_clipped, seconds, engine.passes))
     finally:
         engine.close()
     c = prepared.intercept_scaling
@@ -185,8 +189,7 @@ def _fit_descent(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _P
             est.classes_ = classes
             if "multi_class" in est.get_params():  # K > 2 on a cluster: one-vs-rest
                 est.multi_class_ = "ovr"
-        est._finish_fit(p, clipped, seconds)
-        model.passes_ = engine.passes
+        est._finish_fit(p, clipped, seconds, engine.passes)
     finally:
         engine.close()
     model.estimator_ = est
