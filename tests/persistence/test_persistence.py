@@ -283,7 +283,7 @@ def test_classes_out_of_order_are_refused(binary_file):
 def test_a_file_descriptor_is_not_a_path(binary_file):
     """load(0) would read stdin; load(fd) would read and close the caller's descriptor."""
     with binary_file.open("rb") as fh:
-        with pytest.raises(TypeError, match="os.PathLike"):
+        with pytest.raises(TypeError, match=r"os\.PathLike"):
             load(fh.fileno())
         assert not fh.closed and fh.read(1)
 
