@@ -15,7 +15,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from objpert.accounting import PrivacyAccountant
 from objpert.estimators import PrivateLogisticRegression
-from objpert.exceptions import BudgetExceededError, ParameterError
+from objpert.exceptions import BudgetExceededError, DataError, ParameterError
 
 
 def _data(n=150, k=4, d=5, seed=0):
@@ -97,6 +97,30 @@ def test_refit_switches_cleanly():
     np.testing.assert_allclose(
         est.predict_proba(X[:3]).sum(axis=1), 1.0
     )  # sigmoid rows normalised, not softmax
+
+
+@pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])
+def test_a_failed_refit_leaves_the_previous_model_whole(multi_class):
+    """scikit-learn's checks record the new width before the labels are read: a refit
+    refused for its labels (or its budget) must not leave the old weights with it."""
+    X, y = _data()
+    est = PrivateLogisticRegression(
+        data_norm=1.0, classes=[0, 1, 2, 3], multi_class=multi_class, random_state=0
+    )
+    _fit(est, X, y)
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    proba = est.predict_proba(X)
+    wider = np.hstack([X, X[:, :1]])
+    with pytest.raises(DataError, match="classes"):
+        _fit(est, wider, y + 7)
+    assert est.n_features_in_ == X.shape[1] and set(vars(est)) >= set(before)
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
+    ledger = PrivacyAccountant(0.5, 1e-5)
+    est.set_params(accountant=ledger, epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        _fit(est, wider, y)
+    assert est.n_features_in_ == X.shape[1] and ledger.steps == ()
+    np.testing.assert_array_equal(est.predict_proba(X), proba)
 
 
 def test_clone_pipeline_and_bad_parameter():

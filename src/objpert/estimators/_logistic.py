@@ -29,7 +29,6 @@ from objpert.estimators._multinomial import (
     use_multinomial,
 )
 from objpert.estimators._planning import DEFAULT_MAX_ITER
-from objpert.estimators._selection import once_per_cause
 from objpert.estimators._unit import fit_multinomial_per_unit
 from objpert.exceptions import DataError, ParameterError
 
@@ -306,7 +305,7 @@ default=None
         certifies the target. Dask arrays or DataFrames (or any X with ``client`` set) are
         fitted on the cluster; see docs/dask.md.
         """
-        with once_per_cause(self):
+        with self._fitting():
             p = self._fit_settings()
             declared = p.classes
             if declared is not None:  # the releases are known before the data are read
