@@ -25,6 +25,7 @@ from scipy import integrate, sparse
 from scipy.special import expit
 from scipy.stats import norm
 
+import objpert
 from objpert._losses import get_loss
 from objpert.accounting import _gaussian_mechanism as cgauss
 from objpert.accounting import _gaussian_steps as gsteps
@@ -34,6 +35,7 @@ from objpert.exceptions import DataError, ParameterError, PrivacyError, Toleranc
 from objpert.exceptions import TestingSeedWarning as SeedWarning
 from objpert.mechanisms import _certificates as cpeers
 from objpert.mechanisms import _peers as mpeers
+from objpert.mechanisms._builtin import LOP_CLIP_SHARE
 from objpert.mechanisms._certificates.calibrate import calibrate_peer
 from objpert.mechanisms._discrete_noise import discrete_gaussian_array
 
@@ -145,6 +147,10 @@ def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
     assert sq.mu == pytest.approx(2 * 1.0 * 4.0 / (100 * 2.0))
     with pytest.raises(ParameterError, match="L1"):
         calibrate_peer("lop", 100, 3, 2.0, "squared", 2.0, 1e-6)
+    # the registry's default clip for a loss with unbounded l' (L1 None): share * zeta
+    default = objpert.plan("lop_clip", loss="squared", n=100, d=3, zeta=2.0, epsilon=2.0,
+                           delta=1e-6)  # fmt: skip
+    assert default.certificate.constants["gradient_bound"] == LOP_CLIP_SHARE * 2.0
 
 
 @pytest.mark.parametrize("sens", [1e-3, 1.0, 37.0])

@@ -41,6 +41,9 @@ def test_scaler_reads_nothing_from_the_values():
 def test_scaler_width_and_bad_bounds():
     with pytest.raises(DataError, match="3 were declared"):
         BoundedScaler(bounds=BOUNDS).fit(np.zeros((4, 2)))
+    for shape in ((4,), (4, 3, 1)):  # scikit-learn's width check skips 1-D input
+        with pytest.raises(DataError, match="must be 2-D"):
+            BoundedScaler(bounds=BOUNDS).fit(np.zeros(shape))
     for bad in ([(1.0, 1.0)], [(2.0, 1.0)], [(0.0, math.inf)], [(1.0,)], [], "ab"):
         with pytest.raises(ParameterError):
             BoundedScaler(bounds=bad).fit(np.zeros((2, max(len(bad), 1))))

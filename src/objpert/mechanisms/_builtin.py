@@ -125,8 +125,9 @@ LOP_CLIP_SHARE = 0.5
 
 def _default_clip(loss: str, zeta: float) -> float:
     """LOP-Clip's default clip c = LOP_CLIP_SHARE * L1 zeta, from public constants only."""
-    l1 = float(get_loss(loss).L1)
-    return LOP_CLIP_SHARE * zeta * (l1 if np.isfinite(l1) else 1.0)
+    l1 = get_loss(loss).L1  # None (the squared loss) or inf: l' unbounded, c = share zeta
+    bounded = l1 is not None and bool(np.isfinite(float(l1)))
+    return LOP_CLIP_SHARE * zeta * (float(l1) if bounded else 1.0)
 
 
 def _peer(method: str, title: str, reference: str, release: Any, **options: Any) -> None:

@@ -102,7 +102,12 @@ def clipping_notice(rows: int, n: int, what: str, stacklevel: int = 3) -> None:
 
 def _check_width(est: BaseEstimator, X: Any, width: int, reset: bool) -> None:
     """n_features_in_ and feature_names_in_ as scikit-learn sets them; the width checked
-    against the declared one (DataError)."""
+    against the declared one (DataError; X must be 2-D, which scikit-learn leaves to the
+    caller)."""
+    shape = getattr(X, "shape", None) or np.shape(X)
+    if len(shape) != 2:
+        hint = " (one column: X.reshape(-1, 1))" if len(shape) == 1 else ""
+        raise DataError(f"X must be 2-D (rows by columns); got shape {tuple(shape)}{hint}")
     try:
         _check_feature_names(est, X, reset=reset)
         _check_n_features(est, X, reset=reset)
