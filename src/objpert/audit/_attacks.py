@@ -312,7 +312,14 @@ def _check_mechanism(mechanism: str) -> str:
     return registry.get(mechanism).name
 
 
-@validated(epsilon=check_positive, delta=check_open_unit, rows=count(1))
+@validated(
+    epsilon=check_positive,
+    delta=check_open_unit,
+    rows=count(1),
+    n=count(2),
+    d=count(1),
+    zeta=check_positive,
+)
 def audit_plan(
     mechanism: str,
     *,
@@ -477,7 +484,7 @@ def attack(
     )
 
 
-@validated(draws=count(4), rows=count(1))
+@validated(draws=count(4), rows=count(1), confidence=check_open_unit)
 def audit_sampler(
     sample: Callable[..., np.ndarray],
     pair: NeighbouringPair,
@@ -508,6 +515,7 @@ def audit_sampler(
     )
 
 
+@validated(confidence=check_open_unit)
 def audit_mechanism(
     mechanism: str,
     pair: NeighbouringPair | str = "canonical",

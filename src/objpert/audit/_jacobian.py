@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from objpert._validation import count, validated
+from objpert._validation import check_positive, count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, plan_loss
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._plan import WatkinsAroraPlan
@@ -87,7 +87,8 @@ def finite_difference_jacobian(
     return np.stack(cols, axis=2).transpose(1, 0, 2)
 
 
-@validated(samples=count(2))
+@validated(samples=count(2), fd_points=count(1), fd_step=check_positive,
+           fd_tolerance=check_positive)  # fmt: skip
 def check_jacobian(
     X: Any,
     y: Any,

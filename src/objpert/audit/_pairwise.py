@@ -53,7 +53,7 @@ from scipy import special
 from threadpoolctl import threadpool_limits
 
 from objpert._jsonable import to_json_value
-from objpert._validation import check_open_unit, count, validated
+from objpert._validation import check_open_unit, check_positive, count, validated
 from objpert.audit._maps import GradientDescentMap, ReleaseMap, audit_data, log_abs_det, plan_loss
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -427,7 +427,7 @@ def _neighbours(
         )
 
 
-@validated(samples=count(2), confidence=check_open_unit)
+@validated(samples=count(2), confidence=check_open_unit, tol=check_positive, batch=count(1))
 def pairwise_profile(
     X: Any,
     y: Any,
@@ -458,8 +458,8 @@ def pairwise_profile(
     if proposal not in PROPOSALS:
         raise ParameterError(f"proposal must be one of {PROPOSALS}; got {proposal!r}")
     eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-    if eps.ndim != 1 or not np.all(np.isfinite(eps)):
-        raise ParameterError("epsilons must be a 1-D array of finite numbers")
+    if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps)):
+        raise ParameterError("epsilons must be a non-empty 1-D array of finite numbers")
     loss = plan_loss(plan)
     S = audit_data(X, y, zeta=plan.zeta, loss=loss)
     Sp = audit_data(X_prime, y_prime, zeta=plan.zeta, loss=loss)

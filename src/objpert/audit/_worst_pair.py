@@ -145,7 +145,14 @@ def _datasets(Xs, ys, x, label, xp, label_p, rows=1):
     return X, np.append(ys, [label] * rows), Xp, np.append(ys, [label_p] * rows)
 
 
-@validated(epsilon=check_positive, samples=count(2), grid=count(2), starts=count(0))
+@validated(
+    epsilon=check_positive,
+    samples=count(2),
+    grid=count(2),
+    starts=count(1),
+    maxfev=count(1),
+    tol=check_positive,
+)
 def worst_pair(
     X_shared: ArrayLike,
     y_shared: ArrayLike,
