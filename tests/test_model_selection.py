@@ -59,6 +59,9 @@ def test_split_sizes_are_public_and_cover_the_rows():
         for parts in (2, 3, 7):
             sizes = split_sizes(n, parts)
             assert sum(sizes) == n and max(sizes) - min(sizes) <= 1
+    for n, parts in ((-1, 3), (100, 0), (100, -1), (1.5, 3), (True, 3), (10, 2.5)):
+        with pytest.raises(ParameterError, match=r"(n|parts) must"):
+            split_sizes(n, parts)
 
 
 def _data(n=3000, d=5, seed=0):

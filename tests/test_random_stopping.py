@@ -186,6 +186,8 @@ def test_pure_runs_give_a_pure_certificate_and_approximate_ones_are_refused():
     assert random_stopping_budget(0.9, 0.0, 10) == (pytest.approx(0.45), 0.0)
     with pytest.raises(ParameterError, match="pure"):
         random_stopping_certificate(0.2, 1e-9, 10, pure=True)
+    with pytest.raises(ParameterError, match="candidate_delta must be < 1"):
+        random_stopping_certificate(0.5, 1.0, 5)  # log(1 / (1 - delta_c)) is infinite
 
 
 def test_model_and_score_compose_within_the_run_budget():
