@@ -76,6 +76,10 @@ def test_unit_ids_are_checked():
         unit_codes([1, None, 2], 3)
     codes, name, labels = unit_codes(pd.Series(["a", "b", "a"], name="pid"), 3)
     assert codes.tolist() == [0, 1, 0] and name == "pid" and labels.tolist() == ["a", "b", "a"]
+    # one person whatever the id's type: a unit split by representation could keep 2k rows
+    ids = np.array([7, 7.0, np.int64(7), "7", True, 1, 7.5], dtype=object)
+    codes, _, _ = unit_codes(ids, len(ids))
+    assert len(set(codes[:4])) == 1 and codes[4] == codes[5] and len(set(codes)) == 3
 
 
 def test_replacing_one_unit_changes_no_other_units_rows():

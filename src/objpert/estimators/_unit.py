@@ -29,6 +29,7 @@ per row, not per person).
 from __future__ import annotations
 
 import hashlib
+import numbers
 import secrets
 import warnings
 from dataclasses import replace
@@ -77,9 +78,18 @@ def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str, np.ndarray]:
             f"privacy_unit has {len(missing)} missing id(s) (None or NaN), first at row "
             f"{missing[0]}: every row needs the id of its unit"
         )
-    labels = values.astype(str)
+    labels = np.array([_id_text(v) for v in values], dtype=str)
     _, codes = np.unique(labels, return_inverse=True)
     return codes.astype(np.int64), name, labels
+
+
+def _id_text(value: Any) -> str:
+    """A unit id as text, one text per number: 1, 1.0, True and numpy's 1 are one unit
+    (as the text "1" already is), so no representation splits one person's rows into
+    several units of up to k rows each."""
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def keep_rows(labels: np.ndarray, k: int, key: bytes | None = None) -> np.ndarray:
