@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import objpert
 from objpert.exceptions import ParameterError
+from objpert.mechanisms import names
 
 PUBLIC = dict(n=500, d=3, zeta=1.0, epsilon=1.0, delta=1e-5)
 
@@ -94,6 +95,14 @@ def test_one_row_is_refused_where_a_neighbour_must_share_a_row(mechanism):
     options = {"n_classes": 3} if mechanism == "multinomial" else {}
     with pytest.raises(ParameterError, match="n must be"):
         objpert.plan(mechanism, loss=loss, **{**PUBLIC, "n": 1}, **options)
+
+
+@pytest.mark.parametrize("mechanism", [*names(), "multinomial"])
+def test_an_unknown_option_is_a_parameter_error_naming_it(mechanism):
+    loss = {"multinomial": "softmax", "qop": "squared"}.get(mechanism, "logistic")
+    options = {"n_classes": 3} if mechanism == "multinomial" else {}
+    with pytest.raises(ParameterError, match="bogus"):
+        objpert.plan(mechanism, loss=loss, **PUBLIC, **options, bogus=3)
 
 
 def test_the_multinomial_class_count_is_checked_at_the_door():

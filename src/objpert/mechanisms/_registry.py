@@ -128,10 +128,15 @@ def plan(
     mech = get(mechanism)
     target = Target.checked(epsilon, delta)
     public = PublicConstants.checked(loss, n, d, zeta)
-    return mech.plan(
-        loss=public.loss, n=public.n, d=public.d, zeta=public.zeta,
-        epsilon=target.epsilon, delta=target.delta, **options,
-    )  # fmt: skip
+    try:
+        return mech.plan(
+            loss=public.loss, n=public.n, d=public.d, zeta=public.zeta,
+            epsilon=target.epsilon, delta=target.delta, **options,
+        )  # fmt: skip
+    except TypeError as exc:  # an option the planner does not take
+        if "unexpected keyword argument" not in str(exc):
+            raise
+        raise ParameterError(f"bad option for mechanism {mechanism!r}: {exc}") from None
 
 
 def get(name: str) -> Mechanism:
