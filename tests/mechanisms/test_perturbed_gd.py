@@ -324,6 +324,14 @@ def test_refuses_a_plan_that_does_not_certify(change, gradient_calls):
     )
 
 
+@pytest.mark.parametrize("plan", ["x", None, 3], ids=["text", "none", "number"])
+def test_refuses_what_is_not_a_plan(plan, gradient_calls):
+    X, labels, _ = make_data(8)
+    _refused(X, labels, plan, PrivacyError, "expected a WatkinsAroraPlan", gradient_calls)
+    _refused(X, labels, plan, PrivacyError, "expected a WatkinsAroraPlan", gradient_calls,
+             prior=np.zeros(X.shape[1] + 1))  # fmt: skip
+
+
 def test_the_plan_itself_certifies():
     for plan in (logistic_plan(), robust_plan()):
         cert = rederive_plan(plan)

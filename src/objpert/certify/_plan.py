@@ -133,6 +133,13 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def checked_plan(plan: Any) -> WatkinsAroraPlan:
+    """``plan`` if it is a Watkins & Arora plan; PrivacyError otherwise."""
+    if not isinstance(plan, WatkinsAroraPlan):
+        raise PrivacyError(f"expected a WatkinsAroraPlan (objpert.plan); got {type(plan)!r}")
+    return plan
+
+
 def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     """Re-derive a plan's constants and certificate; refuse (:class:`PrivacyError`) any
     mismatch. Called before every release and at every load of a model file.
@@ -146,8 +153,7 @@ def rederive_plan(plan: WatkinsAroraPlan) -> ReleaseCertificate:
     the re-derived constants (Theorem 4.1 or C.13) must certify the plan's target and
     agree with the stored one. Returns the recomputed certificate.
     """
-    if not isinstance(plan, WatkinsAroraPlan):
-        raise PrivacyError(f"expected a WatkinsAroraPlan (objpert.plan); got {type(plan)!r}")
+    checked_plan(plan)
     try:
         _check_fields(plan)
     except (ValueError, TypeError) as exc:

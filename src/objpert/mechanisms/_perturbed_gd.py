@@ -35,7 +35,7 @@ from objpert._engines.span import FeatureSpan, span_reduction_pays
 from objpert._losses import Loss
 from objpert._randomness import make_rng
 from objpert.accounting._certificate import ReleaseCertificate
-from objpert.certify._plan import WatkinsAroraPlan, rederive_plan
+from objpert.certify._plan import WatkinsAroraPlan, checked_plan, rederive_plan
 from objpert.exceptions import DataError, ParameterError, PrivacyError
 from objpert.mechanisms._progress import show_progress, step_progress, sweep_work
 
@@ -345,7 +345,7 @@ def perturbed_gradient_descent(
     certificate are those without it (docs/priors.md), and the release records it.
     """
     engine, dtype = check_engine(engine, dtype)
-    prior = check_prior(prior, plan.constants.d)
+    prior = check_prior(prior, checked_plan(plan).constants.d)
     return _release(X, y, plan, rng, clip, verbose, span_reduction, n_jobs, engine, dtype, prior)
 
 
