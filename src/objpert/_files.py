@@ -8,6 +8,7 @@ its target, so that a full disk or an interruption leaves the previous file whol
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import tempfile
@@ -24,6 +25,8 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     full disk or an interruption leaves the previous file whole and removes the
     temporary one; the file keeps the mode it had (0o644 when new)."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a device or a FIFO would be replaced
+        raise OSError(errno.EINVAL, "not a regular file (a directory, device or FIFO)", str(path))
     data = data.encode("utf-8") if isinstance(data, str) else data
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644  # as a plain write's
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")

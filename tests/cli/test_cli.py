@@ -162,7 +162,7 @@ def test_reproduce_json(capsys):
             ],
             "n must be",
         ),
-        ([*EXAMPLE, "--loss", "hinge"], "loss must be one of"),
+        ([*EXAMPLE, "--loss", "hinge"], "invalid choice"),
         ([*EXAMPLE, "--loss", "squared"], "L1"),
         ([*EXAMPLE, "--sigma", "-1"], "sigma"),
         ([*EXAMPLE, "--eta", "10"], "eta"),

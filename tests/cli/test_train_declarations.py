@@ -61,3 +61,11 @@ def test_messages_name_the_flags_not_the_python_parameters(capsys, table):
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "no --classes" in err and "--classes a,b,..." in err and "classes=" not in err
+
+
+def test_train_offers_no_flag_it_cannot_read(capsys):
+    """A prior's weights are for the caller's own feature coordinates, not for the columns
+    as train encodes them: no --prior flag (its text was passed on unread and refused)."""
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "--prior" not in capsys.readouterr().out

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import objpert
+from objpert._files import write_atomically
 
 KEY = b"k" * 32
 
@@ -100,3 +101,13 @@ def test_predictions_and_figures_are_written_whole_or_not_at_all(tmp_path, monke
     assert path.read_bytes() != b"old"
     if what == "figure":
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_an_atomic_write_never_replaces_what_is_not_a_regular_file(tmp_path):
+    """Renamed over a device or a FIFO, the temporary file would replace it."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        write_atomically(fifo, "data")
+    assert fifo.is_fifo() and os.listdir(tmp_path) == ["fifo"]

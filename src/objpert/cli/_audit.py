@@ -28,7 +28,14 @@ from objpert.audit._tables import (
     plot_audit,
     run_audit,
 )
-from objpert.cli._common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count
+from objpert.cli._common import (
+    DRAWS_COST,
+    MAX_DRAWS,
+    MAX_SAMPLES,
+    SAMPLES_COST,
+    check_output,
+    count,
+)
 from objpert.cli._output import console, emit, new_table
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _registry as registry
@@ -51,6 +58,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ParameterError(f"--max-rows-per-unit must be a positive integer; got {args.rows}")
     if args.seed is not None and args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer; got {args.seed}")
+    if args.plot:
+        check_output(args.plot, "--plot", plot=True)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

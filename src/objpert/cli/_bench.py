@@ -21,7 +21,7 @@ from objpert.apps._bench.runner import (
     table,
     write_results,
 )
-from objpert.cli._common import MAX_THREADS, THREADS_COST, count
+from objpert.cli._common import MAX_THREADS, THREADS_COST, check_output, count
 from objpert.cli._output import console, status, table_type
 
 __all__ = ["add_parser", "cmd_bench"]
@@ -29,6 +29,9 @@ __all__ = ["add_parser", "cmd_bench"]
 
 def cmd_bench(args: argparse.Namespace) -> int:
     selection = parse_selection(args.only)
+    for path, flag in ((args.json_file, "--json-file"), (args.markdown_file, "--markdown-file")):
+        if path:
+            check_output(path, flag)
     threads = resolve_threads(args.threads)
     with status("benchmarks ...") as s:
         results = run_benchmarks(

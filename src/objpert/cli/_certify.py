@@ -9,6 +9,7 @@ import argparse
 import math
 from typing import Any
 
+from objpert._validation import check_open_unit
 from objpert.accounting._certificate import FORMS
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -24,6 +25,7 @@ from objpert.cli._common import (
     add_max_bytes_arg,
     add_problem_args,
     certificate_payload,
+    check_output,
     count,
     final_estimator,
     loss_params,
@@ -127,6 +129,10 @@ def certify_model(args: argparse.Namespace) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    if args.delta is not None:
+        check_open_unit("--delta", args.delta)
+    if getattr(args, "plot", None):
+        check_output(args.plot, "--plot", plot=True)
     if args.model is not None:
         return certify_model(args)
     missing = [f for f in ("n", "d", "mu", "sigma") if getattr(args, f) is None]

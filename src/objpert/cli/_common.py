@@ -99,8 +99,9 @@ def add_problem_args(p: argparse.ArgumentParser, mu: bool = True, required: bool
     """The public constants of a problem: loss, n, d, zeta (and mu, eta); ``required=False``
     leaves n, d and mu optional (the subcommand checks them)."""
     p.add_argument(
-        "--loss", default="logistic", help=f"one of {', '.join(LOSSES)} (default: 'logistic')"
-    )
+        "--loss", default="logistic", choices=LOSSES,
+        help=f"one of {', '.join(LOSSES)} (default: 'logistic')",
+    )  # fmt: skip
     p.add_argument(
         "--scale", type=float, default=None, help="pseudo-Huber scale c (robust; default: 1.0)"
     )
@@ -286,6 +287,47 @@ def positive_count(value: int, flag: str) -> int:
     if value < 1:
         raise CliError(f"{flag} must be a positive integer; got {value}")
     return value
+
+
+def check_output(
+    path: str, flag: str, *, inputs: Iterable[str | None] = (), plot: bool = False
+) -> None:
+    """Refuse, before any work, an output path that cannot take the file (``flag`` names
+    it): a missing or unwritable directory, a directory, something other than a regular
+    file (a device or a FIFO would be replaced or block), one of the command's ``inputs``
+    (it would be overwritten), or with ``plot`` a format matplotlib cannot write."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    out = Path(path)
+    parent = out.parent
+    if not parent.is_dir():
+        raise CliError(f"{flag} {path}: the directory {str(parent)!r} does not exist")
+    if out.is_dir():
+        raise CliError(f"{flag} {path} is a directory, not a file name")
+    if out.exists() and not out.is_file():
+        raise CliError(f"{flag} {path} is not a regular file (a device, a FIFO or a socket)")
+    for source in inputs:
+        same = source is not None and out.exists() and Path(source).exists()
+        if same and os.path.samefile(out, source):
+            raise CliError(f"{flag} {path} is an input of this command ({source})")
+    if plot:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        suffix = out.suffix.lstrip(".").lower()
+        if suffix not in formats:
+            raise CliError(
+                f"{flag} {path}: give a file name ending in one of "
+                f"{', '.join('.' + f for f in sorted(formats))}"
+            )
+    try:  # the file is written as a temporary one in its directory, then renamed
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise CliError(f"{flag} {path} cannot be written ({exc.strerror or exc})") from None
 
 
 def read_table(path: str):

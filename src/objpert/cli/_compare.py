@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from objpert._files import write_atomically
 from objpert._validation import check_open_unit
 from objpert.cli._common import (
     MAX_WORKERS,
     WORKERS_COST,
     CliError,
     add_sweep_args,
+    check_output,
     count,
     names,
     positive_count,
@@ -58,6 +60,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_open_unit("--delta", args.delta)
     methods = parse_methods(args.methods)
     workers = None if args.workers is None else positive_count(args.workers, "--workers")
+    if args.out:  # a folder for compare.json, compare.md and compare.png: before the run
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"--out {args.out} cannot be a folder ({exc.strerror or exc})") from None
+        for name in ("compare.json", "compare.md", "compare.png"):
+            check_output(str(Path(args.out) / name), "--out")
     total = len(datasets) * len(eps) * seeds * len(methods)
     with progress("comparison", total, disable=args.json) as advance, thread_limit(args.threads):
         rows, meta = compare.run(
@@ -73,9 +82,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         text = quick + "\n\n" + text
     if args.out:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.json").write_text(json.dumps(payload, indent=2, default=float))
-        (out / "compare.md").write_text(text)
+        write_atomically(out / "compare.json", json.dumps(payload, indent=2, default=float))
+        write_atomically(out / "compare.md", text)
         payload["plot"] = compare.plot(rows, str(out / "compare.png"))
     if args.json:
         print(json.dumps(payload, indent=2, default=float))

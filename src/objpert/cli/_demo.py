@@ -11,6 +11,7 @@ from objpert._validation import check_open_unit
 from objpert.cli._common import (
     CliError,
     add_sweep_args,
+    check_output,
     names,
     positive_count,
     sweep_epsilons,
@@ -45,6 +46,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_open_unit("--delta", args.delta)
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer; got {args.seed}")
+    if args.plot:
+        check_output(args.plot, "--plot", plot=True)
     total = len(datasets) * len(eps) * seeds
     with (
         warnings.catch_warnings(record=True) as caught,

@@ -11,6 +11,7 @@ from objpert._files import write_atomically
 from objpert.cli._common import (
     CliError,
     add_max_bytes_arg,
+    check_output,
     one_line,
     read_key,
     read_model,
@@ -78,6 +79,8 @@ def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output(args.out, "--out", inputs=(args.model, args.data, args.key_file))
     later: list[str] = []
     model = load_model(args.model, read_key(args.key_file), later, args.max_bytes)
     df = read_table(args.data)

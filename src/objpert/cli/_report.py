@@ -8,7 +8,14 @@ import sys
 from typing import Any
 
 from objpert._files import write_atomically
-from objpert.cli._common import KEY_ENV, CliError, add_max_bytes_arg, read_key, read_model
+from objpert.cli._common import (
+    KEY_ENV,
+    CliError,
+    add_max_bytes_arg,
+    check_output,
+    read_key,
+    read_model,
+)
 
 __all__ = ["add_parser", "cmd_report"]
 
@@ -25,6 +32,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from objpert.apps._privacy_report import build_ledger_report, build_report, render
 
     fmt = _format(args)
+    if args.out is not None:
+        check_output(args.out, "--out", inputs=(args.model, args.key_file))
     import datetime
 
     loaded = read_model(args.model, read_key(args.key_file), args.max_bytes, ledgers=True)

@@ -14,6 +14,7 @@ from objpert.cli._common import (
     KEY_ENV,
     CliError,
     budget_warnings,
+    check_output,
     missing_values,
     one_line,
     read_key,
@@ -28,34 +29,9 @@ from objpert.cli._output import console, emit, kv_table
 __all__ = [
     "add_parser",
     "check_labels_for_loss",
-    "check_writable",
     "cmd_train",
     "parse_classes",
 ]
-
-
-def check_writable(out: str) -> None:
-    """Refuse an --out that cannot be written, before any training."""
-    from pathlib import Path
-
-    path = Path(out)
-    parent = path.parent
-    if not parent.is_dir():
-        raise CliError(
-            f"--out {out}: the directory {str(parent)!r} does not exist; nothing was trained"
-        )
-    if path.is_dir():
-        raise CliError(f"--out {out} is a directory, not a file name; nothing was trained")
-    existed = path.exists()
-    try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise CliError(
-            f"--out {out} cannot be written ({exc.strerror or exc}); nothing was trained"
-        ) from None
-    if not existed:
-        path.unlink(missing_ok=True)
 
 
 def parse_classes(text: str) -> list[int] | list[str]:
@@ -227,7 +203,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     key = read_key(args.key_file)
     if args.out:
-        check_writable(args.out)
+        check_output(args.out, "--out", inputs=(args.data, args.key_file))
     cls = _estimators()[args.loss]
     kwargs = estimator_kwargs(args, cls, args.loss)
     check_positive("--epsilon", kwargs["epsilon"])
@@ -351,8 +327,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_estimator_args(
         p,
         _estimators(),
-        # Python objects (a ledger, a Dask client) and cluster settings: library only
-        skip=("accountant", "client", "step_timeout"),
+        # Python objects (a ledger, a Dask client, a prior: a fitted model whose weights
+        # are for the features in the caller's own coordinates, not for the columns as
+        # train encodes them) and cluster settings: library only
+        skip=("accountant", "client", "prior", "step_timeout"),
         required=("epsilon", "delta"),
         readers={"classes": parse_classes},
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from objpert._files import write_atomically
 from objpert.apps._bench.common import BenchResult
 from objpert.exceptions import ParameterError
 
@@ -205,6 +206,6 @@ def write_results(
 ) -> None:
     if json_path:
         payload = {"meta": meta, "results": [_finite_or_none(r.to_dict()) for r in results]}
-        Path(json_path).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+        write_atomically(json_path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
     if markdown_path:
-        Path(markdown_path).write_text(markdown(results) + "\n")
+        write_atomically(markdown_path, markdown(results) + "\n")

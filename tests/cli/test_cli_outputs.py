@@ -1,0 +1,80 @@
+"""Where a command writes is checked before any work: never over one of its inputs,
+never over a device or a FIFO, never into a folder that is missing, and a plot only in
+a format matplotlib writes. Each refusal is one line on stderr, exit code 2, and leaves
+every file as it was."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from objpert.cli import main
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outputs")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(200, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=(X[:, 0] > 0).astype(int))
+    df.to_csv(root / "good.csv", index=False)
+    (root / "key.txt").write_text("secret\n")
+    train = ["train", "--data", str(root / "good.csv"), "--target", "y", "--epsilon", "1",
+             "--delta", "1e-5", "--data-norm", "1"]  # fmt: skip
+    assert main([*train, "--out", str(root / "m.json")]) == 0
+    return root, train
+
+
+def _refused(capsys, argv, match, *unchanged):
+    before = {p: p.read_bytes() for p in unchanged}
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("objpert: error:") and match in err
+    assert {p: p.read_bytes() for p in unchanged} == before
+
+
+def test_an_output_is_never_one_of_the_inputs(files, capsys):
+    root, train = files
+    data, key, model = root / "good.csv", root / "key.txt", root / "m.json"
+    _refused(capsys, [*train, "--out", str(data)], "is an input", data)
+    _refused(capsys, [*train, "--key-file", str(key), "--out", str(key)], "is an input", key)
+    predict = ["predict", "--model", str(model), "--data", str(data)]
+    _refused(capsys, [*predict, "--out", str(model)], "is an input", model)
+    _refused(capsys, [*predict, "--out", str(data)], "is an input", data)
+    _refused(capsys, ["report", str(model), "--out", str(model)], "is an input", model)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_not_an_output(files, capsys, tmp_path):
+    _, train = files
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # opening it to write would block until a reader comes
+    _refused(capsys, [*train, "--out", str(fifo)], "not a regular file")
+    assert not fifo.is_file()
+
+
+def test_outputs_are_checked_before_the_work(files, capsys, tmp_path):
+    root, _ = files
+    certify = ["certify", "--n", "1000", "--d", "5", "--mu", "0.1", "--sigma", "1",
+               "--iterations", "1000", "--epsilon", "1"]  # fmt: skip
+    _refused(capsys, [*certify, "--plot", str(tmp_path / "p.txt")], "give a file name ending")
+    _refused(capsys, [*certify, "--delta", "5"], "--delta")
+    _refused(capsys, [*certify, "--delta", "nan"], "--delta")
+    _refused(capsys, ["certify", "--model", str(root / "m.json"), "--delta", "nan"], "--delta")
+    missing = str(tmp_path / "no such folder" / "x")
+    _refused(capsys, ["audit", "--mechanism", "watkins_arora", "--plot", missing + ".png"],
+             "does not exist")  # fmt: skip
+    _refused(capsys, ["bench", "--only", "dense", "--quick", "--json-file", missing + ".json"],
+             "does not exist")  # fmt: skip
+    taken = tmp_path / "taken.json"
+    taken.write_text("{}")
+    _refused(capsys, ["compare", "--datasets", "breast_cancer", "--epsilons", "1", "--seeds",
+                      "1", "--out", str(taken)], "cannot be a folder", taken)  # fmt: skip
+
+
+def test_calibrate_offers_only_the_losses_it_plans(capsys):
+    argv = ["calibrate", "--n", "1000", "--d", "5", "--epsilon", "1", "--delta", "1e-5"]
+    _refused(capsys, [*argv, "--loss", "linear"], "invalid choice")
