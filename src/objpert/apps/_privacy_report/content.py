@@ -308,8 +308,13 @@ def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
         readers = column_readers(model.steps[0][1], columns)
     elif getattr(estimator, "feature_bounds", None) is not None:
         readers = column_readers(BoundedScaler(bounds=estimator.feature_bounds), columns)
-    else:
-        readers = []
+    else:  # no per-column declaration: each row's norm is bounded as a whole
+        norm = getattr(estimator, "data_norm", None)
+        text = (
+            "numeric, read from the data (no declared bound)" if norm is None
+            else f"numeric, each row's norm at most data_norm = {norm:g}"
+        )  # fmt: skip
+        return tuple((c, text) for c in columns)
     out: dict[str, list[str]] = {}
     for col, step, j in readers:
         if isinstance(step, PrivateFeatureBounds) and hasattr(step, "bounds_"):
