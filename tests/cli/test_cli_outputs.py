@@ -78,3 +78,17 @@ def test_outputs_are_checked_before_the_work(files, capsys, tmp_path):
 def test_calibrate_offers_only_the_losses_it_plans(capsys):
     argv = ["calibrate", "--n", "1000", "--d", "5", "--epsilon", "1", "--delta", "1e-5"]
     _refused(capsys, [*argv, "--loss", "linear"], "invalid choice")
+
+
+def test_a_reader_that_leaves_early_is_no_error(capsys, monkeypatch):
+    """`objpert predict ... | head -1`: the pipe closes; exit 141 (128 + SIGPIPE), and no
+    error line."""
+    from objpert.cli import _certify
+
+    def closed_pipe(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(_certify, "cmd_certify", closed_pipe)
+    monkeypatch.setattr("objpert.cli._stdout_to_devnull", lambda: None)
+    assert main(["certify", "--n", "10", "--d", "2", "--mu", "0.1", "--sigma", "1"]) == 141
+    assert capsys.readouterr().err == ""

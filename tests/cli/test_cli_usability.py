@@ -21,6 +21,7 @@ from objpert.cli import build_parser, main
 from objpert.cli._certify import target_reasons
 from objpert.cli._common import budget_warnings, thread_limit
 from objpert.cli._params import flag_for, parameter_docs, parse_feature_bounds, value_reader
+from objpert.cli._train import LIBRARY_ONLY
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
 from objpert.exceptions import CliError, ParameterError
 from objpert.mechanisms import _progress as progress
@@ -42,8 +43,8 @@ def subparser(name: str) -> argparse.ArgumentParser:
 def test_every_estimator_parameter_is_a_flag_with_help_and_default(cls):
     options = {s: a for a in subparser("train")._actions for s in a.option_strings}
     for name, default in cls().get_params().items():
-        if name in ("accountant", "client", "step_timeout"):  # the library's: a ledger,
-            assert "--" + name.replace("_", "-") not in options  # a Dask cluster
+        if name in LIBRARY_ONLY:  # the library's: a ledger, a Dask cluster, a prior
+            assert "--" + name.replace("_", "-") not in options
             continue
         flag = flag_for(name)
         assert flag in options, flag

@@ -63,6 +63,18 @@ def test_messages_name_the_flags_not_the_python_parameters(capsys, table):
     assert "no --classes" in err and "--classes a,b,..." in err and "classes=" not in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "flag", "python"),
+    [
+        (["--data-norm", "0"], "--data-norm must be", "'data_norm' parameter"),
+        (["--data-norm", "1", "--no-clip"], "leave out --no-clip", "clip=True"),
+    ],
+)
+def test_refusals_name_the_flags_too(capsys, table, extra, flag, python):
+    code, _, err = _train(capsys, table, *extra)
+    assert code == 2 and flag in err and python not in err and err.count("\n") == 1
+
+
 def test_train_offers_no_flag_it_cannot_read(capsys):
     """A prior's weights are for the caller's own feature coordinates, not for the columns
     as train encodes them: no --prior flag (its text was passed on unread and refused)."""

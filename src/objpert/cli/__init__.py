@@ -12,6 +12,8 @@ one line as an internal error).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -90,11 +92,21 @@ def _join_negative_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def _stdout_to_devnull() -> None:
+    """Point stdout at the null device, so that Python's flush at exit finds no closed
+    pipe to complain about."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
         args = build_parser().parse_args(argv)
         return args.func(args)
+    except BrokenPipeError:  # the reader left (| head): no error, nothing more to print
+        _stdout_to_devnull()
+        return 141  # 128 + SIGPIPE, as a shell reports it
     except (CliError, ObjpertError, OSError) as err:
         print(f"objpert: error: {cli_words(one_line(str(err)))}", file=sys.stderr)
         return 2

@@ -460,6 +460,18 @@ CLI_WORDS = (
         re.compile(r"a bounded preprocessing step \(objpert\.preprocessing\)"),
         "--categories COLUMN=a,b,... with --feature-bounds by name",
     ),
+    (re.compile(r"\bpass clip=True to scale them down to data_norm"), "leave out --no-clip"),
+    (re.compile(r"\ba larger public data_norm\b"), "a larger public --data-norm"),
+    (
+        re.compile(r"\bThe '(\w+)' parameter of \w+ must be"),
+        lambda m: f"--{m[1].replace('_', '-')} must be",
+    ),
+    (re.compile(r"\buse method='tight'"), "use --calibration tight"),
+    (re.compile(r"\bn_max must be"), "--max-iter must be"),
+    (
+        re.compile(r"add them to categories or set handle_unknown='ignore' \(all-zero block\)"),
+        "add them to --categories COLUMN=a,b,...",
+    ),
 )
 
 

@@ -27,11 +27,18 @@ from objpert.cli._common import (
 from objpert.cli._output import console, emit, kv_table
 
 __all__ = [
+    "LIBRARY_ONLY",
     "add_parser",
     "check_labels_for_loss",
     "cmd_train",
     "parse_classes",
 ]
+
+
+#: Estimator parameters with no flag: Python objects (a ledger, a Dask client, a prior: a
+#: fitted model whose weights are for the features in the caller's own coordinates, not
+#: for the columns as train encodes them) and cluster settings.
+LIBRARY_ONLY = ("accountant", "client", "prior", "step_timeout")
 
 
 def parse_classes(text: str) -> list[int] | list[str]:
@@ -327,10 +334,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_estimator_args(
         p,
         _estimators(),
-        # Python objects (a ledger, a Dask client, a prior: a fitted model whose weights
-        # are for the features in the caller's own coordinates, not for the columns as
-        # train encodes them) and cluster settings: library only
-        skip=("accountant", "client", "prior", "step_timeout"),
+        skip=LIBRARY_ONLY,
         required=("epsilon", "delta"),
         readers={"classes": parse_classes},
     )
