@@ -92,3 +92,20 @@ def test_a_reader_that_leaves_early_is_no_error(capsys, monkeypatch):
     monkeypatch.setattr("objpert.cli._stdout_to_devnull", lambda: None)
     assert main(["certify", "--n", "10", "--d", "2", "--mu", "0.1", "--sigma", "1"]) == 141
     assert capsys.readouterr().err == ""
+
+
+def test_a_column_named_twice_is_refused(capsys, tmp_path):
+    """pandas renames the second "a" to "a.1": the model would train on a column nobody
+    named."""
+    data = tmp_path / "twice.csv"
+    data.write_text("a,a,c,y\n1,2,3,0\n2,3,4,1\n3,1,2,0\n")
+    _refused(capsys, ["train", "--data", str(data), "--target", "y", "--epsilon", "1",
+                      "--delta", "1e-5", "--data-norm", "10"], "['a'] twice", data)  # fmt: skip
+
+
+def test_certify_model_reads_the_target_epsilon_too(files, capsys):
+    root, _ = files
+    model = str(root / "m.json")
+    assert main(["certify", "--model", model, "--epsilon", "0.01", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"certified": false' in out and "above the target 0.01" in out

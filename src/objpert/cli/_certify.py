@@ -9,7 +9,7 @@ import argparse
 import math
 from typing import Any
 
-from objpert._validation import check_open_unit
+from objpert._validation import check_open_unit, check_positive
 from objpert.accounting._certificate import FORMS
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -95,6 +95,8 @@ def certify_model(args: argparse.Namespace) -> int:
         total = unit_certificate(total, plans, unit.rows, unit.unit)
     params = model.get_params(deep=False)
     target_eps = float(params["epsilon"])
+    if args.epsilon is not None:  # a target of the caller's, as --delta is
+        target_eps = check_positive("--epsilon", args.epsilon)
     target_delta = float(params["delta"] if args.delta is None else args.delta)
     reasons = [r for c in certs for r in c.reasons]
     if total.epsilon > target_eps:

@@ -357,8 +357,13 @@ def read_table(path: str):
 
 def _read_csv(pd, path: str):
     try:  # only an empty cell is missing: "n/a", "NA" and "null" are values (a category)
-        return pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except OSError:
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        header = pd.read_csv(path, nrows=1, header=None, keep_default_na=False).iloc[0]
+        twice = sorted({str(c) for c in header if list(header).count(c) > 1})
+        if twice:  # pandas would rename the second one (a.1) and train on it silently
+            raise CliError(f"{path} names the column(s) {twice} twice: give each column once")
+        return df
+    except (OSError, CliError):
         raise
     except pd.errors.EmptyDataError:
         raise CliError(
