@@ -149,7 +149,7 @@ def _datasets(Xs, ys, x, label, xp, label_p, rows=1):
     epsilon=check_positive,
     samples=count(2),
     grid=count(2),
-    starts=count(1),
+    starts=count(0),
     maxfev=count(1),
     tol=check_positive,
 )

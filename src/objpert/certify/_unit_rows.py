@@ -56,7 +56,7 @@ from dataclasses import replace
 from typing import Any
 
 from objpert._special import chi_radius
-from objpert._validation import check_int
+from objpert._validation import count, optional, validated
 from objpert.accounting import _pld as pld
 from objpert.accounting._group import crude_row_target, group_privacy
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -78,6 +78,7 @@ _MU_DECADES = 1.0  # the ridge is searched within this many decades of the row p
 _MU_STEPS = 18  # golden-section steps of log mu
 
 
+@validated(rows=count(1))
 def unit_plan(
     loss: str,
     *,
@@ -105,7 +106,6 @@ def unit_plan(
     the k-row theorem at each (:func:`objpert.certify._sigma_search._best_sigma`).
     UnreachableTargetError when no sigma certifies.
     """
-    rows = check_int("rows", rows, 1)
     row_eps, row_delta = crude_row_target(epsilon, delta, rows)
     start = planned_tight(  # the options checked here, the target by the caller's door
         loss, n=n, d=d, zeta=zeta, epsilon=row_eps, delta=row_delta, mu=mu,
@@ -166,6 +166,7 @@ def group_route_certificate(plan: WatkinsAroraPlan, epsilon: float | None = None
     )  # fmt: skip
 
 
+@validated(rows=optional(count(1)))
 def unit_routes(
     plan: WatkinsAroraPlan, rows: int | None = None, epsilon: float | None = None
 ) -> dict[str, float]:
@@ -173,7 +174,7 @@ def unit_routes(
     own) by both routes on the same release: ``direct`` (Theorem C.13 for k rows at the
     plan's sigma, N and inner radius) and ``group`` (the chain bound on the release's
     one-row profile, :func:`objpert.accounting.group_privacy`)."""
-    rows = plan.rows if rows is None else check_int("rows", rows, 1)
+    rows = plan.rows if rows is None else rows
     epsilon = plan.epsilon if epsilon is None else float(epsilon)
     if plan.rows not in (1, rows):
         raise ParameterError(f"a plan for {plan.rows} rows cannot be read for {rows} rows")
@@ -193,6 +194,7 @@ def unit_routes(
     return {"direct": float(direct.delta), "group": float(group)}
 
 
+@validated(rows=count(1))
 def group_route_plan(
     plan_at: Any, rows: int, epsilon: float, delta: float, steps: int = 8
 ) -> tuple[WatkinsAroraPlan, float]:
@@ -202,7 +204,6 @@ def group_route_plan(
     log delta_1 over [classical target, delta] finds in ``steps`` steps; returns the plan
     and its k-row delta. The classical target (:func:`crude_row_target`) always
     qualifies: the chain bound is at most the classical one."""
-    rows = check_int("rows", rows, 1)
     eps_1, lo = crude_row_target(epsilon, delta, rows)
 
     def k_row_delta(delta_1: float) -> tuple[WatkinsAroraPlan, float]:

@@ -30,6 +30,7 @@ from objpert.cli import _reproduce as reproduce
 from objpert.cli import _train as train
 from objpert.cli import _verify as verify
 from objpert.cli._common import CliError, Parser, cli_words, one_line
+from objpert.cli._outputs_check import refuse_unwritable
 from objpert.cli._verify import verify_payload
 from objpert.exceptions import ObjpertError
 
@@ -103,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
         args = build_parser().parse_args(argv)
+        refuse_unwritable(args)  # where it writes, before any work
         return args.func(args)
     except BrokenPipeError:  # the reader left (| head): no error, nothing more to print
         _stdout_to_devnull()

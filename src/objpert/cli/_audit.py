@@ -33,10 +33,10 @@ from objpert.cli._common import (
     MAX_DRAWS,
     MAX_SAMPLES,
     SAMPLES_COST,
-    check_output,
     count,
 )
 from objpert.cli._output import console, emit, new_table
+from objpert.cli._outputs_check import Output
 from objpert.exceptions import ParameterError
 from objpert.mechanisms import _registry as registry
 
@@ -58,8 +58,6 @@ def _check(args: argparse.Namespace) -> None:
         raise ParameterError(f"--max-rows-per-unit must be a positive integer; got {args.rows}")
     if args.seed is not None and args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer; got {args.seed}")
-    if args.plot:
-        check_output(args.plot, "--plot", plot=True)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -122,7 +120,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed everything (default: OS entropy)")
     p.add_argument("--plot", default=None, metavar="FILE.png")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func=cmd_audit, outputs=(Output("plot", plot=True),))
     return p
 
 

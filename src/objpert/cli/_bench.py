@@ -21,17 +21,15 @@ from objpert.apps._bench.runner import (
     table,
     write_results,
 )
-from objpert.cli._common import MAX_THREADS, THREADS_COST, check_output, count
+from objpert.cli._common import MAX_THREADS, THREADS_COST, count
 from objpert.cli._output import console, status, table_type
+from objpert.cli._outputs_check import Output
 
 __all__ = ["add_parser", "cmd_bench"]
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     selection = parse_selection(args.only)
-    for path, flag in ((args.json_file, "--json-file"), (args.markdown_file, "--markdown-file")):
-        if path:
-            check_output(path, flag)
     threads = resolve_threads(args.threads)
     with status("benchmarks ...") as s:
         results = run_benchmarks(
@@ -79,5 +77,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
     p.add_argument("--markdown-file", default=None, metavar="FILE", help="write it here")
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(func=cmd_bench, outputs=(Output("json_file"), Output("markdown_file")))
     return p

@@ -9,7 +9,7 @@ import argparse
 import math
 from typing import Any
 
-from objpert._validation import check_open_unit, check_positive
+from objpert._validation import check_positive
 from objpert.accounting._certificate import FORMS
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
@@ -18,6 +18,7 @@ from objpert.certify._search import MAX_ITERATIONS, min_iterations
 from objpert.certify._truncation import TRUNCATIONS
 from objpert.cli._common import (
     CERTIFY_ITERATIONS_COST,
+    DELTA,
     MAX_CERTIFY_ITERATIONS,
     MAX_SEARCH_ITERATIONS,
     SEARCH_ITERATIONS_COST,
@@ -25,13 +26,13 @@ from objpert.cli._common import (
     add_max_bytes_arg,
     add_problem_args,
     certificate_payload,
-    check_output,
     count,
     final_estimator,
     loss_params,
     read_key,
 )
 from objpert.cli._output import console, emit, kv_table
+from objpert.cli._outputs_check import Output
 
 __all__ = ["ULPS", "add_parser", "certify_model", "cmd_certify", "target_reasons"]
 
@@ -131,10 +132,6 @@ def certify_model(args: argparse.Namespace) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    if args.delta is not None:
-        check_open_unit("--delta", args.delta)
-    if getattr(args, "plot", None):
-        check_output(args.plot, "--plot", plot=True)
     if args.model is not None:
         return certify_model(args)
     missing = [f for f in ("n", "d", "mu", "sigma") if getattr(args, f) is None]
@@ -279,7 +276,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--delta",
-        type=float,
+        type=DELTA,
         default=None,
         help="the target delta: certified only if delta <= this (exact comparison); without "
         "--epsilon, the epsilon that reaches it is computed; with --model, default: the "
@@ -299,5 +296,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--plot", default=None, metavar="FILE.png", help="plot the privacy profiles here"
     )
-    p.set_defaults(func=cmd_certify)
+    p.set_defaults(func=cmd_certify, outputs=(Output("plot", plot=True),))
     return p

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 from objpert._losses import LOSSES
+from objpert._validation import check_open_unit
 from objpert.accounting._certificate import ReleaseCertificate
 from objpert.certify._plan import WatkinsAroraPlan
 from objpert.exceptions import CliError
@@ -116,12 +117,31 @@ def add_problem_args(p: argparse.ArgumentParser, mu: bool = True, required: bool
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
+def checked_number(flag: str, rule: Callable[[str, float], float]) -> Callable[[str], float]:
+    """The argparse ``type`` of the number ``flag``, checked by ``rule`` (one of
+    :mod:`objpert._validation`'s checks) while the arguments are read: a usage error."""
+
+    def read(text: str) -> float:
+        value = float(text)  # ValueError: argparse's "invalid float value: 'x'"
+        try:
+            return rule(flag, value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    read.__name__ = "float"
+    return read
+
+
+#: A target delta: a number in (0, 1).
+DELTA = checked_number("--delta", check_open_unit)
+
+
 def add_sweep_args(p: argparse.ArgumentParser) -> None:
     """The flags of a sweep over epsilon with repeated releases (demo, compare)."""
     p.add_argument(
         "--epsilons", default="0.1,0.3,1,3", help="comma-separated (default: %(default)s)"
     )
-    p.add_argument("--delta", type=float, default=1e-6, help="(default: %(default)s)")
+    p.add_argument("--delta", type=DELTA, default=1e-6, help="(default: %(default)s)")
     p.add_argument(
         "--seeds",
         type=count("--seeds", MAX_SEEDS, SEEDS_COST),
@@ -287,47 +307,6 @@ def positive_count(value: int, flag: str) -> int:
     if value < 1:
         raise CliError(f"{flag} must be a positive integer; got {value}")
     return value
-
-
-def check_output(
-    path: str, flag: str, *, inputs: Iterable[str | None] = (), plot: bool = False
-) -> None:
-    """Refuse, before any work, an output path that cannot take the file (``flag`` names
-    it): a missing or unwritable directory, a directory, something other than a regular
-    file (a device or a FIFO would be replaced or block), one of the command's ``inputs``
-    (it would be overwritten), or with ``plot`` a format matplotlib cannot write."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    out = Path(path)
-    parent = out.parent
-    if not parent.is_dir():
-        raise CliError(f"{flag} {path}: the directory {str(parent)!r} does not exist")
-    if out.is_dir():
-        raise CliError(f"{flag} {path} is a directory, not a file name")
-    if out.exists() and not out.is_file():
-        raise CliError(f"{flag} {path} is not a regular file (a device, a FIFO or a socket)")
-    for source in inputs:
-        same = source is not None and out.exists() and Path(source).exists()
-        if same and os.path.samefile(out, source):
-            raise CliError(f"{flag} {path} is an input of this command ({source})")
-    if plot:
-        from matplotlib.figure import Figure
-
-        formats = Figure().canvas.get_supported_filetypes()
-        suffix = out.suffix.lstrip(".").lower()
-        if suffix not in formats:
-            raise CliError(
-                f"{flag} {path}: give a file name ending in one of "
-                f"{', '.join('.' + f for f in sorted(formats))}"
-            )
-    try:  # the file is written as a temporary one in its directory, then renamed
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise CliError(f"{flag} {path} cannot be written ({exc.strerror or exc})") from None
 
 
 def read_table(path: str):

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from objpert._files import write_atomically
-from objpert._validation import check_open_unit
 from objpert.cli._common import (
     MAX_WORKERS,
     WORKERS_COST,
     CliError,
     add_sweep_args,
-    check_output,
     count,
     names,
     positive_count,
@@ -25,7 +23,11 @@ from objpert.cli._common import (
     thread_limit,
 )
 from objpert.cli._output import progress
+from objpert.cli._outputs_check import Output
 from objpert.mechanisms import _registry as registry
+
+#: What ``--out`` (a folder) receives.
+COMPARE_FILES = ("compare.json", "compare.md", "compare.png")
 
 __all__ = ["add_parser", "cmd_compare", "parse_methods"]
 
@@ -57,16 +59,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     datasets = names(args.datasets, "--datasets")
     eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
-    check_open_unit("--delta", args.delta)
     methods = parse_methods(args.methods)
     workers = None if args.workers is None else positive_count(args.workers, "--workers")
-    if args.out:  # a folder for compare.json, compare.md and compare.png: before the run
-        try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CliError(f"--out {args.out} cannot be a folder ({exc.strerror or exc})") from None
-        for name in ("compare.json", "compare.md", "compare.png"):
-            check_output(str(Path(args.out) / name), "--out")
     total = len(datasets) * len(eps) * seeds * len(methods)
     with progress("comparison", total, disable=args.json) as advance, thread_limit(args.threads):
         rows, meta = compare.run(
@@ -82,9 +76,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         text = quick + "\n\n" + text
     if args.out:
         out = Path(args.out)
-        write_atomically(out / "compare.json", json.dumps(payload, indent=2, default=float))
-        write_atomically(out / "compare.md", text)
-        payload["plot"] = compare.plot(rows, str(out / "compare.png"))
+        json_file, md_file, png_file = (out / name for name in COMPARE_FILES)
+        write_atomically(json_file, json.dumps(payload, indent=2, default=float))
+        write_atomically(md_file, text)
+        payload["plot"] = compare.plot(rows, str(png_file))
     if args.json:
         print(json.dumps(payload, indent=2, default=float))
     else:
@@ -126,5 +121,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default=None, metavar="DIR", help="write table, JSON and PNG here")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=cmd_compare, outputs=(Output("out", files=COMPARE_FILES),))
     return p

@@ -7,11 +7,9 @@ import json
 import warnings
 from typing import Any
 
-from objpert._validation import check_open_unit
 from objpert.cli._common import (
     CliError,
     add_sweep_args,
-    check_output,
     names,
     positive_count,
     sweep_epsilons,
@@ -19,6 +17,7 @@ from objpert.cli._common import (
     warn_lines,
 )
 from objpert.cli._output import console, new_table, progress
+from objpert.cli._outputs_check import Output
 
 __all__ = ["add_parser", "cmd_demo"]
 
@@ -43,11 +42,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     datasets = names(args.datasets, "--datasets")
     eps = sweep_epsilons(args.epsilons)
     seeds = positive_count(args.seeds, "--seeds")
-    check_open_unit("--delta", args.delta)
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer; got {args.seed}")
-    if args.plot:
-        check_output(args.plot, "--plot", plot=True)
     total = len(datasets) * len(eps) * seeds
     with (
         warnings.catch_warnings(record=True) as caught,
@@ -117,5 +113,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
-    p.set_defaults(func=cmd_demo)
+    p.set_defaults(func=cmd_demo, outputs=(Output("plot", plot=True),))
     return p

@@ -11,7 +11,6 @@ from objpert._files import write_atomically
 from objpert.cli._common import (
     CliError,
     add_max_bytes_arg,
-    check_output,
     one_line,
     read_key,
     read_model,
@@ -20,6 +19,7 @@ from objpert.cli._common import (
     warn,
 )
 from objpert.cli._output import console, kv_table
+from objpert.cli._outputs_check import Output
 
 __all__ = ["add_parser", "cmd_predict", "load_model"]
 
@@ -79,8 +79,6 @@ def _labels_for(model: Any, y: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    if args.out:
-        check_output(args.out, "--out", inputs=(args.model, args.data, args.key_file))
     later: list[str] = []
     model = load_model(args.model, read_key(args.key_file), later, args.max_bytes)
     df = read_table(args.data)
@@ -156,5 +154,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--key-file", default=None, metavar="FILE", help="verify the model's signature")
     add_max_bytes_arg(p)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_predict)
+    p.set_defaults(func=cmd_predict, outputs=(Output("out", ("model", "data", "key_file")),))
     return p

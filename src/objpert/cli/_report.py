@@ -12,10 +12,10 @@ from objpert.cli._common import (
     KEY_ENV,
     CliError,
     add_max_bytes_arg,
-    check_output,
     read_key,
     read_model,
 )
+from objpert.cli._outputs_check import Output
 
 __all__ = ["add_parser", "cmd_report"]
 
@@ -32,8 +32,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     from objpert.apps._privacy_report import build_ledger_report, build_report, render
 
     fmt = _format(args)
-    if args.out is not None:
-        check_output(args.out, "--out", inputs=(args.model, args.key_file))
     import datetime
 
     loaded = read_model(args.model, read_key(args.key_file), args.max_bytes, ledgers=True)
@@ -93,5 +91,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     key_help = f"verify the model's signature with the key in FILE (default: ${KEY_ENV})"
     p.add_argument("--key-file", default=None, metavar="FILE", help=key_help)
     add_max_bytes_arg(p)
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, outputs=(Output("out", ("model", "key_file")),))
     return p

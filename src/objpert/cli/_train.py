@@ -14,7 +14,6 @@ from objpert.cli._common import (
     KEY_ENV,
     CliError,
     budget_warnings,
-    check_output,
     missing_values,
     one_line,
     read_key,
@@ -25,6 +24,7 @@ from objpert.cli._common import (
     warn_lines,
 )
 from objpert.cli._output import console, emit, kv_table
+from objpert.cli._outputs_check import Output
 
 __all__ = [
     "LIBRARY_ONLY",
@@ -209,8 +209,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     from objpert.persistence import save
 
     key = read_key(args.key_file)
-    if args.out:
-        check_output(args.out, "--out", inputs=(args.data, args.key_file))
     cls = _estimators()[args.loss]
     kwargs = estimator_kwargs(args, cls, args.loss)
     check_positive("--epsilon", kwargs["epsilon"])
@@ -376,5 +374,5 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "K the model is certified for one person of up to K rows (docs/privacy-unit.md)",
     )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.set_defaults(func=cmd_train)
+    p.set_defaults(func=cmd_train, outputs=(Output("out", ("data", "key_file")),))
     return p

@@ -25,13 +25,11 @@ Plans are pure functions of public constants, so they are cached
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import numbers
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -69,7 +67,7 @@ from objpert.estimators._prior import (
     match_prior,
     prior_weights,
 )
-from objpert.estimators._selection import SelectionGuard, once_per_cause
+from objpert.estimators._selection import SelectionGuard
 from objpert.estimators._time_budget import check_time_budget, time_budget
 from objpert.estimators._unit import (
     bound_contributions,
@@ -276,21 +274,6 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
             prior=check_public_prior(params.get("prior")),
             rows_per_unit=check_unit_settings(self.max_rows_per_unit, self.calibration) or 1,
         )  # fmt: skip
-
-    @contextlib.contextmanager
-    def _fitting(self) -> Iterator[None]:
-        """The body of ``fit``: each warning once per cause inside a model selection
-        (:func:`.selection.once_per_cause`), and on any error the estimator as it was
-        (scikit-learn's checks set ``n_features_in_`` before the labels are read: a failed
-        refit leaves the previous model whole, never a mixture)."""
-        before = dict(self.__dict__)
-        with once_per_cause(self):
-            try:
-                yield
-            except BaseException:
-                self.__dict__.clear()
-                self.__dict__.update(before)
-                raise
 
     def _fit_settings(self) -> FitSettings:
         """The public settings of this fit: the parameters and, when neither ``data_norm``

@@ -29,6 +29,7 @@ from objpert.estimators._multinomial import (
     use_multinomial,
 )
 from objpert.estimators._planning import DEFAULT_MAX_ITER
+from objpert.estimators._selection import fitting
 from objpert.estimators._unit import fit_multinomial_per_unit
 from objpert.exceptions import DataError, ParameterError
 
@@ -305,7 +306,7 @@ default=None
         certifies the target. Dask arrays or DataFrames (or any X with ``client`` set) are
         fitted on the cluster; see docs/dask.md.
         """
-        with self._fitting():
+        with fitting(self):
             p = self._fit_settings()
             declared = p.classes
             if declared is not None:  # the releases are known before the data are read

@@ -17,6 +17,7 @@ from objpert.estimators._base import (
 )
 from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._planning import DEFAULT_MAX_ITER
+from objpert.estimators._selection import fitting
 from objpert.exceptions import DataError, ParameterError
 from objpert.preprocessing._parameters import POSITIVE
 
@@ -131,7 +132,7 @@ class PrivateRobustRegression(RegressorMixin, PrivateGLM):
     def fit(self, X, y, privacy_unit=None):
         """Release the model for (X, y) (real targets). ``privacy_unit``, errors and Dask
         input as in :meth:`PrivateLogisticRegression.fit`."""
-        with self._fitting():
+        with fitting(self):
             p = self._fit_settings()
             self._check_budget(X, p, 1)  # before the data are read
             if self._on_cluster(X, y):

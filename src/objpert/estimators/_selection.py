@@ -45,7 +45,7 @@ from sklearn.base import _clone_parametrized
 
 from objpert.exceptions import PrivacyError, PrivacyLeakWarning
 
-__all__ = ["SelectionGuard", "SelectionUse", "find_selection", "once_per_cause"]
+__all__ = ["SelectionGuard", "SelectionUse", "find_selection", "fitting", "once_per_cause"]
 
 #: scikit-learn's public cross-validation helpers (cross_val_score calls cross_validate).
 HELPERS = (
@@ -121,6 +121,22 @@ def once_per_cause(model: Any) -> Iterator[None]:
         for w in caught:  # after the context: the caller's filters and display
             if causes.first(w):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextmanager
+def fitting(model: Any) -> Iterator[None]:
+    """The body of an estimator's ``fit``: each warning once per cause inside a model
+    selection (:func:`once_per_cause`), and on any error the estimator as it was
+    (scikit-learn's checks set ``n_features_in_`` before the labels are read: a failed
+    refit leaves the previous model whole, never a mixture)."""
+    before = dict(model.__dict__)
+    with once_per_cause(model):
+        try:
+            yield
+        except BaseException:
+            model.__dict__.clear()
+            model.__dict__.update(before)
+            raise
 
 
 @dataclass(frozen=True)

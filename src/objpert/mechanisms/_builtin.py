@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from objpert._losses import get_loss
-from objpert._validation import check_int
+from objpert._validation import count, validated
 from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.certify._calibration import planned_corollary_413 as corollary_413
 from objpert.certify._calibration import planned_tight as tight
@@ -42,6 +42,7 @@ __all__ = ["CALIBRATIONS", "DEFAULT_COMPARATOR_NORM", "DEFAULT_MAX_ITER"]
 DEFAULT_MAX_ITER = 5000
 
 
+@validated(rows_per_unit=count(1))  # a whole number: never rounded down
 def _wa_plan(
     *,
     loss: str,
@@ -72,7 +73,6 @@ def _wa_plan(
     unit of up to k rows (:func:`objpert.certify._unit_rows.unit_plan`; tight only).
     """
     common = dict(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta)
-    rows_per_unit = check_int("rows_per_unit", rows_per_unit, 1)  # never rounded down
     if rows_per_unit != 1:
         if calibration != "tight":
             raise ParameterError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from objpert._validation import check_int
+from objpert._validation import count, validated
 from objpert.accounting._certificate import Certificate
 from objpert.accounting._composition import budget_text, parallel
 
@@ -107,9 +107,9 @@ def split_certificate(
     )
 
 
+@validated(n=count(0), parts=count(1))
 def split_sizes(n: int, parts: int) -> tuple[int, ...]:
     """Sizes of ``parts`` near-equal parts of n rows (a function of public n only; parts
     of 0 rows when parts > n, for the caller to refuse)."""
-    n, parts = check_int("n", n, 0), check_int("parts", parts, 1)
     base, extra = divmod(n, parts)
     return tuple(base + (1 if i < extra else 0) for i in range(parts))

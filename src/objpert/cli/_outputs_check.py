@@ -1,0 +1,87 @@
+"""Where a subcommand writes, checked before it does any work: each subcommand declares
+its output flags (:class:`Output`, in its parser's ``outputs`` default) and
+:func:`refuse_unwritable` checks them all once the arguments are read."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from objpert.exceptions import CliError
+
+__all__ = ["Output", "check_output", "refuse_unwritable"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output flag of a subcommand: the argument ``dest`` (flag ``--dest``), the
+    ``inputs`` (dests of input files it must not be), ``plot`` (a matplotlib format), and
+    ``files``: for a folder flag, the files written into it."""
+
+    dest: str
+    inputs: tuple[str, ...] = ()
+    plot: bool = False
+    files: tuple[str, ...] = ()
+
+
+def refuse_unwritable(args: argparse.Namespace) -> None:
+    """Every output of the subcommand checked (:func:`check_output`); a folder flag is
+    created first."""
+    for out in getattr(args, "outputs", ()):
+        path = getattr(args, out.dest, None)
+        if not path:
+            continue
+        flag = "--" + out.dest.replace("_", "-")
+        targets = [path]
+        if out.files:
+            try:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CliError(
+                    f"{flag} {path} cannot be a folder ({exc.strerror or exc})"
+                ) from None
+            targets = [str(Path(path) / name) for name in out.files]
+        sources = [getattr(args, i, None) for i in out.inputs]
+        for target in targets:
+            check_output(target, flag, inputs=sources, plot=out.plot)
+
+
+def check_output(
+    path: str, flag: str, *, inputs: Iterable[str | None] = (), plot: bool = False
+) -> None:
+    """Refuse, before any work, an output path that cannot take the file (``flag`` names
+    it): a missing or unwritable directory, a directory, something other than a regular
+    file (a device or a FIFO would be replaced or block), one of the command's ``inputs``
+    (it would be overwritten), or with ``plot`` a format matplotlib cannot write."""
+    out = Path(path)
+    parent = out.parent
+    if not parent.is_dir():
+        raise CliError(f"{flag} {path}: the directory {str(parent)!r} does not exist")
+    if out.is_dir():
+        raise CliError(f"{flag} {path} is a directory, not a file name")
+    if out.exists() and not out.is_file():
+        raise CliError(f"{flag} {path} is not a regular file (a device, a FIFO or a socket)")
+    for source in inputs:
+        same = source is not None and out.exists() and Path(source).exists()
+        if same and os.path.samefile(out, source):
+            raise CliError(f"{flag} {path} is an input of this command ({source})")
+    if plot:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        suffix = out.suffix.lstrip(".").lower()
+        if suffix not in formats:
+            raise CliError(
+                f"{flag} {path}: give a file name ending in one of "
+                f"{', '.join('.' + f for f in sorted(formats))}"
+            )
+    try:  # the file is written as a temporary one in its directory, then renamed
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise CliError(f"{flag} {path} cannot be written ({exc.strerror or exc})") from None
