@@ -97,7 +97,9 @@ def _stdout_to_devnull() -> None:
     """Point stdout at the null device, so that Python's flush at exit finds no closed
     pipe to complain about."""
     with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,13 +28,7 @@ from objpert.audit._tables import (
     plot_audit,
     run_audit,
 )
-from objpert.cli._common import (
-    DRAWS_COST,
-    MAX_DRAWS,
-    MAX_SAMPLES,
-    SAMPLES_COST,
-    count,
-)
+from objpert.cli._common import DRAWS_COST, MAX_DRAWS, MAX_SAMPLES, SAMPLES_COST, count
 from objpert.cli._output import console, emit, new_table
 from objpert.cli._outputs_check import Output
 from objpert.exceptions import ParameterError

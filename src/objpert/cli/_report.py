@@ -8,13 +8,7 @@ import sys
 from typing import Any
 
 from objpert._files import write_atomically
-from objpert.cli._common import (
-    KEY_ENV,
-    CliError,
-    add_max_bytes_arg,
-    read_key,
-    read_model,
-)
+from objpert.cli._common import KEY_ENV, CliError, add_max_bytes_arg, read_key, read_model
 from objpert.cli._outputs_check import Output
 
 __all__ = ["add_parser", "cmd_report"]

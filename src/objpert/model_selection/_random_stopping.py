@@ -236,7 +236,9 @@ def random_stopping_certificate(
         raise ParameterError(f"candidate_epsilon must be finite; got {candidate_epsilon!r}")
     d = candidate_delta
     if d >= 1.0:
-        raise ParameterError("candidate_delta must be < 1 (runs at delta 1 promise nothing); got 1")
+        raise ParameterError(
+            f"candidate_delta must be < 1 (runs at delta 1 promise nothing); got {d!r}"
+        )
     m = _check_runs_mean(runs_mean)
     factor = epsilon_factor(law)
     if pure and d > 0.0:
