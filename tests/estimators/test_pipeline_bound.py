@@ -200,3 +200,35 @@ def test_public_steps_are_not_flagged(frame):
     pipe = _fit_quietly(make_pipeline(FunctionTransformer(np.log1p), bounds, _model()), X, y)
     assert pipe[-1].certificate_.not_public == ()
     assert pipeline_certificate(pipe).not_public == ()
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_a_private_search_as_the_last_step_sees_the_steps_before_it(frame, method):
+    """A private search ending a pipeline fits its candidates inside it: a step fitted on
+    the rows before the search is flagged on the search's certificate, and a bounded step's
+    public bound reaches the candidates."""
+    from objpert.model_selection import PrivateGridSearch
+
+    df, y = frame
+    X = df[["tenure", "charges"]].to_numpy(float)
+    search = PrivateGridSearch(
+        estimator=_model(), param_grid={"comparator_norm": [1.0, 3.0]}, method=method,
+        random_state=0,
+    )  # fmt: skip
+    bounded = BoundedScaler(bounds=[(-5, 5)] * 2)
+    with pytest.warns(PrivacyLeakWarning, match="StandardScaler"):
+        pipe = make_pipeline(StandardScaler(), bounded, search).fit(X, y)
+    item = f"{FITTED}: StandardScaler"
+    assert item in pipe[-1].certificate_.not_public
+    assert item in pipeline_certificate(pipe).not_public
+    assert pipe[-1].best_estimator_.pipeline_data_norm_ == pytest.approx(row_norm_bound(bounded))
+
+
+def test_a_grid_search_as_the_last_step_sees_a_fitted_step_before_it(frame):
+    """scikit-learn's GridSearchCV ending a pipeline fits its clones inside it too."""
+    df, y = frame
+    X = df[["tenure", "charges"]].to_numpy(float)
+    search = GridSearchCV(_model(data_norm=3.0), {"comparator_norm": [1.0]}, cv=2)
+    with pytest.warns(PrivacyLeakWarning, match="StandardScaler"):
+        pipe = make_pipeline(StandardScaler(), search).fit(X, y)
+    assert f"{FITTED}: StandardScaler" in pipe[-1].best_estimator_.certificate_.not_public

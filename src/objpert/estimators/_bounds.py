@@ -93,19 +93,26 @@ def _warn_data_norm(norm: float) -> None:
 def _steps_before(estimator: Any) -> list[list[Any]]:
     """The steps before ``estimator`` in each ``Pipeline`` that is fitting it (found on
     the call stack; inner pipeline first, then each pipeline that holds it as its last
-    step), "passthrough" and None left out; [] outside a fitting pipeline."""
+    step), "passthrough" and None left out; [] outside a fitting pipeline. A pipeline's
+    last step may be a meta-estimator fitting it (a private search, a ``GridSearchCV``):
+    every estimator on the stack between the two is taken as fitting it."""
+    from sklearn.base import BaseEstimator
     from sklearn.pipeline import Pipeline
 
-    levels, target, frame = [], estimator, sys._getframe(2)
+    levels, fitting, frame = [], {id(estimator)}, sys._getframe(2)
     while frame is not None:
-        if frame.f_globals.get("__name__") == "sklearn.pipeline":
-            pipe = frame.f_locals.get("self")
-            if isinstance(pipe, Pipeline) and pipe.steps and pipe.steps[-1][1] is target:
-                levels.append([
-                    step for _, step in pipe.steps[:-1]
-                    if step is not None and not (isinstance(step, str) and step == "passthrough")
-                ])  # fmt: skip
-                target = pipe  # its input is the outer pipeline's: look further out
+        me = frame.f_locals.get("self")
+        if (
+            isinstance(me, Pipeline) and me.steps and id(me.steps[-1][1]) in fitting
+            and frame.f_globals.get("__name__") == "sklearn.pipeline"
+        ):  # fmt: skip
+            levels.append([
+                step for _, step in me.steps[:-1]
+                if step is not None and not (isinstance(step, str) and step == "passthrough")
+            ])  # fmt: skip
+            fitting = {id(me)}  # its input is the outer pipeline's: look further out
+        elif isinstance(me, BaseEstimator):
+            fitting.add(id(me))
         frame = frame.f_back
     return levels
 
