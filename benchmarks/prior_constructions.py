@@ -1,5 +1,5 @@
-"""Two constructions with a public prior that spend no privacy budget, against the prior
-alone and the private fit alone: can either keep the fit at least as accurate as both?
+"""Constructions with a public prior that spend no privacy budget, against the prior alone
+and the private fit alone: can any keep the fit at least as accurate as both?
 
 Usage: python benchmarks/prior_constructions.py [--releases R] [--tables NAME ...]
        [--epsilons E ...] [--json benchmarks/prior_constructions.json]
@@ -24,7 +24,19 @@ epsilon (delta = 1e-6, declared classes, the table's public data_norm), R releas
   s in the mechanism's coordinates (s = 1.5 and 3). A positive multiple of the prior
   classifies as the prior does; its norm sets how hard the ridge pulls towards it;
 - ``centre s, default W``: the same centre at the default comparator norm of a fit with
-  a prior, W = min(3, epsilon) (so its plan and certificate are ``prior``'s).
+  a prior, W = min(3, epsilon) (so its plan and certificate are ``prior``'s);
+- ``shrink private``: ``private``'s release moved towards the prior by the same shrinkage,
+  at ``private``'s own plan. Post-processing of ``private``: its certificate;
+- ``Fisher``: the precision-weighted mean of the prior and ``private``'s release, each
+  weighted by the inverse of a covariance estimated from public quantities alone. H is
+  the Hessian of the mean logistic loss at the prior over the public rows (in the
+  mechanism's coordinates, plus 1e-3 tr H / d I). The prior's covariance is
+  (n_pub H)^{-1} (a maximum-likelihood fit on n_pub rows); the release's is
+  A (H / n + sigma^2 I) A with A = (H + mu I)^{-1} (the sampling error and the noise of
+  the ridge's minimiser, linearised at it). Post-processing of ``private`` with public
+  data (the public rows and the prior): its certificate;
+- ``Fisher, debiased``: the same after undoing the ridge's pull towards 0, linearised:
+  the release mapped by (H + mu I) H^{-1}, with covariance H^{-1} / n + sigma^2 H^{-2}.
 
 Each cell reports the prior alone's accuracy, each method's mean and, for the
 constructions, their paired difference from ``private`` and their difference from the
@@ -40,13 +52,18 @@ import time
 
 import numpy as np
 from prior_choice import binary_benchmark, markdown_row
-from prior_suite import _accuracy, differences, public_split
+from prior_suite import _accuracy, differences, public_parts
 from public_prior import _releases, _summary, prepared_with_prior
+
+from objpert._data import prepare
 
 CENTRE_NORMS = (1.5, 3.0)
 CENTRE_WS = (("", 3.0), (", default W", "auto"))  # (label, comparator norm)
 CENTRES = tuple((f"centre {s:g}{label}", s, w) for label, w in CENTRE_WS for s in CENTRE_NORMS)
-METHODS = ("prior", "shrink", *(label for label, _, _ in CENTRES))
+FISHERS = (("Fisher", False), ("Fisher, debiased", True))
+METHODS = ("prior", "shrink", *(label for label, _, _ in CENTRES), "shrink private",
+           *(label for label, _ in FISHERS))  # fmt: skip
+JITTER = 1e-3  # the public Hessian's ridge, a share of its mean eigenvalue
 
 
 def _shrunk(coef, intercept, c, w_pub, plan):
@@ -63,12 +80,43 @@ def _shrunk(coef, intercept, c, w_pub, plan):
     return S[:, :-1], S[:, -1] * c, factor
 
 
+def _public_hessian(X_pub, y_pub, norm, w_pub, c):
+    """The Hessian of the mean logistic loss at w_pub over the public rows, in the
+    mechanism's coordinates, plus JITTER tr H / d I."""
+    public = prepare(X_pub, np.where(y_pub == 1, 1.0, -1.0), labels="real", data_norm=norm)
+    if public.intercept_scaling != c:
+        raise AssertionError("the public rows' intercept column differs from the private")
+    X = public.X
+    p = 1.0 / (1.0 + np.exp(-(X @ w_pub)))
+    H = (X * (p * (1.0 - p))[:, None]).T @ X / len(y_pub)
+    return H + JITTER * np.trace(H) / len(w_pub) * np.eye(len(w_pub))
+
+
+def _fisher(W, w_pub, H, n_pub, n, plan, debiased):
+    """``Fisher`` (or ``Fisher, debiased``): each release (row of W, the mechanism's
+    coordinates) and the prior, weighted by their public inverse covariances."""
+    eye = np.eye(len(w_pub))
+    mu, sigma = plan.constants.mu, plan.sigma
+    if debiased:
+        inverse = np.linalg.inv(H)
+        W = W @ ((H + mu * eye) @ inverse).T
+        covariance = inverse / n + sigma**2 * inverse @ inverse
+    else:
+        A = np.linalg.inv(H + mu * eye)
+        covariance = A @ (H / n) @ A + sigma**2 * A @ A
+    P_release, P_prior = np.linalg.inv(covariance), n_pub * H
+    return np.linalg.solve(P_prior + P_release, (P_prior @ w_pub)[:, None] + P_release @ W.T).T
+
+
 def run_table(name, epsilons, releases):
-    X_priv, y_priv, Xte, yte, classes, norm, prior, prior_acc, info = public_split(name)
+    X_priv, y_priv, X_pub, y_pub, Xte, yte, classes, norm, prior, prior_acc, info = public_parts(
+        name
+    )
     if len(classes) != 2:
         raise SystemExit(f"{name} has {len(classes)} classes; this suite is binary")
     prepared, w_pub = prepared_with_prior(X_priv, y_priv, norm, prior)
     c = prepared.intercept_scaling
+    H = _public_hessian(X_pub, y_pub, norm, w_pub, c)
     size = float(np.linalg.norm(w_pub))
     rows = []
     for eps in epsilons:
@@ -80,8 +128,15 @@ def run_table(name, epsilons, releases):
         def accuracies(coef, intercept):
             return [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
 
-        coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, None, "auto", releases)
+        coef, intercept, plan = _releases(X_priv, y_priv, norm, eps, None, "auto", releases)
         m["private"] = _summary(accuracies(coef, intercept))
+        shrunk_coef, shrunk_intercept, factor = _shrunk(coef, intercept, c, w_pub, plan)
+        m["shrink private"] = {**_summary(accuracies(shrunk_coef, shrunk_intercept)),
+                               "factors": factor.tolist()}  # fmt: skip
+        W = np.column_stack([coef, intercept / c])
+        for label, debiased in FISHERS:
+            S = _fisher(W, w_pub, H, len(y_pub), len(y_priv), plan, debiased)
+            m[label] = _summary(accuracies(S[:, :-1], S[:, -1] * c))
         coef, intercept, plan = _releases(X_priv, y_priv, norm, eps, prior, "auto", releases)
         m["prior"] = _summary(accuracies(coef, intercept))
         coef, intercept, factor = _shrunk(coef, intercept, c, w_pub, plan)

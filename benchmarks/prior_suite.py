@@ -103,11 +103,9 @@ def _public_prior(X_pub, y_pub, classes):
     return OneVsRestClassifier(LogisticRegression(C=1.0, max_iter=5000)).fit(X_pub, y_pub)
 
 
-def public_split(name):
-    """A suite table split into its private training rows, its test rows and a public 5%
-    of the training rows (at least two of each class), with the public prior fitted on
-    those: (X_priv, y_priv, X_test, y_test, classes, data_norm, prior, prior's test
-    accuracy, the table's row of facts)."""
+def public_parts(name):
+    """public_split's parts with the public rows themselves: (X_priv, y_priv, X_pub,
+    y_pub, X_test, y_test, classes, data_norm, prior, prior's test accuracy, facts)."""
     Xtr, Xte, ytr, yte, classes, norm, n_source = load_table(name)
     public_rows = max(math.ceil(PUBLIC_FRACTION * len(ytr)), 2 * len(classes))
     X_priv, X_pub, y_priv, y_pub = train_test_split(
@@ -122,7 +120,17 @@ def public_split(name):
     info = {"table": name, "n_source": n_source, "n_public": len(y_pub),
             "n_private": len(y_priv), "n_test": len(yte), "d": int(Xtr.shape[1]),
             "prior_norm": float(np.linalg.norm(np.append(*prior)))}  # fmt: skip
-    return X_priv, y_priv, Xte, yte, classes, norm, prior, float(public.score(Xte, yte)), info
+    accuracy = float(public.score(Xte, yte))
+    return X_priv, y_priv, X_pub, y_pub, Xte, yte, classes, norm, prior, accuracy, info
+
+
+def public_split(name):
+    """A suite table split into its private training rows, its test rows and a public 5%
+    of the training rows (at least two of each class), with the public prior fitted on
+    those: (X_priv, y_priv, X_test, y_test, classes, data_norm, prior, prior's test
+    accuracy, the table's row of facts)."""
+    X_priv, y_priv, _, _, *rest = public_parts(name)
+    return (X_priv, y_priv, *rest)
 
 
 def run_table(name, epsilons, releases, prior_norms, max_iter=DEFAULT_MAX_ITER, multi_class="auto"):
