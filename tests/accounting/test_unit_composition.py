@@ -93,13 +93,18 @@ def test_the_pipeline_certificate_composes_one_unit_and_refuses_a_row_level_step
     cert = pipeline_certificate(pipe, composition="pld", delta=1e-5)
     assert all(x.rows == K for step in cert.steps for x in step.losses)
     assert cert.epsilon <= 2.0 * (1 + 1e-2)  # the release's own losses at its delta
-    # a private step certified per row does not compose with the person-level model
-    mixed = Pipeline([("bounds", PrivateFeatureBounds(epsilon=0.5, ranges=[(-1.0, 1.0)] * 3,
-                                                      random_state=0)),
-                      ("clf", model(max_rows_per_unit=K))])  # fmt: skip
+    # a private step certified per row does not compose with the person-level model: the
+    # fit refuses it, and so does the composition of the two fitted apart
+    bounds = PrivateFeatureBounds(epsilon=0.5, ranges=[(-1.0, 1.0)] * 3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mixed.fit(X, y, clf__privacy_unit=ids)
+        with pytest.raises(ParameterError, match="different privacy units"):
+            Pipeline([("bounds", bounds), ("clf", model(max_rows_per_unit=K))]).fit(
+                X, y, clf__privacy_unit=ids
+            )
+        bounds.fit(X)
+        clf = model(max_rows_per_unit=K).fit(bounds.transform(X), y, privacy_unit=ids)
+    mixed = Pipeline([("bounds", bounds), ("clf", clf)])
     for composition, delta in (("basic", None), ("pld", 1e-5)):
         with pytest.raises(ParameterError, match="different privacy units"):
             pipeline_certificate(mixed, composition=composition, delta=delta)

@@ -10,7 +10,7 @@ from objpert.accounting._accountant import AccountedCertificate, Step, _merged, 
 from objpert.accounting._composition import ComposedCertificate, compose, same_unit
 from objpert.exceptions import ParameterError
 
-__all__ = ["COMPOSITIONS", "pipeline_certificate", "released_certificates"]
+__all__ = ["COMPOSITIONS", "file_certificate", "pipeline_certificate", "released_certificates"]
 
 #: How :func:`pipeline_certificate` composes the releases.
 COMPOSITIONS = ("basic", "pld")
@@ -81,3 +81,14 @@ def pipeline_certificate(
     total = pldlib.compose([x for s in steps for x in s.losses], discretization)
     epsilon = pldlib.epsilon_for_delta(total, delta)
     return AccountedCertificate("pld", epsilon, delta, steps, discretization)
+
+
+def file_certificate(model: Any) -> Any | None:
+    """The guarantee of everything a loaded pipeline file released when a step before its
+    model released privately too (:func:`pipeline_certificate`, basic composition; a
+    ``ParameterError`` for releases of different privacy units); None for an estimator's
+    file or a pipeline whose model is its only release."""
+    steps = getattr(model, "steps", None)
+    if not steps or not any(released_certificates(s) for _, s in steps[:-1]):
+        return None
+    return pipeline_certificate(model)

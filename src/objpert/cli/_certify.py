@@ -33,6 +33,7 @@ from objpert.cli._common import (
 )
 from objpert.cli._output import console, emit, kv_table
 from objpert.cli._outputs_check import Output
+from objpert.cli._verify import with_pipeline
 
 __all__ = ["ULPS", "add_parser", "certify_model", "cmd_certify", "target_reasons"]
 
@@ -74,9 +75,8 @@ def certify_model(args: argparse.Namespace) -> int:
     from objpert.cli._predict import load_model
     from objpert.estimators._unit import unit_certificate
 
-    model = final_estimator(
-        load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
-    )
+    loaded = load_model(args.model, read_key(args.key_file), max_bytes=args.max_bytes)
+    model = final_estimator(loaded)
     plans = model.plan_ if isinstance(model.plan_, list) else [model.plan_]
     certs = [  # a peer plan's certificate is recomputed from its public fields
         plan.recertify() if plan.mechanism in ("multinomial", "amp") else rederive_plan(plan)
@@ -126,6 +126,7 @@ def certify_model(args: argparse.Namespace) -> int:
         payload["epsilon"], payload["delta"] = search.epsilon, search.delta
         payload["composition"] = search.method
         payload["certified"] = payload["certified"] and bool(search.certified)
+    payload = with_pipeline(payload, loaded)
     emit(args, payload, [kv_table(f"Certificate of {args.model} (re-derived)", payload)])
     _print_reasons(args, reasons)
     return 0

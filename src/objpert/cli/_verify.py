@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from objpert.accounting._pipeline import file_certificate
 from objpert.cli._common import KEY_ENV, add_max_bytes_arg, final_estimator, read_key, read_model
 from objpert.cli._output import console, fmt, kv_table, new_table
 
@@ -23,6 +24,25 @@ _COMPOSITION_NAMES = {
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010, Theorem III.3)",
     "pld": "the composition of the releases' privacy-loss distributions (objpert.accounting)",
 }
+
+
+def with_pipeline(payload: dict[str, Any], model: Any) -> dict[str, Any]:
+    """``payload`` headed by the guarantee of everything a pipeline file released when a
+    step before its model released privately too (private bounds; basic composition), the
+    model's own kept as ``release_epsilon`` and ``release_delta``."""
+    total = file_certificate(model)
+    if total is None:
+        return payload
+    return {
+        **payload,
+        "release_epsilon": payload["epsilon"],
+        "release_delta": payload["delta"],
+        "epsilon": total.epsilon,
+        "delta": total.delta,
+        "composition": "basic",
+        "certified": bool(payload["certified"]) and bool(total.certified),
+        "not_public": list(total.not_public),
+    }
 
 
 def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
@@ -75,7 +95,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
         }
         for i, p in enumerate(plans)
     ]
-    return {
+    payload = {
         "model": path,
         "estimator": type(model).__name__,
         "format_version": loaded.version,
@@ -92,6 +112,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
         "not_public": list(getattr(cert, "not_public", ())),
         "seeded": seeded,
     }
+    return with_pipeline(payload, loaded.model)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -48,6 +48,7 @@ __all__ = [
     "DATA_NORM",
     "FitStatistics",
     "bound_features",
+    "check_pipeline_units",
     "clip_for_prediction",
     "finish_fit",
     "fit_statistics",
@@ -156,6 +157,24 @@ def _fitted_on_rows(step: Any) -> list[str]:
     if tags is not None and not tags().requires_fit:
         return []
     return [type(step).__name__]
+
+
+def check_pipeline_units(estimator: Any, rows_per_unit: int) -> None:
+    """Refuse (ParameterError, before any noise is drawn) a fit whose pipeline released
+    privately before it (private bounds) for another privacy unit: releases certified for
+    different units do not compose (:func:`objpert.accounting._composition.same_unit`)."""
+    from objpert.accounting._pipeline import released_certificates
+
+    for level in _steps_before(estimator):
+        for step in level:
+            units = {c.rows_per_unit for c in released_certificates(step)} - {rows_per_unit}
+            if units:
+                raise ParameterError(
+                    f"the pipeline step {type(step).__name__} released privately for "
+                    f"{min(units)} row(s) per unit and {type(estimator).__name__} for up "
+                    f"to {rows_per_unit}: releases for different privacy units do not "
+                    "compose; declare the bounds publicly (BoundedScaler) instead"
+                )
 
 
 def pipeline_fitted_steps(estimator: Any) -> tuple[str, ...]:

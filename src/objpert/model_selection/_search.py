@@ -233,6 +233,16 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             raise ParameterError(
                 "estimator must be a private estimator of objpert or a Pipeline ending in one"
             )
+        private = _private_steps(self.estimator)
+        if private:
+            raise ParameterError(
+                f"the pipeline's step(s) {', '.join(private)} release privately on their "
+                "own, and the search's certificate covers the candidates' models only "
+                "(random stopping would release them again in every run, a split search "
+                "once per part): release them once before the search (PrivateFeatureBounds"
+                "(...).fit(X).bounds_ as a BoundedScaler's bounds, both charged to one "
+                "accountant) and search a pipeline of public steps"
+            )
         models = [clone(self.estimator).set_params(**params) for params in grid]
         for model in models:  # every candidate's public settings, before any data
             _final(model)._public_constants()
@@ -442,6 +452,29 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return self._best().score(X, y, sample_weight=sample_weight)
+
+
+def _private_steps(estimator: Any) -> list[str]:
+    """The names of the private releases of objpert's (any step with an ``epsilon``)
+    among the steps before a pipeline's last, containers searched part by part."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    def releases(step: Any) -> list[str]:
+        if isinstance(step, Pipeline):
+            return [n for _, s in step.steps for n in releases(s)]
+        if isinstance(step, ColumnTransformer):
+            return [n for _, t, _ in step.transformers for n in releases(t)] + releases(
+                step.remainder
+            )
+        if isinstance(step, FeatureUnion):
+            return [n for _, t in step.transformer_list for n in releases(t)]
+        private = type(step).__module__.startswith("objpert.") and hasattr(step, "epsilon")
+        return [type(step).__name__] if private else []
+
+    if not isinstance(estimator, Pipeline):
+        return []
+    return list(dict.fromkeys(n for _, s in estimator.steps[:-1] for n in releases(s)))
 
 
 def _release_bytes(model: Any) -> bytes:

@@ -17,6 +17,7 @@ import numpy as np
 
 from objpert.accounting import _pld as pld
 from objpert.accounting._composition import basic_profile
+from objpert.accounting._pipeline import file_certificate, released_certificates
 from objpert.accounting._unit import unit_words
 from objpert.certify import _profile as wa_profile
 from objpert.certify import _tradeoff as tradeoff
@@ -117,8 +118,11 @@ class PrivacyReport:
     #: how a private search chose the model (rows of a table; empty: not chosen by one).
     #: With a search, epsilon/delta above are the search's guarantee (choice and model).
     selection: tuple[tuple[str, str], ...] = ()
-    own_epsilon: float = math.nan  # the chosen model's own release (with a search)
+    own_epsilon: float = math.nan  # the model's own release (with a search or preprocessing)
     own_delta: float = math.nan
+    #: each private release of a pipeline file (private bounds, then the model) as rows;
+    #: non-empty: epsilon/delta above are their composition (everything the file released).
+    preprocessing: tuple[tuple[str, str], ...] = ()
     title: str | None = None
     purpose: str | None = None
     curator: str | None = None
@@ -317,8 +321,11 @@ def _features(model: Any, estimator: Any) -> tuple[tuple[str, str], ...]:
         return tuple((c, text) for c in columns)
     out: dict[str, list[str]] = {}
     for col, step, j in readers:
-        if isinstance(step, PrivateFeatureBounds) and hasattr(step, "bounds_"):
-            lo, hi = step.bounds_[j]
+        record = getattr(step, "record", None)  # a loaded file's stand-in for the release
+        if (isinstance(step, PrivateFeatureBounds) and hasattr(step, "bounds_")) or (
+            isinstance(record, dict) and record.get("type") == "PrivateFeatureBounds"
+        ):  # fmt: skip
+            lo, hi = (step.bounds_ if hasattr(step, "bounds_") else step.bounds)[j]
             text = f"numeric, released range [{lo:.4g}, {hi:.4g}] (private quantiles)"
         elif isinstance(step, BoundedScaler):
             lo, hi = step.bounds[j]
@@ -372,6 +379,20 @@ def build_report(
         cert = search
         point_eps = np.array([float(search.epsilon)])
         point_delta = np.array([float(search.delta) if search.certified else 1.0])
+    preprocessing: tuple[tuple[str, str], ...] = ()
+    total = file_certificate(pipeline)  # None, unless a step before the model released too
+    if total is not None:
+        own = (float(cert.epsilon), float(cert.delta))
+        certs = released_certificates(pipeline)
+        preprocessing = (
+            *(("the model" if i == len(certs) - 1 else f"private preprocessing {i + 1}",
+               f"({fmt_upper(c.epsilon)}, {fmt_upper(c.delta)})") for i, c in enumerate(certs)),
+            ("everything the file released (basic composition)",
+             f"({fmt_upper(total.epsilon)}, {fmt_upper(total.delta)})"),
+        )  # fmt: skip
+        cert = total
+        point_eps = np.array([float(total.epsilon)])
+        point_delta = np.array([float(total.delta) if total.certified else 1.0])
     fprs, tpr, alphas, curve = attack_bounds(point_eps, point_delta)
     classes = getattr(model, "classes_", None)
     params = model.get_params()
@@ -413,6 +434,7 @@ def build_report(
         prior=prior_text(params.get("prior")),
         selection=selection,
         own_epsilon=own[0],
+        preprocessing=preprocessing,
         own_delta=own[1],
         title=title,
         purpose=purpose,

@@ -106,7 +106,9 @@ def _headline(r: PrivacyReport) -> list[Block]:
     blocks: list[Block] = []
     if r.certified and not r.seeded:
         caveat = " Except for what is listed next as not covered." if r.not_public else ""
-        chosen = ", chosen by a private search, and the choice itself are" if r.selection else " is"
+        chosen = ", chosen by a private search, and the choice itself are" if r.selection else (
+            " and its privately released preprocessing are" if r.preprocessing else " is"
+        )  # fmt: skip
         blocks.append(
             Block(
                 "ok",
@@ -175,7 +177,8 @@ def _summary(r: PrivacyReport) -> Section:
         items.append(f"Curator: {r.curator}")
     if r.purpose:
         items.append(f"Purpose: {r.purpose}")
-    items.append(f"What was released: {what} ({r.estimator}){over}{labels}: its weights only.")
+    only = " and the privately released bounds" if r.preprocessing else " only"
+    items.append(f"What was released: {what} ({r.estimator}){over}{labels}: its weights{only}.")
     if r.selection:
         items.append(
             "How it was chosen: by a private search among candidate settings on the same "
@@ -257,6 +260,15 @@ def gaussian_dp_text(mu: float | None, what: str, mechanism: str = "watkins_aror
 
 
 def _selection_section(r: PrivacyReport) -> Section | None:
+    if r.preprocessing:
+        text = (
+            "A step before the model released statistics of the rows (private bounds) with its "
+            "own budget. This report's guarantee covers every release in the file; the model's "
+            f"own is ({fmt_upper(r.own_epsilon)}, {fmt_upper(r.own_delta)}), and the technical "
+            "sections below are about it alone."
+        )
+        rows = _table(("release", "guarantee"), list(r.preprocessing))
+        return Section("Private preprocessing", (_p(text), rows))
     if not r.selection:
         return None
     text = (
@@ -280,7 +292,8 @@ def _features_section(r: PrivacyReport) -> Section | None:
         (
             _p(
                 "Each input column and what the model file declares of it (public values, "
-                "chosen before training: no statistic of the rows)."
+                "chosen before training: no statistic of the rows; except a range released "
+                "privately, whose guarantee the report counts)."
             ),
             _table(("column", "declared"), list(r.features)),
         ),
