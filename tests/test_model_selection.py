@@ -216,3 +216,25 @@ def test_searches_are_bounded_before_any_work():
     with pytest.raises(ParameterError, match=f"at most {MAX_CANDIDATES}"):
         PrivateGridSearch(estimator=est, param_grid=huge).fit(X, y)
     assert time.perf_counter() - start < 5.0
+
+
+def test_a_label_outside_the_declared_classes_is_refused_wherever_the_split_puts_it():
+    """Every row's label is checked before the split: the scoring part's too."""
+    from sklearn.pipeline import Pipeline
+
+    from objpert.preprocessing import BoundedScaler
+
+    X, y = _data(n=600)
+    model = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, classes=[0, 1], max_iter=100)
+    pipe = Pipeline([("scale", BoundedScaler(bounds=[(-1.0, 1.0)] * 5)), ("m", model)])
+    for seed in range(3):
+        # the rows of the scoring part (the last third of the search's permutation of the
+        # rows, its generator's first draw), where no candidate's fit reads the labels
+        scoring = np.random.default_rng(seed).permutation(600)[400:]
+        bad = y.copy()
+        bad[scoring[seed]] = 2
+        search = PrivateGridSearch(
+            estimator=pipe, param_grid={"m__comparator_norm": [1.0, 3.0]}, random_state=seed
+        )
+        with pytest.raises(DataError, match="outside the declared classes"):
+            search.fit(X, bad)

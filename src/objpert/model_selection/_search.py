@@ -40,6 +40,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from objpert._data import is_dask
+from objpert._data.labels import class_codes
 from objpert._randomness import make_rng
 from objpert.accounting._composition import budget_text
 from objpert.estimators._base import PrivateGLM
@@ -291,6 +292,8 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
+        if classify and settings[0].classes is not None:  # every row's, before any split
+            class_codes(y, settings[0].classes)
         generator, _ = make_rng(self.random_state)
         if privacy_unit is not None:  # the units are split, not the rows
             parts, sizes, labels = unit_parts(
