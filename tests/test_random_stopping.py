@@ -25,6 +25,7 @@ from objpert.exceptions import (
     ParameterError,
     PrivacyError,
     TestingSeedWarning,
+    UnreachableTargetError,
 )
 from objpert.model_selection import (
     PrivateGridSearch,
@@ -515,3 +516,52 @@ def test_a_grid_point_that_cannot_certify_is_refused_before_any_run(monkeypatch)
     with pytest.raises(UnreachableTargetError, match=r"grid point \{'mu': 0.0001\}"):
         search.fit(X, y)
     assert fits == []  # no run was made
+
+
+def test_a_pipeline_grid_point_that_cannot_certify_is_refused_before_any_run(monkeypatch):
+    """The width and row bound its bounded steps declare are public: the same check as
+    for a bare estimator, before any run is drawn."""
+    from sklearn.pipeline import make_pipeline
+
+    from objpert.preprocessing import BoundedScaler
+
+    fits = []
+    original = PrivateLogisticRegression.fit
+    monkeypatch.setattr(
+        PrivateLogisticRegression,
+        "fit",
+        lambda self, *a, **k: fits.append(1) or original(self, *a, **k),
+    )
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    pipe = make_pipeline(
+        BoundedScaler(bounds=[(-1.0, 1.0)] * 3),
+        PrivateLogisticRegression(epsilon=0.5, delta=1e-6, classes=[0, 1]),
+    )
+    search = PrivateGridSearch(
+        estimator=pipe, param_grid={"privatelogisticregression__mu": [0.001, 1.0]},
+        method="random_stopping",
+    )  # fmt: skip
+    with pytest.raises(UnreachableTargetError, match=r"privatelogisticregression__mu': 0\.001"):
+        search.fit(X, y)
+    assert fits == []
+
+
+def test_the_runs_notices_are_shown_once_whatever_the_hidden_run_count():
+    """One notice per run would count the runs, which the search keeps hidden."""
+    from objpert.exceptions import ClippingNotice
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    base = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, classes=[0, 1], feature_bounds=[(-0.5, 0.5)] * 3
+    )
+    search = PrivateGridSearch(
+        estimator=base, param_grid={"mu": [1.0, 3.0]}, method="random_stopping", runs_mean=8
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    assert sum(issubclass(w.category, ClippingNotice) for w in caught) == 1

@@ -29,6 +29,7 @@ of the candidates are statistics of the private data: they are neither stored no
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -398,8 +399,8 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             scored, n_public = unit_scoring(ids, n, k)
             X_score, y_score = _take(X, scored), y_arr[scored]
             meta = {prefix + "privacy_unit": ids}
-        if not prefix:  # a pipeline's output width is known from its fitted steps only
-            _check_runs_certify(runs, grid, n_public, getattr(X, "shape", (n, 0))[-1])
+        width, row_bound = _input_shape(runs[0], getattr(X, "shape", (n, 0))[-1])
+        _check_runs_certify([_final(r) for r in runs], grid, n_public, width, row_bound)
         generator, seeded = make_rng(self.random_state)
 
         def fit(index: int, seed: int | None) -> tuple[Any, Any, bytes]:
@@ -412,12 +413,17 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
         show = self._quiet_fits(runs, X, runs_mean)
         running = "private search (random stopping; the number of runs stays hidden)"
-        with warnings.catch_warnings(), spinner(running, show):  # the runs' seeds come from
-            warnings.simplefilter("ignore", TestingSeedWarning)  # the search's (warned once)
-            sensitivity = k * (1 if classify else SCORE_LEVELS)
-            index, chosen = stop_randomly(
-                budget, len(runs), generator, seeded, fit, utility, sensitivity
-            )
+        sensitivity = k * (1 if classify else SCORE_LEVELS)
+        caught: list[Any] = []
+        try:  # each kind of the runs' warnings shown once: one per run tells the count
+            with warnings.catch_warnings(record=True) as caught, spinner(running, show):
+                warnings.simplefilter("always")
+                warnings.simplefilter("ignore", TestingSeedWarning)  # the search's: warned
+                index, chosen = stop_randomly(
+                    budget, len(runs), generator, seeded, fit, utility, sensitivity
+                )
+        finally:
+            _warn_once_each(caught)
         self.certificate_ = budget.certificate(len(runs), n_public, _final(chosen).certificate_)
         self.best_index_ = index
         self.best_params_ = grid[index]
@@ -457,6 +463,15 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         return self._best().score(X, y, sample_weight=sample_weight)
 
 
+def _warn_once_each(caught: list[Any]) -> None:
+    """Each kind (category) of the recorded warnings, its first one, warned again."""
+    first: dict[type, Any] = {}
+    for record in caught:
+        first.setdefault(record.category, record)
+    for record in first.values():
+        warnings.warn(record.message, stacklevel=3)
+
+
 def _private_steps(estimator: Any) -> list[str]:
     """The names of the private releases of objpert's (any step with an ``epsilon``)
     among the steps before a pipeline's last, containers searched part by part."""
@@ -488,15 +503,39 @@ def _release_bytes(model: Any) -> bytes:
     return coef.tobytes() + intercept.tobytes()
 
 
-def _check_runs_certify(runs: list[Any], grid: list[dict], n: int, n_features: int) -> None:
+def _input_shape(run: Any, n_columns: int) -> tuple[int, float | None]:
+    """The width of what a run's estimator is fitted on and the public row bound its
+    pipeline's steps declare (None: none, or a bare estimator), from their parameters
+    alone (0 columns: not declared)."""
+    from objpert.persistence._pipeline_file import _declared_width
+    from objpert.preprocessing import row_norm_bound
+
+    if not hasattr(run, "steps"):
+        return n_columns, None
+    last = run.steps[-2][1] if len(run.steps) > 1 else "passthrough"
+    if isinstance(last, str):
+        return n_columns, None
+    try:
+        bound = row_norm_bound(last)
+    except ParameterError:  # a step that declares no bound
+        bound = None
+    return _declared_width(last) or 0, bound
+
+
+def _check_runs_certify(
+    runs: list[Any], grid: list[dict], n: int, n_features: int, bound: float | None = None
+) -> None:
     """Before any run: every grid point of a single-release run (binary or regression)
-    whose row bound is declared must certify the run budget at the public n and shape
-    (its cached calibration, which the run then reuses), so that no run drawn later fails;
-    an UnreachableTargetError names the grid point otherwise. Public constants only."""
+    whose row bound is declared (by the estimator, or ``bound`` by its pipeline's steps)
+    must certify the run budget at the public n and shape (its cached calibration, which
+    the run then reuses), so that no run drawn later fails; an UnreachableTargetError names
+    the grid point otherwise. Public constants only."""
     from objpert.estimators._bounds import public_zeta
 
     for run, params in zip(runs, grid, strict=True):
         p = run._fit_settings()
+        if p.data_norm is None and p.feature_bounds is None and bound is not None:
+            p = replace(p, data_norm=bound, data_norm_from_pipeline=True)
         classes = p.classes
         single = run._loss != "logistic" or (classes is not None and len(classes) == 2)
         zeta = public_zeta(p, n_features) if n_features else None
