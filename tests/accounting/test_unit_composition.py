@@ -122,3 +122,22 @@ def test_grouping_then_composing_is_composing_then_grouping_for_gaussians():
         exact = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
         got = pld.delta_for_epsilon(pld.distribution(grouped), eps)
         assert exact * (1 - 1e-9) <= got <= exact * 1.02
+
+
+@pytest.mark.parametrize("composition", ["split", "pld"])
+def test_a_composed_certificate_reads_back_from_its_dict_per_row_and_per_person(composition):
+    """One-vs-rest's K releases, per row or per person: what a Spark model stores."""
+    from objpert.accounting._unit import unit_from_dict
+
+    X, _, ids = panel()
+    labels = np.digitize(X[:, 0], [-0.3, 0.3])
+    for unit in ({}, {"max_rows_per_unit": K}):
+        clf = PrivateLogisticRegression(
+            epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1, 2], multi_class="ovr",
+            composition=composition, max_iter=20, random_state=0, **unit,
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X, labels, **({"privacy_unit": ids} if unit else {}))
+        data = clf.certificate_.to_dict()
+        assert unit_from_dict(data).to_dict() == data

@@ -464,3 +464,23 @@ def test_random_stopping_settings_are_checked_before_any_row(runs_mean, law, fra
     else:
         with pytest.raises(ParameterError):
             search.fit(None)
+
+
+def test_spark_one_vs_rest_over_a_private_stage_is_refused(frame):
+    """It fits the stage once per class on the same rows, composed by nothing."""
+    from pyspark.ml.classification import OneVsRest
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0])
+    with pytest.raises(ParameterError, match="OneVsRest fits this private estimator"):
+        OneVsRest(classifier=est, labelCol="label3").fit(frame)
+
+
+def test_random_stopping_refuses_a_privacy_unit_in_a_param_map():
+    """The search is per row: a unit set by a ParamMap is refused as on the estimator."""
+    from objpert.spark import PrivateRandomStoppingSpark
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0])
+    maps = [{est.mu: 0.1, est.privacyUnitCol: "pid", est.maxRowsPerUnit: 2}]
+    search = PrivateRandomStoppingSpark(estimator=est, estimatorParamMaps=maps)
+    with pytest.raises(ParameterError, match="privacy unit"):
+        search.fit(None)

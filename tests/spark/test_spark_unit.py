@@ -243,3 +243,30 @@ def test_cross_validation_over_a_person_level_stage_records_that_it_splits_rows(
     assert record in best.certificate.not_public
     assert "model selection by CrossValidator (3 fits)" in best.certificate.not_public
     assert best.certificate.rows_per_unit == K
+
+
+def test_a_one_vs_rest_gradient_descent_release_keeps_its_composed_certificate(spark, tmp_path):
+    """Three classes: the composition of three releases is read back from the model, which
+    predicts, and from its Spark ML save (a person-level one's decoding is tested in
+    tests/accounting/test_unit_composition.py)."""
+    from pyspark.ml.linalg import Vectors
+
+    X, _, pid = _data()
+    labels = np.array(["a", "b", "c"])[np.argmax(np.column_stack([X, -X.sum(1)]), axis=1)]
+    rows = [(Vectors.dense(x), str(v), int(p)) for x, v, p in zip(X, labels, pid, strict=True)]
+    frame = spark.createDataFrame(rows, ["features", "label", "pid"])
+    est = PrivateLogisticRegressionSpark(
+        dataNorm=1.0, classes=["a", "b", "c"], seed=5, mechanism="gradient_descent", maxIter=10
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = est.fit(frame)
+    assert model.certificate.to_dict() == model.estimator_.certificate_.to_dict()
+    predicted = [r["prediction"] for r in model.transform(frame).select("prediction").collect()]
+    assert set(predicted) <= {"a", "b", "c"}
+    path = str(tmp_path / "model")
+    model.save(path)
+    loaded = PrivateLogisticRegressionSparkModel.load(path)
+    assert loaded.certificate.to_dict() == model.certificate.to_dict()
+    again = [r["prediction"] for r in loaded.transform(frame).select("prediction").collect()]
+    assert again == predicted

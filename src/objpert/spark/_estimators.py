@@ -197,6 +197,10 @@ def _fit_descent(params: PrivateParams, dataset: Any, est: PrivateGLM, model: _P
     model.set_release(est.coef_, est.intercept_, est.certificate_, "gradient_descent", classes)
 
 
+#: The label column Spark ML's OneVsRest gives each binary fit of its classifier.
+ONE_VS_REST_LABEL = "mc2b$"
+
+
 class _PrivateEstimator(Estimator, PrivateParams, Persistent):
     _search_record: tuple[str, ...] = ()
 
@@ -204,6 +208,12 @@ class _PrivateEstimator(Estimator, PrivateParams, Persistent):
         mechanism = self.getOrDefault(self.mechanism)
         if mechanism not in MECHANISMS:
             raise ParameterError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
+        if self.getLabelCol().startswith(ONE_VS_REST_LABEL):
+            raise ParameterError(
+                "Spark's OneVsRest fits this private estimator once per class on the same "
+                "private rows, and nothing composes those releases: declare classes=[...] "
+                "here instead (its one-vs-rest releases share one certificate)"
+            )
         found = find_search()
         tuned = self._search_record
         if found is not None:  # the selected setting's refit

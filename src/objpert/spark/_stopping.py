@@ -97,10 +97,12 @@ class PrivateRandomStoppingSpark:
                     "estimator's epsilon and delta are the budget of the whole search): "
                     "remove them from estimatorParamMaps"
                 )
-        if self.estimator.unit_column() is not None:
+        per_unit = any(p.name in ("privacyUnitCol", "maxRowsPerUnit") for m in maps for p in m)
+        if self.estimator.unit_column() is not None or per_unit:
             raise ParameterError(
                 "PrivateRandomStoppingSpark searches at the level of one row; a privacy "
-                "unit (privacyUnitCol) is not supported here"
+                "unit (privacyUnitCol, maxRowsPerUnit; on the estimator or in a ParamMap) is "
+                "not supported here"
             )
         runs_mean = RUNS_PER_CANDIDATE * len(maps) if self.runsMean is None else self.runsMean
         if isinstance(runs_mean, bool) or not isinstance(runs_mean, int):
