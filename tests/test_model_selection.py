@@ -238,3 +238,31 @@ def test_a_label_outside_the_declared_classes_is_refused_wherever_the_split_puts
         )
         with pytest.raises(DataError, match="outside the declared classes"):
             search.fit(X, bad)
+
+
+def test_a_misspelt_grid_name_is_a_parameter_error():
+    for grid in ({"nope": [1.0]}, {"zz__mu": [1.0]}):
+        with pytest.raises(ParameterError, match="param_grid"):
+            _search().set_params(param_grid=grid).fit(*_data(n=300))
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_unit_ids_reach_a_pipeline_by_metadata_routing(method):
+    """With scikit-learn's metadata routing on (docs/privacy-unit.md), the search passes
+    the ids as the estimator requested them."""
+    import sklearn
+    from sklearn.pipeline import Pipeline
+
+    from objpert.preprocessing import BoundedScaler
+
+    X, y = _data(n=600)
+    ids = np.repeat(np.arange(300), 2)
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = PrivateLogisticRegression(
+            epsilon=1.0, delta=1e-6, classes=[0, 1], max_rows_per_unit=2
+        ).set_fit_request(privacy_unit=True)
+        pipe = Pipeline([("scale", BoundedScaler(bounds=[(-1.0, 1.0)] * 5)), ("m", model)])
+        search = PrivateGridSearch(
+            estimator=pipe, param_grid={"m__mu": [0.3, 1.0]}, method=method, random_state=0
+        ).fit(X, y, privacy_unit=ids)
+    assert search.best_estimator_[-1].certificate_.rows_per_unit == 2

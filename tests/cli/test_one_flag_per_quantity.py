@@ -174,3 +174,14 @@ def test_library_settings_in_messages_are_named_by_their_flags():
     assert cli_words("use mu='auto'") == "use --mu auto"
     for command in ("train", "calibrate", "certify"):  # the flags the messages name exist
         assert {"--max-iter", "--mu"} <= set(options(SUBCOMMANDS[command]))
+
+
+def test_an_unknown_category_names_a_flag_that_exists_where_it_applies():
+    """predict has no --categories: the message sends the user back to train's."""
+    text = cli_words(
+        "column 'c' has 1 value(s) outside its declared categories: add them to categories "
+        "or set handle_unknown='ignore' (all-zero block)"
+    )
+    assert "train's --categories" in text
+    assert "--categories" in set(options(SUBCOMMANDS["train"]))
+    assert "--categories" not in set(options(SUBCOMMANDS["predict"]))

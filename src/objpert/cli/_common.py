@@ -454,7 +454,7 @@ CLI_WORDS = (
     (re.compile(r"\bn_max must be"), "--max-iter must be"),
     (
         re.compile(r"add them to categories or set handle_unknown='ignore' \(all-zero block\)"),
-        "add them to --categories COLUMN=a,b,...",
+        "add them to train's --categories COLUMN=a,b,... and train again",
     ),
 )
 

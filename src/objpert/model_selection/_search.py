@@ -245,7 +245,10 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                 "(...).fit(X).bounds_ as a BoundedScaler's bounds, both charged to one "
                 "accountant) and search a pipeline of public steps"
             )
-        models = [clone(self.estimator).set_params(**params) for params in grid]
+        try:
+            models = [clone(self.estimator).set_params(**params) for params in grid]
+        except ValueError as exc:  # scikit-learn's: a name the estimator does not have
+            raise ParameterError(f"param_grid: {exc}") from None
         for model in models:  # every candidate's public settings, before any data
             _final(model)._public_constants()
         return grid, models
@@ -315,9 +318,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
-                meta = {} if privacy_unit is None else {
-                    _final_prefix(model) + "privacy_unit": ids[part]
-                }  # fmt: skip
+                meta = {} if privacy_unit is None else _unit_meta(model, ids[part])
                 model.fit(_take(X, part), y[part], **meta)
                 tick(i)
         val = parts[-1] if privacy_unit is None else scoring_rows(labels, parts[-1], k)
@@ -398,7 +399,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
             scored, n_public = unit_scoring(ids, n, k)
             X_score, y_score = _take(X, scored), y_arr[scored]
-            meta = {prefix + "privacy_unit": ids}
+            meta = _unit_meta(runs[0], ids)
         width, row_bound = _input_shape(runs[0], getattr(X, "shape", (n, 0))[-1])
         _check_runs_certify([_final(r) for r in runs], grid, n_public, width, row_bound)
         generator, seeded = make_rng(self.random_state)
@@ -461,6 +462,17 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return self._best().score(X, y, sample_weight=sample_weight)
+
+
+def _unit_meta(model: Any, ids: Any) -> dict[str, Any]:
+    """The fit parameter that gives a candidate's estimator its rows' unit ids: by
+    scikit-learn's metadata routing when it is enabled (the estimator requested it),
+    as ``step__privacy_unit`` otherwise."""
+    from sklearn import get_config
+
+    if get_config().get("enable_metadata_routing", False):
+        return {"privacy_unit": ids}
+    return {_final_prefix(model) + "privacy_unit": ids}
 
 
 def _warn_once_each(caught: list[Any]) -> None:
