@@ -484,3 +484,30 @@ def test_random_stopping_refuses_a_privacy_unit_in_a_param_map():
     search = PrivateRandomStoppingSpark(estimator=est, estimatorParamMaps=maps)
     with pytest.raises(ParameterError, match="privacy unit"):
         search.fit(None)
+
+
+def test_cross_validation_over_a_pipeline_records_the_search_in_every_fold_model(frame):
+    """A Pipeline's fits run in the search's worker threads: the search is found on the
+    thread that runs it, so every fold model records it too."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.feature import VectorAssembler
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+
+    est = PrivateLogisticRegressionSpark(
+        featuresCol="assembled", dataNorm=1.0, classes=[0.0, 1.0], maxPasses=40
+    )
+    pipe = Pipeline(stages=[VectorAssembler(inputCols=COLS, outputCol="assembled"), est])
+    grid = ParamGridBuilder().addGrid(est.epsilon, [1.0]).build()
+    cv = CrossValidator(
+        estimator=pipe, estimatorParamMaps=grid, numFolds=2, parallelism=1, seed=1,
+        evaluator=BinaryClassificationEvaluator(), collectSubModels=True,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = cv.fit(frame)
+    record = "model selection by CrossValidator (3 fits)"
+    folds = [model.stages[-1] for fold in fitted.subModels for model in fold]
+    assert len(folds) == 2
+    assert all(record in stage.certificate.not_public for stage in folds)
+    assert record in fitted.bestModel.stages[-1].certificate.not_public

@@ -9,7 +9,8 @@ so no single fit's certificate covers the search. As for scikit-learn's searches
 every model it fits records ``"model selection by CrossValidator (7 fits)"`` in its
 certificate's ``not_public``. The search is found on the calling frames when it asks the
 estimator for its fits (``fitMultiple``, in the search's own thread) and when it fits the
-selected setting again.
+selected setting again; over a ``Pipeline`` (whose fits run in the search's worker
+threads), on the frames of the thread that runs the search.
 """
 
 from __future__ import annotations
@@ -41,17 +42,34 @@ def _searches() -> tuple[type, ...]:
 
 
 def find_search() -> tuple[Any, SelectionUse] | None:
-    """(the search, its use) when a Spark ML search is on the calling frames."""
+    """(the search, its use) when a Spark ML search is on the calling frames, or when
+    they are a search's task fitting a stage in its worker thread (a search over a
+    ``Pipeline``: the search is then on its own thread's frames)."""
     kinds = _searches()
-    frame = sys._getframe(1)
+    frame, task = sys._getframe(1), False
     while frame is not None:
         obj = frame.f_locals.get("self")
         if isinstance(obj, kinds):
-            folds = obj.getNumFolds() if hasattr(obj, "getNumFolds") else 1
-            fits = len(obj.getEstimatorParamMaps()) * folds + 1  # + the selected refit
-            return obj, SelectionUse(type(obj).__name__, fits, False, 1, "fits", None, 0)
+            return obj, _use(obj)
+        task = task or (
+            frame.f_code.co_name == "singleTask"
+            and frame.f_globals.get("__name__") == "pyspark.ml.tuning"
+        )
         frame = frame.f_back
+    if task:  # the threads' frames, for the search whose task this is
+        for top in sys._current_frames().values():
+            while top is not None:
+                obj = top.f_locals.get("self")
+                if isinstance(obj, kinds):
+                    return obj, _use(obj)
+                top = top.f_back
     return None
+
+
+def _use(search: Any) -> SelectionUse:
+    folds = search.getNumFolds() if hasattr(search, "getNumFolds") else 1
+    fits = len(search.getEstimatorParamMaps()) * folds + 1  # + the selected refit
+    return SelectionUse(type(search).__name__, fits, False, 1, "fits", None, 0)
 
 
 def warn_search(search: Any, use: SelectionUse) -> None:
