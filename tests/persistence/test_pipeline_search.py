@@ -91,3 +91,23 @@ def test_the_command_line_reads_the_search_file(search, tmp_path, capsys):
     key.write_bytes(KEY)
     for command in (["verify"], ["certify", "--model"], ["report", "--out", str(tmp_path / "r")]):
         assert main([*command, str(path), "--key-file", str(key)]) == 0, capsys.readouterr()
+
+
+def test_a_pipeline_ending_in_a_search_is_refused_with_what_to_save(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from objpert.exceptions import ModelFileError
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    search = PrivateGridSearch(
+        estimator=PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=100),
+        param_grid={"mu": [0.3, 1.0]},
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(BoundedScaler(bounds=[(-1.0, 1.0)] * 2), search).fit(X, y)
+    with pytest.raises(ModelFileError, match="search the whole pipeline instead"):
+        objpert.save(pipe, tmp_path / "m.json", key=b"k" * 16)
+    assert not (tmp_path / "m.json").exists()

@@ -122,6 +122,12 @@ def to_payload(model: Any, key: bytes | str | None = None) -> dict[str, Any]:
         if not hasattr(model, "coef_"):
             raise ModelFileError("this pipeline is not fitted: call fit before save")
     name = type(model).__name__
+    if preprocessing is not None and name == "PrivateGridSearch":
+        raise ModelFileError(
+            "this pipeline ends in a PrivateGridSearch: search the whole pipeline instead "
+            "(PrivateGridSearch(estimator=pipeline, ...), step__param names in the grid) "
+            "and save the search"
+        )
     if _ESTIMATORS.get(name) is not type(model):
         raise ModelFileError(
             f"can only save {sorted(_ESTIMATORS)}; got {type(model).__module__}.{name}"
