@@ -127,7 +127,7 @@ def test_grouping_then_composing_is_composing_then_grouping_for_gaussians():
 @pytest.mark.parametrize("composition", ["split", "pld"])
 def test_a_composed_certificate_reads_back_from_its_dict_per_row_and_per_person(composition):
     """One-vs-rest's K releases, per row or per person: what a Spark model stores."""
-    from objpert.accounting._unit import unit_from_dict
+    from objpert.accounting._accountant import release_from_dict
 
     X, _, ids = panel()
     labels = np.digitize(X[:, 0], [-0.3, 0.3])
@@ -140,4 +140,4 @@ def test_a_composed_certificate_reads_back_from_its_dict_per_row_and_per_person(
             warnings.simplefilter("ignore")
             clf.fit(X, labels, **({"privacy_unit": ids} if unit else {}))
         data = clf.certificate_.to_dict()
-        assert unit_from_dict(data).to_dict() == data
+        assert release_from_dict(data).to_dict() == data

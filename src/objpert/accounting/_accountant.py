@@ -22,6 +22,7 @@ from objpert.accounting import _pld as pldlib
 from objpert.accounting._certificate import Certificate, budget_text
 from objpert.accounting._composition import ComposedCertificate, certificate_from_dict
 from objpert.accounting._plan import Plan
+from objpert.accounting._unit import unit_from_dict
 from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
 
 __all__ = [
@@ -323,6 +324,23 @@ class PLDComposedCertificate(ComposedCertificate):
             discretization=data.get("discretization", pldlib.DEFAULT_DISCRETIZATION),
             not_public=tuple(str(r) for r in data.get("not_public", ())),
         )
+
+
+def release_from_dict(data: dict[str, Any]) -> Any:
+    """Inverse of ``to_dict`` for one release's certificate or a composition of releases
+    (one-vs-rest's: basic, advanced or PLD; the totals recomposed, not trusted), per row or
+    per unit (:func:`~objpert.accounting._unit.unit_from_dict`)."""
+
+    def read(one: Any) -> Any:
+        if not isinstance(one, dict) or "certificates" not in one:
+            return certificate_from_dict(one)
+        kind = PLDComposedCertificate if one.get("method") == "pld" else ComposedCertificate
+        try:
+            return kind.from_dict(one)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParameterError(f"a composed certificate is missing or has a bad {exc}") from None
+
+    return unit_from_dict(data, read)
 
 
 @validated(epsilon=check_positive)

@@ -159,33 +159,17 @@ def group_certificate(
     )  # fmt: skip
 
 
-def release_from_dict(data: dict[str, Any]) -> Any:
-    """Inverse of ``to_dict`` for one release's certificate
-    (:func:`~objpert.accounting._certificate.certificate_from_dict`) or a composition of
-    releases (one-vs-rest's: basic, advanced or PLD; the totals recomposed, not trusted)."""
-    if not isinstance(data, dict) or "certificates" not in data:
-        return certificate_from_dict(data)
-    from objpert.accounting._accountant import PLDComposedCertificate
-    from objpert.accounting._composition import ComposedCertificate
-
-    kind = PLDComposedCertificate if data.get("method") == "pld" else ComposedCertificate
-    try:
-        return kind.from_dict(data)
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ParameterError(f"a composed certificate is missing or has a bad {exc}") from None
-
-
-def unit_from_dict(data: dict[str, Any]) -> Any:
-    """Inverse of ``to_dict`` for a release's certificate, per row
-    (:func:`release_from_dict`) or per unit (``"kind": "privacy_unit"``,
-    :meth:`UnitCertificate.to_dict`)."""
+def unit_from_dict(data: dict[str, Any], read: Any = certificate_from_dict) -> Any:
+    """Inverse of ``to_dict`` for a release's certificate, per row (``read``: one
+    release's, :func:`~objpert.accounting._certificate.certificate_from_dict`) or per unit
+    (``"kind": "privacy_unit"``, :meth:`UnitCertificate.to_dict`, its release by ``read``)."""
     if not isinstance(data, dict) or data.get("kind") != "privacy_unit":
-        return release_from_dict(data)
+        return read(data)
     try:
         routes = tuple((str(k), float(v)) for k, v in data["routes"].items())
         return UnitCertificate(
             float(data["epsilon"]), float(data["delta"]), bool(data["certified"]),
-            int(data["rows_per_unit"]), str(data["route"]), release_from_dict(data["release"]),
+            int(data["rows_per_unit"]), str(data["route"]), read(data["release"]),
             str(data["unit"]), routes, tuple(str(r) for r in data["not_public"]),
         )  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:

@@ -519,8 +519,8 @@ def _input_shape(run: Any, n_columns: int) -> tuple[int, float | None]:
     """The width of what a run's estimator is fitted on and the public row bound its
     pipeline's steps declare (None: none, or a bare estimator), from their parameters
     alone (0 columns: not declared)."""
-    from objpert.persistence._pipeline_file import _declared_width
     from objpert.preprocessing import row_norm_bound
+    from objpert.preprocessing._width import declared_width
 
     if not hasattr(run, "steps"):
         return n_columns, None
@@ -531,7 +531,7 @@ def _input_shape(run: Any, n_columns: int) -> tuple[int, float | None]:
         bound = row_norm_bound(last)
     except ParameterError:  # a step that declares no bound
         bound = None
-    return _declared_width(last) or 0, bound
+    return declared_width(last) or 0, bound
 
 
 def _check_runs_certify(

@@ -28,6 +28,7 @@ import numpy as np
 from objpert.exceptions import ClippingNotice, ModelFileError
 from objpert.persistence._fileformat import quote_value
 from objpert.preprocessing import BoundedScaler
+from objpert.preprocessing._width import declared_width
 
 __all__ = ["encode_preprocessing", "rebuild", "text_columns"]
 
@@ -224,42 +225,6 @@ def _check_width(names: Any, width: Any) -> None:
         raise ModelFileError("preprocessing: columns must be distinct strings")
 
 
-def _declared_width(step: Any) -> int | None:
-    """How many columns ``step`` outputs, from its declared parameters alone (None when
-    a step does not say): bounded scalers and private bounds one per feature, encoders
-    one per category, binners one per bin."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
-
-    from objpert.preprocessing import (
-        BoundedBinner,
-        BoundedOneHotEncoder,
-        BoundedScaler,
-        PrivateFeatureBounds,
-    )
-
-    try:
-        if isinstance(step, BoundedScaler):
-            return len(step.bounds)
-        if isinstance(step, PrivateFeatureBounds):
-            return len(step.ranges)
-        if isinstance(step, BoundedOneHotEncoder):
-            return sum(len(c) for c in step.categories)
-        if isinstance(step, BoundedBinner):
-            return sum(len(e) - 1 for e in step.edges)
-        if isinstance(step, Pipeline):
-            return _declared_width(step.steps[-1][1])
-        if isinstance(step, FeatureUnion):
-            parts = [_declared_width(t) for _, t in step.transformer_list]
-        elif isinstance(step, ColumnTransformer) and step.remainder == "drop":
-            parts = [_declared_width(t) for _, t, _ in step.transformers if t != "drop"]
-        else:
-            return None
-    except TypeError:  # a malformed parameter: the steps' own checks name it
-        return None
-    return None if any(p is None for p in parts) else sum(parts)
-
-
 def _declared_categories(step: Any, columns: list[Any]) -> dict[Any, list[Any]]:
     """The declared categories of every input column a one-hot encoder reads directly."""
     from objpert.preprocessing import BoundedOneHotEncoder
@@ -293,7 +258,7 @@ def rebuild(spec: Any, estimator: Any) -> Any:
     steps = [(str(n), _decode(s)) for n, s in spec["steps"]]
     names, width = spec.get("columns"), spec.get("n_features_in")
     _check_width(names, width)
-    out_width = _declared_width(steps[-1][1])  # from the parameters: before any work
+    out_width = declared_width(steps[-1][1])  # from the parameters: before any work
     if out_width is not None and out_width != estimator.n_features_in_:
         raise ModelFileError(
             f"the preprocessing declares {out_width} output columns but the estimator takes "

@@ -18,8 +18,8 @@ from pyspark.ml import Model
 from pyspark.ml.param.shared import HasProbabilityCol, HasRawPredictionCol
 
 from objpert._jsonable import to_json_value
+from objpert.accounting._accountant import release_from_dict
 from objpert.accounting._certificate import ReleaseCertificate
-from objpert.accounting._unit import unit_from_dict
 from objpert.estimators._base import PrivateGLM
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
@@ -72,7 +72,7 @@ class _PrivateModel(Model, PrivateParams, ReleaseParams, Persistent):
     @property
     def certificate(self) -> ReleaseCertificate:
         """The release's certificate."""
-        return unit_from_dict(json.loads(self.getOrDefault(self.certificateJson)))
+        return release_from_dict(json.loads(self.getOrDefault(self.certificateJson)))
 
     def export(self, path: Any, key: bytes | str | None = None) -> Any:
         """Write the release as objpert's signed model file
