@@ -481,7 +481,7 @@ def _warn_once_each(caught: list[Any]) -> None:
     for record in caught:
         first.setdefault(record.category, record)
     for record in first.values():
-        warnings.warn(record.message, stacklevel=3)
+        warnings.warn(record.message, stacklevel=4)
 
 
 def _private_steps(estimator: Any) -> list[str]:
@@ -524,9 +524,9 @@ def _input_shape(run: Any, n_columns: int) -> tuple[int, float | None]:
 
     if not hasattr(run, "steps"):
         return n_columns, None
-    last = run.steps[-2][1] if len(run.steps) > 1 else "passthrough"
-    if isinstance(last, str):
-        return n_columns, None
+    last = run.steps[-2][1] if len(run.steps) > 1 else None
+    if last is None or isinstance(last, str):  # what reaches the estimator is not declared
+        return 0, None
     try:
         bound = row_norm_bound(last)
     except ParameterError:  # a step that declares no bound
