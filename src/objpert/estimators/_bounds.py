@@ -54,6 +54,7 @@ __all__ = [
     "fit_statistics",
     "pipeline_fitted_steps",
     "pipeline_row_bound",
+    "preprocessing_parts",
     "public_zeta",
     "record_fit_statistics",
     "unit_map",
@@ -134,29 +135,39 @@ def pipeline_row_bound(estimator: Any) -> float | None:
     return None
 
 
-def _fitted_on_rows(step: Any) -> list[str]:
-    """The names of the parts of a preprocessing ``step`` whose fit may read statistics of
-    the rows: anything but objpert's bounded transformers (their fit reads only the input's
-    width and names), private releases (their own certificate covers them), scikit-learn's
-    stateless transformers and "passthrough"/"drop"; containers are searched part by part."""
+def preprocessing_parts(step: Any) -> list[Any]:
+    """The steps inside a preprocessing ``step``: the parts of pipelines, column
+    transformers (their remainder included) and feature unions, as deep as they nest;
+    the step itself otherwise (None and "passthrough"/"drop" left out)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
     if step is None or isinstance(step, str):
         return []
     if isinstance(step, Pipeline):
-        return [n for _, s in step.steps for n in _fitted_on_rows(s)]
-    if isinstance(step, ColumnTransformer):
+        parts = [s for _, s in step.steps]
+    elif isinstance(step, ColumnTransformer):
         parts = [t for _, t, _ in step.transformers] + [step.remainder]
-        return [n for t in parts for n in _fitted_on_rows(t)]
-    if isinstance(step, FeatureUnion):
-        return [n for _, t in step.transformer_list for n in _fitted_on_rows(t)]
-    if hasattr(step, "public_row_norm_bound") or hasattr(step, "certificate_"):
-        return []
-    tags = getattr(step, "__sklearn_tags__", None)
-    if tags is not None and not tags().requires_fit:
-        return []
-    return [type(step).__name__]
+    elif isinstance(step, FeatureUnion):
+        parts = [t for _, t in step.transformer_list]
+    else:
+        return [step]
+    return [leaf for part in parts for leaf in preprocessing_parts(part)]
+
+
+def _fitted_on_rows(step: Any) -> list[str]:
+    """The names of the parts of a preprocessing ``step`` whose fit may read statistics of
+    the rows: anything but objpert's bounded transformers (their fit reads only the input's
+    width and names), private releases (their own certificate covers them) and
+    scikit-learn's stateless transformers (:func:`preprocessing_parts`)."""
+
+    def reads_rows(part: Any) -> bool:
+        if hasattr(part, "public_row_norm_bound") or hasattr(part, "certificate_"):
+            return False
+        tags = getattr(part, "__sklearn_tags__", None)
+        return tags is None or tags().requires_fit
+
+    return [type(p).__name__ for p in preprocessing_parts(step) if reads_rows(p)]
 
 
 def check_pipeline_units(estimator: Any, rows_per_unit: int) -> None:

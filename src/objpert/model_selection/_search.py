@@ -486,25 +486,18 @@ def _warn_once_each(caught: list[Any]) -> None:
 
 def _private_steps(estimator: Any) -> list[str]:
     """The names of the private releases of objpert's (any step with an ``epsilon``)
-    among the steps before a pipeline's last, containers searched part by part."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion, Pipeline
+    among the steps before a pipeline's last (:func:`.bounds.preprocessing_parts`)."""
+    from sklearn.pipeline import Pipeline
 
-    def releases(step: Any) -> list[str]:
-        if isinstance(step, Pipeline):
-            return [n for _, s in step.steps for n in releases(s)]
-        if isinstance(step, ColumnTransformer):
-            return [n for _, t, _ in step.transformers for n in releases(t)] + releases(
-                step.remainder
-            )
-        if isinstance(step, FeatureUnion):
-            return [n for _, t in step.transformer_list for n in releases(t)]
-        private = type(step).__module__.startswith("objpert.") and hasattr(step, "epsilon")
-        return [type(step).__name__] if private else []
+    from objpert.estimators._bounds import preprocessing_parts
 
     if not isinstance(estimator, Pipeline):
         return []
-    return list(dict.fromkeys(n for _, s in estimator.steps[:-1] for n in releases(s)))
+    parts = [p for _, s in estimator.steps[:-1] for p in preprocessing_parts(s)]
+    return list(dict.fromkeys(
+        type(p).__name__ for p in parts
+        if type(p).__module__.startswith("objpert.") and hasattr(p, "epsilon")
+    ))  # fmt: skip
 
 
 def _release_bytes(model: Any) -> bytes:
