@@ -20,7 +20,7 @@ import objpert
 from objpert.accounting import PrivacyAccountant, UnitCertificate
 from objpert.cli import main
 from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
-from objpert.estimators._unit import keep_rows, unit_codes
+from objpert.estimators._unit import keep_rows, unit_codes, unit_key
 from objpert.exceptions import (
     ClippingNotice,
     DataError,
@@ -342,3 +342,49 @@ def test_a_search_puts_every_other_unit_in_the_same_part_when_one_is_replaced():
     assert sizes == (10, 10, 10, 10)
     for pa, pb in zip(parts_a, parts_b, strict=True):
         assert np.array_equal(pa, pb)  # the same rows in every part
+
+
+def test_a_testing_seed_keeps_the_same_rows_at_every_fit():
+    """A seeded person-level fit is reproducible: the key that picks each unit's rows comes
+    from the seed (read without drawing from it); without a seed the key is fresh."""
+    X, y, ids, counts = panel(m=120)
+    assert counts.max() > 2  # some units lose rows
+
+    def fit(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return model(max_rows_per_unit=2, **kw).fit(X, y, privacy_unit=ids).coef_
+
+    np.testing.assert_array_equal(fit(), fit())
+    assert not np.array_equal(fit(), fit(random_state=2))
+    assert unit_key(None) is None and unit_key(1) == unit_key(1) != unit_key(2)
+    generator = np.random.default_rng(3)
+    assert unit_key(generator) == unit_key(np.random.default_rng(3))
+    assert generator.integers(10**9) == np.random.default_rng(3).integers(10**9)  # not drawn
+    unseeded = {
+        keep_rows(ids, 2, unit_key(None)).tobytes() for _ in range(4)
+    }  # fresh keys: other rows
+    assert len(unseeded) > 1
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_a_seeded_search_per_person_is_reproducible(method):
+    """Seeded (the search, and each candidate for the split), a search per person keeps
+    the same rows for its scores and its fits at every run."""
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=160)
+
+    def search():
+        found = PrivateGridSearch(
+            estimator=model(max_rows_per_unit=2, random_state=1 if method == "split" else None),
+            param_grid={"mu": [0.05, 0.5]}, method=method, random_state=4,
+            **({"runs_mean": 2} if method == "random_stopping" else {}),
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return found.fit(X, y, privacy_unit=ids)
+
+    a, b = search(), search()
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.best_params_ == b.best_params_

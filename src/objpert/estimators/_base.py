@@ -75,6 +75,7 @@ from objpert.estimators._unit import (
     check_unit_settings,
     pad_rows,
     unit_certificate,
+    unit_key,
 )
 from objpert.exceptions import DataError, DataTypeError, ParameterError, PrivacyLeakWarning
 from objpert.mechanisms._perturbed_gd import Release, release_targets
@@ -341,7 +342,9 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
     def _units(self, X: Any, y: Any, ids: Any, p: FitSettings) -> tuple[Any, Any, FitSettings]:
         """The rows a unit-level fit keeps (``privacy_unit`` ids, ``max_rows_per_unit``:
         :mod:`.unit`) and the public number of units in the settings."""
-        rows = bound_contributions(ids, int(X.shape[0]), self.max_rows_per_unit)
+        rows = bound_contributions(
+            ids, int(X.shape[0]), self.max_rows_per_unit, unit_key(self.random_state)
+        )
         if rows is None:
             return X, y, p
         p = replace(p, units=rows.units, unit_name=rows.name)

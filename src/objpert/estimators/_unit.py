@@ -6,10 +6,11 @@ replacing one unit's rows, up to k of them:
 1. **Contribution bounding.** Each unit keeps at most k of its rows, chosen by a keyed
    hash (BLAKE2b under a fresh random key of 16 bytes from the OS) of the unit's id and
    the row's rank among that unit's rows: independent of the rows' values, different at
-   every fit, and reading nothing of the other units (replacing one unit's rows changes
-   no other unit's choice). How many rows were dropped is a statistic of the private
-   data: it is shown to whoever runs ``fit`` (:class:`~objpert.exceptions.ClippingNotice`),
-   never stored.
+   every fit (derived from ``random_state`` when a testing seed is given, so that a
+   seeded fit is reproducible: :func:`unit_key`), and reading nothing of the other
+   units (replacing one unit's rows changes no other unit's choice). How many rows were
+   dropped is a statistic of the private data: it is shown to whoever runs ``fit``
+   (:class:`~objpert.exceptions.ClippingNotice`), never stored.
 2. **n = m k.** The m units (public, as the number of rows is for one row) each hold k
    rows: a unit with fewer rows is completed with zero rows, which add nothing to the
    objective's gradient or Hessian (x = 0, the intercept column included). So neighbours
@@ -49,6 +50,7 @@ __all__ = [
     "pad_rows",
     "unit_certificate",
     "unit_codes",
+    "unit_key",
 ]
 
 _KEY_BYTES = 16
@@ -92,6 +94,28 @@ def _id_text(value: Any) -> str:
     return str(value)
 
 
+def unit_key(random_state: Any) -> bytes | None:
+    """The hash key of contribution bounding for a fit's ``random_state``: None (fresh OS
+    bytes at every fit) without a seed; with a testing seed, bytes derived from it alone
+    (BLAKE2b of its text: an int, a ``SeedSequence``'s entropy and spawn key, a
+    generator's state), so the same seed keeps the same rows, and reading the seed
+    consumes none of its noise. A seed already makes the release reproducible by whoever
+    knows it (TestingSeedWarning); the key it gives is no more secret than the noise."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral):
+        text = f"int {int(random_state)}"
+    elif isinstance(random_state, np.random.SeedSequence):
+        text = f"seedsequence {random_state.entropy} {tuple(random_state.spawn_key)}"
+    elif isinstance(random_state, np.random.Generator):
+        text = f"generator {random_state.bit_generator.state!r}"
+    elif isinstance(random_state, np.random.RandomState):
+        text = f"randomstate {random_state.get_state(legacy=False)!r}"
+    else:
+        text = f"{type(random_state).__name__} {random_state!r}"
+    return hashlib.blake2b(text.encode(), digest_size=_KEY_BYTES, person=b"objpert-unit").digest()
+
+
 def keep_rows(labels: np.ndarray, k: int, key: bytes | None = None) -> np.ndarray:
     """The indices of the rows kept: per unit, the k whose keyed hash BLAKE2b_key(id, j)
     is smallest, j the row's rank among its unit's rows (in table order). The hash reads
@@ -122,10 +146,13 @@ def keep_rows(labels: np.ndarray, k: int, key: bytes | None = None) -> np.ndarra
     return np.sort(by_hash[rank < k])
 
 
-def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
+def bound_contributions(
+    ids: Any, n: int, k: int | None, key: bytes | None = None
+) -> UnitRows | None:
     """The unit-level rows for ``max_rows_per_unit = k`` (None: a row-level fit, the ids
-    only checked for repeats, which are flagged). The count of dropped rows is shown to
-    whoever runs ``fit`` (ClippingNotice), never returned or stored."""
+    only checked for repeats, which are flagged), chosen under ``key`` (:func:`keep_rows`).
+    The count of dropped rows is shown to whoever runs ``fit`` (ClippingNotice), never
+    returned or stored."""
     if ids is None:
         if k is not None:
             raise ParameterError(
@@ -145,7 +172,7 @@ def bound_contributions(ids: Any, n: int, k: int | None) -> UnitRows | None:
                 stacklevel=4,
             )
         return None
-    keep = keep_rows(labels, k)
+    keep = keep_rows(labels, k, key)
     dropped = n - keep.size
     if dropped:
         warnings.warn(

@@ -45,6 +45,7 @@ from objpert._data.labels import class_codes
 from objpert._randomness import make_rng
 from objpert.accounting._composition import budget_text
 from objpert.estimators._base import PrivateGLM
+from objpert.estimators._unit import unit_key
 from objpert.exceptions import (
     DataError,
     ParameterError,
@@ -321,7 +322,11 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
                 meta = {} if privacy_unit is None else _unit_meta(model, ids[part])
                 model.fit(_take(X, part), y[part], **meta)
                 tick(i)
-        val = parts[-1] if privacy_unit is None else scoring_rows(labels, parts[-1], k)
+        val = (
+            parts[-1]
+            if privacy_unit is None
+            else scoring_rows(labels, parts[-1], k, unit_key(self.random_state))
+        )
         Xv, yv = _take(X, val), y[val]
         if classify:
             utilities = [float(np.sum(m.predict(Xv) == yv)) for m in models]
@@ -397,7 +402,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         y_arr = np.asarray(y)
         X_score, y_score, meta, n_public = X, y_arr, {}, n
         if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
-            scored, n_public = unit_scoring(ids, n, k)
+            scored, n_public = unit_scoring(ids, n, k, unit_key(self.random_state))
             X_score, y_score = _take(X, scored), y_arr[scored]
             meta = _unit_meta(runs[0], ids)
         width, row_bound = _input_shape(runs[0], getattr(X, "shape", (n, 0))[-1])

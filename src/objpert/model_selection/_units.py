@@ -66,15 +66,18 @@ def unit_parts(
     return [np.flatnonzero(row_part == i) for i in range(parts)], tuple(sizes), labels
 
 
-def scoring_rows(labels: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+def scoring_rows(
+    labels: np.ndarray, rows: np.ndarray, k: int, key: bytes | None = None
+) -> np.ndarray:
     """The scoring part's rows, at most k per unit (keyed hash of the unit's id and the
-    row's rank in it, fresh key: :func:`objpert.estimators._unit.keep_rows`)."""
-    return rows[keep_rows(labels[rows], k)]
+    row's rank in it, under ``key``: fresh unless the search is seeded,
+    :func:`objpert.estimators._unit.keep_rows`)."""
+    return rows[keep_rows(labels[rows], k, key)]
 
 
-def unit_scoring(ids: Any, n: int, k: int) -> tuple[np.ndarray, int]:
+def unit_scoring(ids: Any, n: int, k: int, key: bytes | None = None) -> tuple[np.ndarray, int]:
     """Random stopping per unit: the rows every run is scored on (at most k per unit, a
     keyed hash; replacing one unit changes at most k of them, so a count of correct
     predictions moves by at most k) and the public n = units x k the runs train on."""
     codes, _, labels = unit_codes(ids, n)
-    return scoring_rows(labels, np.arange(n), k), (int(codes.max()) + 1) * k
+    return scoring_rows(labels, np.arange(n), k, key), (int(codes.max()) + 1) * k

@@ -33,7 +33,7 @@ from objpert.estimators._base import LABEL_SET, PrivateGLM, warn_label_set
 from objpert.estimators._bounds import FitStatistics, record_fit_statistics
 from objpert.estimators._logistic import PrivateLogisticRegression
 from objpert.estimators._robust import PrivateRobustRegression
-from objpert.estimators._unit import group_unit_certificate
+from objpert.estimators._unit import group_unit_certificate, unit_key
 from objpert.exceptions import DataError, ParameterError
 from objpert.mechanisms._registry import plan as plan_release
 from objpert.spark._engine import prepare_spark, quiet_pyspark
@@ -87,7 +87,11 @@ def _units(params: PrivateParams, dataset: Any, p: Any) -> tuple[Any, Any]:
     if column is None:
         return dataset, p
     k = est_k(params)
-    units = bound_units(dataset, column, k)
+    seed = params.getOrDefault(params.seed) if params.isDefined(params.seed) else None
+    key = unit_key(seed)  # a testing seed keeps the same rows (None: fresh OS bits)
+    units = bound_units(
+        dataset, column, k, key=None if key is None else int.from_bytes(key[:8], "big") >> 1
+    )
     if k is None:  # a row-level fit: repeated ids flagged
         return units.frame, p
     return units.frame, replace(p, units=units.units, unit_name=units.name)

@@ -97,11 +97,12 @@ def bound_units(df: Any, column: str, k: int | None, *, key: int | None = None) 
     The rows kept are, per unit, the k whose keyed hash xxhash64(key, id, j) is smallest,
     j the row's rank among its unit's rows in the frame's order
     (``monotonically_increasing_id``: partition by partition), ``key`` fresh random bits
-    from the OS at every fit (``key``: for tests only). The choice is independent of the
-    rows' values: it reads only the unit's id and the ranks of its rows, and the keyed
-    hash of the ranks picks a random subset of them whatever row holds which rank; it
-    reads nothing of the other units (replacing one unit's rows changes no other unit's
-    ranks, hence no other unit's choice). The frame's order, which
+    from the OS at every fit (``key``: derived from a testing ``seed``, or given by
+    tests). The choice is independent of the rows' values: it reads only the unit's id
+    and the ranks of its rows, and the keyed hash of the ranks picks a random subset of
+    them whatever row holds which rank; it reads nothing of the other units (replacing
+    one unit's rows changes no other unit's ranks, hence no other unit's choice). The
+    frame's order, which
     ``monotonically_increasing_id`` follows, depends on its partitioning: another
     partitioning may keep other rows of a unit with more than k rows, never more than k,
     and the guarantee is the same. The number of units m and the count of dropped rows
