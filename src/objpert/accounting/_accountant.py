@@ -22,7 +22,7 @@ from objpert.accounting import _pld as pldlib
 from objpert.accounting._certificate import Certificate, budget_text
 from objpert.accounting._composition import ComposedCertificate, certificate_from_dict
 from objpert.accounting._plan import Plan
-from objpert.accounting._unit import unit_from_dict
+from objpert.accounting._unit import unit_from_dict, unit_words
 from objpert.exceptions import BudgetExceededError, ParameterError, PrivacyError
 
 __all__ = [
@@ -103,7 +103,15 @@ class AccountedCertificate(Certificate):
     @property
     def covers(self) -> str:
         k = len(self.steps)
-        return f"every release of {k} step{'s' if k != 1 else ''} on the same data"
+        what = f"every release of {k} step{'s' if k != 1 else ''} on the same data"
+        rows = self.rows_per_unit
+        return what if rows == 1 else f"{what}, each for {unit_words(rows)}"
+
+    @property
+    def rows_per_unit(self) -> int:
+        """The rows of one privacy unit every release is certified for (1: one row); a
+        ledger's releases are all for the same unit (they compose only then)."""
+        return pldlib.check_same_unit(self.privacy_losses())
 
     def privacy_losses(self) -> list[pldlib.PrivacyLoss]:
         return [x for s in self.steps for x in s.losses]
@@ -156,6 +164,7 @@ class AccountedCertificate(Certificate):
             "certified": self.certified,
             "steps": [s.to_dict() for s in self.steps],
             "not_public": list(self.not_public),
+            **({"privacy_unit": unit_words(self.rows_per_unit)} if self.rows_per_unit > 1 else {}),
         }
 
 

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from objpert._jsonable import to_json_value
 from objpert._validation import check_int, check_positive, count, optional, validated
 from objpert.accounting import _pld as pld
@@ -29,7 +31,14 @@ from objpert.accounting._events import PrivacyLoss
 from objpert.accounting._group import group_privacy
 from objpert.exceptions import ParameterError, PrivacyError
 
-__all__ = ["ROUTES", "UnitCertificate", "group_certificate", "unit_from_dict", "unit_words"]
+__all__ = [
+    "ROUTES",
+    "UnitCertificate",
+    "group_certificate",
+    "group_profile",
+    "unit_from_dict",
+    "unit_words",
+]
 
 #: How a unit's guarantee is obtained, and how certificates name it.
 ROUTES = {
@@ -142,21 +151,41 @@ def group_certificate(
         raise ParameterError(f"expected a certificate; got {type(release).__name__}")
     if getattr(release, "rows_per_unit", 1) != 1:
         raise ParameterError("group privacy starts from a release certified for one row")
-    eps1, delta1 = float(release.epsilon), float(release.delta)
-    epsilon = rows * eps1 if epsilon is None else epsilon
+    epsilon = rows * float(release.epsilon) if epsilon is None else epsilon
     if not release.certified:
         return UnitCertificate(
             epsilon, 1.0, False, rows, "group", release, unit, (), tuple(release.not_public)
         )
-    losses = [group_privacy(x, rows) for x in release.privacy_losses()]
-    delta = pld._delta_for_epsilon(pld.compose(losses, discretization), epsilon)
-    if epsilon >= rows * eps1:
-        delta = min(delta, delta1 * sum(math.exp(i * eps1) for i in range(rows)))
-    delta = max(min(delta, 1.0), DELTA_FLOOR)
+    delta = float(group_profile(release, rows, [epsilon], discretization)[0])
     return UnitCertificate(
         epsilon, delta, delta < 1.0, rows, "group", release, unit, (("group", delta),),
         tuple(release.not_public),
     )  # fmt: skip
+
+
+def group_profile(
+    release: Certificate,
+    rows: int,
+    epsilons: Any,
+    discretization: float = pld.DEFAULT_DISCRETIZATION,
+) -> np.ndarray:
+    """delta(epsilon) for ``rows`` rows of a release certified for one row, at each of
+    ``epsilons``: the composition of its grouped privacy losses, or the classical bound
+    (rows epsilon_1, delta_1 sum_{i < rows} e^{i epsilon_1}) where that is smaller and
+    applies (epsilon >= rows epsilon_1), within [DELTA_FLOOR, 1]. 1 everywhere for a
+    release that is not certified."""
+    epsilons = np.asarray(epsilons, dtype=float)
+    if not release.certified:
+        return np.ones_like(epsilons)
+    eps1, delta1 = float(release.epsilon), float(release.delta)
+    grouped = [group_privacy(x, rows) for x in release.privacy_losses()]
+    composed = pld.compose(grouped, discretization)
+    classical = delta1 * sum(math.exp(i * eps1) for i in range(rows))
+    deltas = [
+        min(pld._delta_for_epsilon(composed, float(e)), classical if e >= rows * eps1 else 1.0)
+        for e in epsilons
+    ]
+    return np.clip(deltas, DELTA_FLOOR, 1.0)
 
 
 def unit_from_dict(data: dict[str, Any], read: Any = certificate_from_dict) -> Any:

@@ -70,8 +70,9 @@ def certify_model(args: argparse.Namespace) -> int:
     truncation it was calibrated with) and composed as the model was; compared exactly with
     the model's own target (epsilon, delta)."""
     from objpert.accounting._composition import ComposedCertificate
-    from objpert.accounting._unit import UnitCertificate
+    from objpert.accounting._unit import UnitCertificate, group_certificate
     from objpert.certify._calibration import rederive_plan
+    from objpert.certify._plan import WatkinsAroraPlan
     from objpert.cli._predict import load_model
     from objpert.estimators._unit import unit_certificate
 
@@ -92,9 +93,13 @@ def certify_model(args: argparse.Namespace) -> int:
         total = type(stored).from_dict(data)
     else:
         total = certs[0]
-    if unit is not None:  # recomputed from the re-derived plans, both routes
-        total = unit_certificate(total, plans, unit.rows, unit.unit)
     params = model.get_params(deep=False)
+    if unit is not None and unit.route == "group" and not isinstance(plans[0], WatkinsAroraPlan):
+        # a multinomial or AMP release planned for one row: group privacy at the model's
+        # epsilon of the re-derived one-row certificate
+        total = group_certificate(certs[0], unit.rows, float(params["epsilon"]), unit=unit.unit)
+    elif unit is not None:  # recomputed from the re-derived plans, both routes
+        total = unit_certificate(total, plans, unit.rows, unit.unit)
     target_eps = float(params["epsilon"])
     if args.epsilon is not None:  # a target of the caller's, as --delta is
         target_eps = check_positive("--epsilon", args.epsilon)

@@ -18,7 +18,7 @@ import numpy as np
 from objpert.accounting import _pld as pld
 from objpert.accounting._composition import basic_profile
 from objpert.accounting._pipeline import file_certificate, released_certificates
-from objpert.accounting._unit import unit_words
+from objpert.accounting._unit import UnitCertificate, group_profile, unit_words
 from objpert.certify import _profile as wa_profile
 from objpert.certify import _tradeoff as tradeoff
 from objpert.certify._plan import WatkinsAroraPlan
@@ -369,6 +369,11 @@ def build_report(
     cert = model.release_certificate_ if search is not None else model.certificate_
     epsilons = tradeoff.epsilon_grid(float(cert.epsilon), points)
     deltas, method = _profile(plans, epsilons)
+    if isinstance(cert, UnitCertificate) and cert.route == "group":  # one person by group
+        grouped = group_profile(cert.release, cert.rows, epsilons)  # privacy of one row's
+        # a Watkins & Arora plan is calibrated for k rows (its own profile holds too); a
+        # multinomial or AMP plan for one row (its profile is not the person's)
+        deltas = np.minimum(deltas, grouped) if isinstance(plans[0], WatkinsAroraPlan) else grouped
     point_eps = np.append(epsilons, float(cert.epsilon))
     point_delta = np.append(deltas, float(cert.delta) if cert.certified else 1.0)
     selection: tuple[tuple[str, str], ...] = ()

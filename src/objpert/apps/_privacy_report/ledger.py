@@ -20,15 +20,16 @@ from objpert.accounting._accountant import PrivacyAccountant
 from objpert.accounting._conversions import gaussian_dp_mu
 from objpert.apps._privacy_report.content import attack_bounds, fmt_number, fmt_upper
 from objpert.apps._privacy_report.sections import (
-    NOT_COVERED,
     Block,
     Section,
     attack_text,
     attacker_section,
     gaussian_dp_text,
+    per_person,
     sources_section,
 )
 from objpert.apps._privacy_report.svg import Series, line_plot
+from objpert.apps._privacy_report.threat import not_covered
 from objpert.certify import _tradeoff as tradeoff
 from objpert.exceptions import ParameterError
 from objpert.persistence import LoadedModel
@@ -88,10 +89,17 @@ class LedgerReport:
     purpose: str | None = None
     curator: str | None = None
     date: str | None = None
+    rows_per_unit: int = 1  # the releases' privacy unit: one person of up to k rows
 
     @property
     def certified(self) -> bool:
         return math.isfinite(self.epsilon) and self.delta_at_budget <= self.budget_delta
+
+    @property
+    def replaced(self) -> str:
+        """What one neighbouring data set replaces, in words."""
+        k = self.rows_per_unit
+        return "one row" if k == 1 else f"the rows of one person (up to {k})"
 
     @property
     def verified(self) -> bool:
@@ -184,6 +192,7 @@ def build_ledger_report(
         purpose=purpose,
         curator=curator,
         date=date,
+        rows_per_unit=cert.rows_per_unit,
     )
 
 
@@ -194,7 +203,7 @@ def _headline(r: LedgerReport) -> list[Block]:
             "ok" if r.certified else "alert",
             f"Everything recorded in this ledger, together, is ({fmt_upper(r.epsilon)}, "
             f"{fmt_number(r.delta)})-differentially private with respect to the replacement "
-            f"of one row of the data set, within its budget {budget}."
+            f"of {r.replaced} of the data set, within its budget {budget}."
             if r.certified
             else f"OVER BUDGET: the ledger's composition exceeds its budget {budget}.",
         )
@@ -231,10 +240,10 @@ def _summary(r: LedgerReport) -> Section:
         items.append(f"Purpose: {r.purpose}")
     items.append(
         f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_number(r.delta)})-differential privacy "
-        "for every row, for all the steps together (their privacy-loss "
-        f"distributions composed); at the budget's epsilon {fmt_number(r.budget_epsilon)} "
-        f"the composed delta is {fmt_upper(r.delta_at_budget)} (budget "
-        f"{fmt_number(r.budget_delta)})."
+        f"for every {'person' if per_person(r) else 'row'}, for all the steps together (their "
+        f"privacy-loss distributions composed); at the budget's epsilon "
+        f"{fmt_number(r.budget_epsilon)} the composed delta is "
+        f"{fmt_upper(r.delta_at_budget)} (budget {fmt_number(r.budget_delta)})."
     )
     attack = attack_text(r, ", after seeing every release of the ledger,")
     if attack:
@@ -305,10 +314,10 @@ def ledger_page(r: LedgerReport) -> tuple[str, str, list[Block], list[Section]]:
     title = r.title or f"Privacy report: {r.path}"
     dated = f"; report of {r.date}" if r.date else ""
     subtitle = f"a privacy ledger of {len(r.steps)} step(s) ({r.path}{dated})"
-    not_covered = Section(
+    uncovered = Section(
         "What the certificate does not cover",
-        (Block("list", items=NOT_COVERED),),
+        (Block("list", items=not_covered(per_person(r), r.rows_per_unit)),),
     )
     secs = [_summary(r), _steps(r), attacker_section(r, "every release of the ledger")]
-    secs += [_profile(r), not_covered]
+    secs += [_profile(r), uncovered]
     return title, subtitle, _headline(r), [*secs, sources_section()]

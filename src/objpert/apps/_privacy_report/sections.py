@@ -14,10 +14,10 @@ from objpert.apps._privacy_report.content import (
     profile_rows,
 )
 from objpert.apps._privacy_report.svg import Series, line_plot
+from objpert.apps._privacy_report.threat import not_covered
 from objpert.estimators._base import ROWS_LEFT_OUT
 
 __all__ = [
-    "NOT_COVERED",
     "Block",
     "Section",
     "attack_text",
@@ -65,38 +65,15 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Block:
     return Block("table", header=header, rows=tuple(rows))
 
 
-#: What no objpert certificate covers (objpert's threat model, summarised).
-NOT_COVERED: tuple[str, ...] = (
-    "The neighbouring relation is the replacement of one row: the number of rows n is "
-    "public, enters every plan and is revealed by the release. Adding or removing a person "
-    "(which changes n) is not what the certificate is about.",
-    "Choices read from the private data: tuning hyperparameters on it, a label set or row "
-    "bound taken from it. The items listed as not public in this report are such choices.",
-    "Repeated fits on the same data: every fit is a separate release. Model selection "
-    "(cross-validation, grid search, refitting with other settings) spends privacy budget "
-    "that no single certificate accounts for; the certificates of several fits compose.",
-    "Statistics shown to the person who ran the fit, such as the number of rows clipped to "
-    "the row-norm bound, run time and iteration counts: they are statistics of the data, not "
-    "covered by any certificate, and are not stored in the model file. Do not publish them.",
-    "Timing and other side channels: run time, memory use, cache and power behaviour depend "
-    "on the data. A refusal because a computation did not finish within its public budget "
-    "depends on the data too: do not retry on the same data with fresh noise.",
-    "Seeded releases: a testing seed makes the noise reproducible by anyone who knows it; "
-    "such a model has no privacy guarantee.",
-    "Floating-point arithmetic: the proofs assume exact arithmetic. The released weights are "
-    "the floating-point result of an optimisation of the perturbed objective (a fixed number "
-    "of gradient steps, or a solver run to a tolerance that the output noise covers), and the "
-    "Gaussian noise is a floating-point approximation. No attack on the output of an "
-    "optimisation of a perturbed objective is known; nothing more than that is claimed.",
-    "The key that signs model files and the noise generator's key live in memory: anyone "
-    "who can read that memory can forge a file or reproduce the noise.",
-)
+def per_person(r: Any) -> bool:
+    """Whether a report's guarantee is for one person (a privacy unit), not one row."""
+    return getattr(r, "rows_per_unit", 1) != 1 or bool(getattr(r, "unit", ""))
 
 
 def _unit_of(r: PrivacyReport) -> str:
     """What one neighbouring dataset replaces: ``one training row`` or ``the rows of one
     person (one person, up to k rows)``."""
-    if r.rows_per_unit == 1 and not r.unit:
+    if not per_person(r):
         return "one training row"
     named = f"; privacy unit {r.unit!r}" if r.unit else ""
     return f"the rows of one person (up to {r.rows_per_unit}{named})"
@@ -193,7 +170,7 @@ def _summary(r: PrivacyReport) -> Section:
     if r.certified and not r.seeded:
         items.append(
             f"The guarantee: ({fmt_upper(r.epsilon)}, {fmt_upper(r.delta)})-differential "
-            f"privacy for every {'row' if r.rows_per_unit == 1 and not r.unit else 'person'}: "
+            f"privacy for every {'person' if per_person(r) else 'row'}: "
             f"replacing {_unit_of(r)} changes the probability of any outcome by at most a "
             "factor e^epsilon, except with probability delta."
         )
@@ -220,16 +197,18 @@ def attack_text(r: Any, after: str) -> str:
     """The attacker's bound at 1% and 10% false-positive rates in one sentence ("" when the
     report has neither rate); ``after``: what the attacker has seen, if it needs saying."""
     bounds = {round(a, 6): t for a, t in zip(r.fpr_levels, r.tpr_bounds, strict=True)}
+    them, one = ("persons whose rows were", "person's rows were") if per_person(r) else (
+        "rows that were", "row was")  # fmt: skip
     at = [
-        f"at most {fmt_upper(100 * bounds[a], 3)}% of the rows that were used while "
-        f"wrongly naming {100 * a:g}% of the rows that were not"
+        f"at most {fmt_upper(100 * bounds[a], 3)}% of the {them} used while "
+        f"wrongly naming {100 * a:g}% of the {them} not"
         for a in (0.01, 0.1)
         if a in bounds
     ]
     if not at:
         return ""
     return (
-        f"An attacker testing whether a given row was used{after} can name "
+        f"An attacker testing whether a given {one} used{after} can name "
         + ", or ".join(at)
         + " (guessing at random names as many of each)."
     )
@@ -521,13 +500,14 @@ def attacker_section(r: Any, what: str = "the released model") -> Section:
         ylim=(0.0, 1.0),
     )
     text = (
-        f"An attacker who sees {what} and wants to tell whether a given row "
-        "was in the training data runs a test. Whatever the test, and even if the attacker "
-        "knows every other row, at a given false-positive rate its true-positive rate is "
-        "at most the number below: 1 - f(alpha), with f the trade-off function that the "
-        "profile implies (Dong, Roth & Su 2022, Proposition 2.12: f(alpha) = sup over epsilon "
-        "of max(0, 1 - delta(epsilon) - e^epsilon alpha, e^-epsilon (1 - delta(epsilon) - "
-        "alpha)))."
+        f"An attacker who sees {what} and wants to tell whether a given "
+        f"{'person' if per_person(r) else 'row'} was in the training data runs a test. "
+        f"Whatever the test, and even if the attacker knows every other "
+        f"{'person' if per_person(r) else 'row'}, at a given "
+        "false-positive rate its true-positive rate is at most the number below: "
+        "1 - f(alpha), with f the trade-off function that the profile implies (Dong, Roth & "
+        "Su 2022, Proposition 2.12: f(alpha) = sup over epsilon of max(0, 1 - delta(epsilon) "
+        "- e^epsilon alpha, e^-epsilon (1 - delta(epsilon) - alpha)))."
     )
     header = ("false-positive rate", "highest true-positive rate", "ratio to random guessing")
     return Section(
@@ -537,7 +517,7 @@ def attacker_section(r: Any, what: str = "the released model") -> Section:
 
 
 def _not_covered(r: PrivacyReport) -> Section:
-    items = list(NOT_COVERED)
+    items = list(not_covered(per_person(r), r.rows_per_unit))
     if r.not_public:
         items.insert(0, "In this model: " + ", ".join(r.not_public) + " (read from the data).")
     return Section(
