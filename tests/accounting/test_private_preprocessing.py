@@ -101,6 +101,23 @@ def test_verify_and_certify_state_everything_the_file_released(model_file, comma
     assert payload["composition"] == "basic"
 
 
+def test_certify_compares_the_callers_target_with_what_the_file_released(model_file):
+    """The model's release meets its own target; a target of the caller's is for the
+    composition the file released (bounds and model), not for the model alone."""
+    pipe, path, key = model_file
+    total, own = pipeline_certificate(pipe).epsilon, pipe[-1].certificate_.epsilon
+    between = (total + own) / 2
+    for target, certified in ((None, True), (between, False), (total * 1.01, True)):
+        extra = () if target is None else ("--epsilon", repr(target))
+        rc, out, err = _cli("certify", "--model", str(path), "--key-file", str(key), "--json",
+                            *extra)  # fmt: skip
+        assert rc == 0, err
+        payload = json.loads(out)
+        assert payload["certified"] is certified, (target, payload["reasons"])
+        assert payload["target_epsilon"] == target
+        assert payload["release_target_epsilon"] == pytest.approx(own)
+
+
 def test_the_report_heads_with_the_composition_and_names_the_released_range(model_file):
     from objpert.apps._privacy_report import build_report
 

@@ -5,6 +5,7 @@ every file as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -109,3 +110,19 @@ def test_certify_model_reads_the_target_epsilon_too(files, capsys):
     assert main(["certify", "--model", model, "--epsilon", "0.01", "--json"]) == 0
     out = capsys.readouterr().out
     assert '"certified": false' in out and "above the target 0.01" in out
+
+
+def test_certify_of_a_seeded_model_says_so_and_refuses_a_plot(files, capsys, tmp_path):
+    root, train = files
+    assert main(["certify", "--model", str(root / "m.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seeded"] is False
+    model = str(tmp_path / "seeded.json")
+    assert main([*train, "--seed", "3", "--out", model]) == 0
+    capsys.readouterr()
+    assert main(["certify", "--model", model, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seeded"] is True
+    assert main(["certify", "--model", model]) == 0
+    assert "testing seed" in capsys.readouterr().out
+    plot = tmp_path / "p.png"
+    _refused(capsys, ["certify", "--model", model, "--plot", str(plot)], "objpert report")
+    assert not plot.exists()

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from types import SimpleNamespace
 from typing import Any
 
 from objpert._validation import check_positive
 from objpert.accounting._certificate import FORMS
+from objpert.accounting._pipeline import file_certificate
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._constants import problem
@@ -67,8 +69,15 @@ def _print_reasons(args: argparse.Namespace, reasons: list[str]) -> None:
 
 def certify_model(args: argparse.Namespace) -> int:
     """Certify a saved model: every plan re-derived (:func:`rederive_plan`, the form and
-    truncation it was calibrated with) and composed as the model was; compared exactly with
-    the model's own target (epsilon, delta)."""
+    truncation it was calibrated with) and composed as the model was; the model's release
+    compared exactly with its own target (epsilon, delta), and what the file released (a
+    search's or a pipeline's total, when more than the model) with the caller's
+    ``--epsilon``/``--delta``."""
+    if args.plot:
+        raise CliError(
+            "--plot draws the profiles of public constants; with --model use `objpert report "
+            "MODEL.json`, whose privacy profile is the model's"
+        )
     from objpert.accounting._composition import ComposedCertificate
     from objpert.accounting._unit import UnitCertificate, group_certificate
     from objpert.certify._calibration import rederive_plan
@@ -100,14 +109,17 @@ def certify_model(args: argparse.Namespace) -> int:
         total = group_certificate(certs[0], unit.rows, float(params["epsilon"]), unit=unit.unit)
     elif unit is not None:  # recomputed from the re-derived plans, both routes
         total = unit_certificate(total, plans, unit.rows, unit.unit)
-    target_eps = float(params["epsilon"])
-    if args.epsilon is not None:  # a target of the caller's, as --delta is
-        target_eps = check_positive("--epsilon", args.epsilon)
-    target_delta = float(params["delta"] if args.delta is None else args.delta)
+    caller = (  # a target of the caller's, for what the file released
+        None if args.epsilon is None else check_positive("--epsilon", args.epsilon),
+        None if args.delta is None else float(args.delta),
+    )
+    own = (float(params["epsilon"]), float(params["delta"]))  # the model's own release's
+    headed = search is not None or file_certificate(loaded) is not None  # by more than it
+    target_eps, target_delta = (
+        caller if headed else tuple(o if c is None else c for c, o in zip(caller, own, strict=True))
+    )
     reasons = [r for c in certs for r in c.reasons]
-    if total.epsilon > target_eps:
-        reasons.append(f"epsilon = {total.epsilon!r} is above the target {target_eps!r}")
-    reasons += target_reasons(total.delta, target_delta)
+    reasons += _above(total, *(own if headed else (target_eps, target_delta)))
     payload = {
         "model": args.model,
         "certified": bool(total.certified) and not reasons,
@@ -132,9 +144,29 @@ def certify_model(args: argparse.Namespace) -> int:
         payload["composition"] = search.method
         payload["certified"] = payload["certified"] and bool(search.certified)
     payload = with_pipeline(payload, loaded)
+    if headed:  # the headline is what the file released: the caller's target is for it
+        payload["release_target_epsilon"], payload["release_target_delta"] = own
+        headline = _above(SimpleNamespace(**payload), target_eps, target_delta)
+        reasons += headline
+        payload["certified"] = payload["certified"] and not headline
+    payload["seeded"] = bool(getattr(model, "seeded_", False))
     emit(args, payload, [kv_table(f"Certificate of {args.model} (re-derived)", payload)])
     _print_reasons(args, reasons)
+    if payload["seeded"] and not args.json:
+        console().print(
+            "testing seed: the noise is reproducible by anyone who knows the seed; "
+            "this model is not private (do not publish it)"
+        )
     return 0
+
+
+def _above(cert: Any, epsilon: float | None, delta: float | None) -> list[str]:
+    """Why ``cert`` (its epsilon and delta) misses the target (epsilon, delta); a part of
+    the target that is None is not compared."""
+    out = []
+    if epsilon is not None and cert.epsilon > epsilon:
+        out.append(f"epsilon = {cert.epsilon!r} is above the target {epsilon!r}")
+    return out + ([] if delta is None else target_reasons(cert.delta, delta))
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
