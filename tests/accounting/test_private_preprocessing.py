@@ -131,9 +131,11 @@ def test_the_report_heads_with_the_composition_and_names_the_released_range(mode
     assert all("released range" in text for _, text in report.features)
 
 
-def test_a_per_person_model_after_a_per_row_release_is_refused(data):
+@pytest.mark.parametrize("k", [3, 1])
+def test_a_per_person_model_after_a_per_row_release_is_refused(data, k):
+    """Even of one row per person: the bounds read all of each person's rows."""
     X, y = data
-    pipe = _pipeline(max_rows_per_unit=3)
+    pipe = _pipeline(max_rows_per_unit=k)
     ids = np.repeat(np.arange(200), 3)
     with pytest.raises(ParameterError, match="different privacy units"), warnings.catch_warnings():
         warnings.simplefilter("ignore")

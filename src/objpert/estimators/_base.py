@@ -284,7 +284,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         public, so nothing is read from the rows), and the steps before it that were fitted
         on the rows (:func:`.bounds.pipeline_fitted_steps`: PrivacyLeakWarning)."""
         p = replace(self._public_constants(), fitted_steps=pipeline_fitted_steps(self))
-        check_pipeline_units(self, p.rows_per_unit)
+        check_pipeline_units(self, p.rows_per_unit, self.max_rows_per_unit is not None)
         if p.data_norm is None and p.feature_bounds is None:
             bound = pipeline_row_bound(self)
             if bound is not None:

@@ -170,21 +170,29 @@ def _fitted_on_rows(step: Any) -> list[str]:
     return [type(p).__name__ for p in preprocessing_parts(step) if reads_rows(p)]
 
 
-def check_pipeline_units(estimator: Any, rows_per_unit: int) -> None:
+def check_pipeline_units(estimator: Any, rows_per_unit: int, per_person: bool) -> None:
     """Refuse (ParameterError, before any noise is drawn) a fit whose pipeline released
     privately before it (private bounds) for another privacy unit: releases certified for
-    different units do not compose (:func:`objpert.accounting._composition.same_unit`)."""
+    different units do not compose (:func:`objpert.accounting._composition.same_unit`).
+    A fit ``per_person`` (a privacy unit, even of one row) after a release per row is
+    refused too: the step read every row of each person, the fit keeps k of them."""
     from objpert.accounting._pipeline import released_certificates
+    from objpert.accounting._unit import UnitCertificate
+
+    def unit(c: Any) -> tuple[bool, int]:
+        return isinstance(c, UnitCertificate) or c.rows_per_unit > 1, c.rows_per_unit
 
     for level in _steps_before(estimator):
         for step in level:
-            units = {c.rows_per_unit for c in released_certificates(step)} - {rows_per_unit}
+            units = {unit(c) for c in released_certificates(step)} - {(per_person, rows_per_unit)}
             if units:
+                _, rows = min(units)
                 raise ParameterError(
                     f"the pipeline step {type(step).__name__} released privately for "
-                    f"{min(units)} row(s) per unit and {type(estimator).__name__} for up "
-                    f"to {rows_per_unit}: releases for different privacy units do not "
-                    "compose; declare the bounds publicly (BoundedScaler) instead"
+                    f"{rows} row(s) per unit and {type(estimator).__name__} for up to "
+                    f"{rows_per_unit} row(s) of one {'person' if per_person else 'row'}: "
+                    "releases for different privacy units do not compose; declare the "
+                    "bounds publicly (BoundedScaler) instead"
                 )
 
 
