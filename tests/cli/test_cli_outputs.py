@@ -126,3 +126,17 @@ def test_certify_of_a_seeded_model_says_so_and_refuses_a_plot(files, capsys, tmp
     plot = tmp_path / "p.png"
     _refused(capsys, ["certify", "--model", model, "--plot", str(plot)], "objpert report")
     assert not plot.exists()
+
+
+def test_an_output_is_never_a_bounds_file_the_command_reads(files, capsys, tmp_path):
+    """--feature-bounds read from a file is an input too: --out naming it (by any spelling)
+    is refused, and the file is kept."""
+    root, _ = files
+    bounds = tmp_path / "bounds.csv"
+    bounds.write_text("lo,hi\n-1,1\n-1,1\n-1,1\n")
+    train = ["train", "--data", str(root / "good.csv"), "--target", "y", "--epsilon", "1",
+             "--delta", "1e-5", "--classes", "0,1"]  # fmt: skip
+    for out in (str(bounds), str(tmp_path / "." / "bounds.csv")):
+        _refused(capsys, [*train, f"--feature-bounds={bounds}", "--out", out],
+                 "is an input of this command", bounds)  # fmt: skip
+    assert main([*train, "--feature-bounds", str(bounds), "--out", str(tmp_path / "m.json")]) == 0

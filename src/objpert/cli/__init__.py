@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
         args = build_parser().parse_args(argv)
-        refuse_unwritable(args)  # where it writes, before any work
+        refuse_unwritable(args, argv)  # where it writes, before any work
         return args.func(args)
     except BrokenPipeError:  # the reader left (| head): no error, nothing more to print
         _stdout_to_devnull()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +28,12 @@ class Output:
     files: tuple[str, ...] = ()
 
 
-def refuse_unwritable(args: argparse.Namespace) -> None:
+def refuse_unwritable(args: argparse.Namespace, argv: Sequence[str] = ()) -> None:
     """Every output of the subcommand checked (:func:`check_output`); a folder flag is
-    created first."""
+    created first. Besides the inputs each output names, any existing file named more
+    than once on the command line ``argv`` (as an output and as something else, e.g. a
+    bounds file) is an input it must not overwrite."""
+    named = [t for token in argv for t in (token, token.partition("=")[2]) if t]
     for out in getattr(args, "outputs", ()):
         path = getattr(args, out.dest, None)
         if not path:
@@ -46,8 +49,18 @@ def refuse_unwritable(args: argparse.Namespace) -> None:
                 ) from None
             targets = [str(Path(path) / name) for name in out.files]
         sources = [getattr(args, i, None) for i in out.inputs]
+        if Path(path).is_file():  # the same file named twice: once as the output
+            same = [t for t in named if _is_file(t) and os.path.samefile(t, path)]
+            sources += same[1:]
         for target in targets:
             check_output(target, flag, inputs=sources, plot=out.plot)
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for a path, a NUL byte
+        return False
 
 
 def check_output(
