@@ -362,3 +362,25 @@ def test_the_curator_and_the_purpose_head_the_summary(models, tmp_path, capsys):
     assert "Curator: The clinic" in summary and "Purpose: Triage" in summary
     order = [summary.index(s) for s in ("Privacy unit", "Curator", "Purpose", "What was")]
     assert order == sorted(order)
+
+
+def test_markdown_never_carries_html_from_the_users_names(tmp_path):
+    """Column names and labels come from the user's files: in Markdown they are text, as in
+    the HTML report, never a tag a viewer would run."""
+    import pandas as pd
+
+    X, _ = _data()
+    hostile = "<img src=x onerror=alert(1)>"
+    frame = pd.DataFrame(X, columns=[hostile, "b", "<script>c"])
+    y = np.where(X[:, 0] > 0, "<b>yes</b>", "no")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = objpert.PrivateLogisticRegression(
+            epsilon=1.0, delta=1e-6, data_norm=1.0, classes=["no", "<b>yes</b>"], max_iter=300
+        ).fit(frame, y)
+    path = objpert.save(model, tmp_path / "m.json", key=KEY)
+    rep = _report(str(path))
+    md, page = render(rep, "md"), render(rep, "html")
+    assert "<img" not in md and "<script" not in md and "<b>" not in md
+    assert "&lt;img src=x onerror=alert(1)>" in md
+    assert "<img" not in page.replace("&lt;img", "")

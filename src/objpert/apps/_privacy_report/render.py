@@ -86,19 +86,26 @@ def to_html(report: Any) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _md_text(text: str) -> str:
+    """Text as Markdown shows it, never as HTML: every "<" (which alone opens a tag or a
+    comment) written as an entity, since column names, categories and titles come from the
+    user's files."""
+    return text.replace("<", "&lt;")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _md_block(b: Block) -> str:
     if b.kind == "ok":
-        return f"> {b.text}"
+        return f"> {_md_text(b.text)}"
     if b.kind == "alert":
-        return f"> **{b.text}**"
+        return f"> **{_md_text(b.text)}**"
     if b.kind == "p":
-        return b.text
+        return _md_text(b.text)
     if b.kind == "list":
-        return "\n".join(f"- {i}" for i in b.items)
+        return "\n".join(f"- {_md_text(i)}" for i in b.items)
     if b.kind == "figure":
         return ""  # Markdown carries the figures' numbers in the tables next to them
     lines = [
@@ -111,13 +118,13 @@ def _md_block(b: Block) -> str:
 
 def _md_section(s: Section) -> str:
     blocks = [t for t in (_md_block(b) for b in s.blocks) if t]
-    return f"## {s.title}\n\n" + "\n\n".join(blocks)
+    return f"## {_md_text(s.title)}\n\n" + "\n\n".join(blocks)
 
 
 def to_markdown(report: Any) -> str:
     """The report as Markdown: the same content, figures replaced by their tables."""
     title, subtitle, head, secs = _page(report)
-    parts = [f"# {title}", subtitle]
+    parts = [f"# {_md_text(title)}", _md_text(subtitle)]
     parts += [_md_block(b) for b in head]
     parts += [_md_section(s) for s in secs]
     return "\n\n".join(parts) + "\n"
