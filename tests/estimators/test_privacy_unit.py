@@ -74,6 +74,14 @@ def test_unit_ids_are_checked():
         unit_codes([1, 2], 3)
     with pytest.raises(DataError, match="missing"):
         unit_codes([1, None, 2], 3)
+    for missing in (
+        pd.array([1, None, 2], dtype="Int64"),  # pandas' NA
+        pd.array(["a", None, "b"], dtype="string"),
+        pd.Series(pd.to_datetime(["2020-01-01", None, "2020-01-02"])),  # NaT
+        np.array(["2020-01-01", "NaT", "2020-01-02"], dtype="datetime64[D]"),
+    ):
+        with pytest.raises(DataError, match="missing id"):
+            unit_codes(missing, 3)
     codes, name, labels = unit_codes(pd.Series(["a", "b", "a"], name="pid"), 3)
     assert codes.tolist() == [0, 1, 0] and name == "pid" and labels.tolist() == ["a", "b", "a"]
     # one person whatever the id's type: a unit split by representation could keep 2k rows
@@ -388,3 +396,34 @@ def test_a_seeded_search_per_person_is_reproducible(method):
     a, b = search(), search()
     np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
     assert a.best_params_ == b.best_params_
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_a_search_per_person_on_no_rows_is_a_data_error(method):
+    from objpert.model_selection import PrivateGridSearch
+
+    search = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2, random_state=None),
+        param_grid={"mu": [0.05, 0.5]}, method=method,
+    )  # fmt: skip
+    with pytest.raises((DataError, ParameterError)), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(np.zeros((0, 3)), np.zeros(0, dtype=int), privacy_unit=np.array([], object))
+
+
+def test_zero_rows_beyond_memory_are_refused_before_they_are_allocated(monkeypatch):
+    """n = units x k zero rows are public: a k far above what anyone holds is refused with
+    the numbers, before any noise is drawn, not a MemoryError."""
+    from objpert.estimators import _unit
+
+    X, y, ids, _ = panel(m=50)
+    monkeypatch.setattr(_unit, "MAX_PADDING_BYTES", 10**6)
+    clf = model(max_rows_per_unit=10**4)
+    refused = pytest.raises(ParameterError, match="max_rows_per_unit near the most rows")
+    with refused, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y, privacy_unit=ids)
+    assert not hasattr(clf, "coef_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert model(max_rows_per_unit=10).fit(X, y, privacy_unit=ids).plan_.n == 500

@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 _KEY_BYTES = 16
+#: The most memory the zero rows of :func:`pad_rows` may take (public: n, d, the dtype).
+MAX_PADDING_BYTES = 2**32
 
 
 class UnitRows:
@@ -74,15 +76,24 @@ def unit_codes(ids: Any, n: int) -> tuple[np.ndarray, str, np.ndarray]:
         raise DataError(
             f"privacy_unit must hold one id per row of X ({n}); got shape {values.shape}"
         )
-    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v)]
+    missing = [i for i, v in enumerate(values) if _missing(v)]
     if missing:
         raise DataError(
-            f"privacy_unit has {len(missing)} missing id(s) (None or NaN), first at row "
+            f"privacy_unit has {len(missing)} missing id(s) (None, NaN, NA or NaT), first at row "
             f"{missing[0]}: every row needs the id of its unit"
         )
     labels = np.array([_id_text(v) for v in values], dtype=str)
     _, codes = np.unique(labels, return_inverse=True)
     return codes.astype(np.int64), name, labels
+
+
+def _missing(value: Any) -> bool:
+    """A missing id: None, a NaN, pandas' NA or NaT, numpy's NaT."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(value != value)
+    return isinstance(value, np.datetime64 | np.timedelta64) and bool(np.isnat(value))
 
 
 def _id_text(value: Any) -> str:
@@ -194,6 +205,13 @@ def pad_rows(prepared: Any, targets: list[Any], n: int) -> tuple[Any, list[Any]]
     if extra == 0:
         return prepared, targets
     X = prepared.X
+    per_row = 8 if sp.issparse(X) else X.shape[1] * X.dtype.itemsize  # CSR: its row pointer
+    if extra * per_row > MAX_PADDING_BYTES:
+        raise ParameterError(
+            f"n = units x max_rows_per_unit = {n} rows takes {extra} zero rows "
+            f"({extra * per_row / 2**30:.3g} GiB in memory, above {MAX_PADDING_BYTES / 2**30:g} "
+            "GiB): declare a max_rows_per_unit near the most rows one person holds"
+        )
     if sp.issparse(X):
         X = sp.vstack([X, sp.csr_matrix((extra, X.shape[1]), dtype=X.dtype)], format="csr")
     else:

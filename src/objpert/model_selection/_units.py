@@ -50,7 +50,7 @@ def unit_parts(
     _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
     place = np.argsort(np.argsort(first, kind="stable"), kind="stable")  # by first row
     codes = place[codes]  # each unit's place: the order of its first row in the table
-    units = int(codes.max()) + 1
+    units = int(codes.max()) + 1 if codes.size else 0
     sizes = sizes_of(units, parts)
     if min(sizes) < 2:
         raise DataError(
@@ -80,4 +80,5 @@ def unit_scoring(ids: Any, n: int, k: int, key: bytes | None = None) -> tuple[np
     keyed hash; replacing one unit changes at most k of them, so a count of correct
     predictions moves by at most k) and the public n = units x k the runs train on."""
     codes, _, labels = unit_codes(ids, n)
-    return scoring_rows(labels, np.arange(n), k, key), (int(codes.max()) + 1) * k
+    units = int(codes.max()) + 1 if codes.size else 0
+    return scoring_rows(labels, np.arange(n), k, key), units * k
