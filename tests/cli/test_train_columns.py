@@ -217,3 +217,27 @@ def test_categories_naming_the_target_points_to_classes(tmp_path, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--classes no,yes" in err
+
+
+def test_number_coded_categories_with_an_empty_cell(capsys, tmp_path):
+    """A category column coded 1/2/3 with one empty cell is read as floats by pandas: its
+    cells are still the declared categories ("2", not "2.0"), and an empty cell at predict
+    is named as empty, not as an unknown category."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.uniform(-1, 1, 80), "grp": np.arange(80) % 3 + 1})
+    frame["y"] = (frame["a"] > 0).astype(int)
+    frame.to_csv(tmp_path / "full.csv", index=False)
+    holes = frame.astype({"grp": object})
+    holes.loc[5, "grp"] = ""
+    holes.to_csv(tmp_path / "holes.csv", index=False)
+    train = ["train", "--target", "y", "--epsilon", "1", "--delta", "1e-5", "--classes", "0,1",
+             "--feature-bounds", "a=-1:1", "--categories", "grp=1,2,3"]  # fmt: skip
+    model = str(tmp_path / "m.json")
+    assert main([*train, "--data", str(tmp_path / "holes.csv"), "--missing", "drop",
+                 "--out", model]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "full.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 80
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "holes.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "empty cell" in err and "'grp'" in err

@@ -20,6 +20,7 @@ from objpert.cli._common import (
 )
 from objpert.cli._output import console, kv_table
 from objpert.cli._outputs_check import Output
+from objpert.cli._text_columns import category_text
 
 __all__ = ["add_parser", "cmd_predict", "load_model"]
 
@@ -94,7 +95,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if hasattr(model, "steps"):  # a pipeline file: declared text categories read as text
         from objpert.persistence._pipeline_file import text_columns
 
-        df = df.astype({c: str for c in text_columns(model)})
+        df = category_text(df, text_columns(model), args.data)
     pred = model.predict(df)
     payload: dict[str, Any] = {"n": len(pred)}
     if y is not None:

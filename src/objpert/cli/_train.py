@@ -25,6 +25,7 @@ from objpert.cli._common import (
 )
 from objpert.cli._output import console, emit, kv_table
 from objpert.cli._outputs_check import Output
+from objpert.cli._text_columns import category_text
 
 __all__ = [
     "LIBRARY_ONLY",
@@ -242,7 +243,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if categories or isinstance(bounds, dict):  # declared columns: a pipeline file
         kwargs.pop("feature_bounds", None)
         model = _column_pipeline(cls(**kwargs), X, categories, bounds, args.data)
-        X = X.astype({c: str for c in categories})  # categories are compared as text
+        X = category_text(X, categories, args.data)  # categories are compared as text
     else:
         model = cls(**kwargs)
     for line in budget_warnings(kwargs["epsilon"], kwargs["delta"], len(y)):
