@@ -140,3 +140,14 @@ def test_an_output_is_never_a_bounds_file_the_command_reads(files, capsys, tmp_p
         _refused(capsys, [*train, f"--feature-bounds={bounds}", "--out", out],
                  "is an input of this command", bounds)  # fmt: skip
     assert main([*train, "--feature-bounds", str(bounds), "--out", str(tmp_path / "m.json")]) == 0
+
+
+def test_seed_and_column_errors_name_what_the_user_typed(files, capsys, tmp_path):
+    _, train = files
+    for seed in ("-5", "x"):
+        _refused(capsys, [*train, "--seed", seed, "--out", str(tmp_path / "m.json")],
+                 "--seed takes a non-negative integer")  # fmt: skip
+    spacey = tmp_path / "spacey.csv"
+    spacey.write_text("a,b, y\n1,2,0\n2,1,1\n0,1,0\n")
+    _refused(capsys, ["train", "--data", str(spacey), "--target", "y", "--epsilon", "1",
+                      "--delta", "1e-5", "--data-norm", "5"], "' y'")  # fmt: skip

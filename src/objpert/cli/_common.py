@@ -384,7 +384,7 @@ def split_target(df, target: str, path: str):
     """(features, the ``target`` column) of a DataFrame read from ``path``; a target with
     missing values is refused (which rows, and what to do)."""
     if target not in df.columns:
-        cols = ", ".join(one_line(str(c), 60) for c in list(df.columns)[:10])
+        cols = ", ".join(one_line(repr(str(c)), 62) for c in list(df.columns)[:10])
         more = f", ... ({len(df.columns)} columns)" if len(df.columns) > 10 else ""
         raise CliError(f"column {one_line(target, 60)!r} is not in {path} (columns: {cols}{more})")
     y = df[target]

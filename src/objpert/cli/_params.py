@@ -209,9 +209,14 @@ def _numbers(items: Sequence[Any]) -> list[float] | None:
 
 def _seed(text: str) -> int:
     try:
-        return int(text)
+        seed = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed takes an integer; got {text!r}") from None
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(
+            f"--seed takes a non-negative integer; got {one_line(repr(text), 40)}"
+        )
+    return seed
 
 
 _seed.__name__ = "INT"
