@@ -126,3 +126,55 @@ def test_the_report_states_the_search_guarantee_and_its_attack_bound(searches, m
     md = render(report, "md")
     assert "How the model was chosen" in md and "How it was chosen: by a private search" in md
     assert md.index("How the model was chosen") < md.index("What an attacker can achieve")
+
+
+@pytest.fixture(scope="module")
+def multiclass_searches():
+    """Searches over three-class candidates, per row and per person of up to 3 rows."""
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(120), rng.integers(1, 6, 120))
+    X = rng.uniform(-1, 1, (ids.size, 3))
+    y = np.digitize(X[:, 0], [-0.3, 0.3])
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for multi_class in ("ovr", "multinomial"):
+            for method in METHODS:
+                for k in (None, 3):
+                    est = PrivateLogisticRegression(
+                        epsilon=1.0, delta=1e-6, data_norm=2.0, classes=[0, 1, 2],
+                        multi_class=multi_class, max_rows_per_unit=k, random_state=1,
+                    )  # fmt: skip
+                    extra = {"runs_mean": 2} if method == "random_stopping" else {}
+                    search = PrivateGridSearch(
+                        estimator=est, param_grid={"mu": [0.5, 1.0]}, method=method,
+                        random_state=0, **extra,
+                    )  # fmt: skip
+                    out[multi_class, method, k] = search.fit(
+                        X, y, privacy_unit=None if k is None else ids
+                    )
+    return out
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "multinomial"])
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("k", [None, 3])
+def test_a_search_over_multiclass_candidates_is_saved_and_recomputed(
+    multiclass_searches, multi_class, method, k, tmp_path
+):
+    """One-vs-rest candidates (their releases composed) and multinomial ones (the softmax
+    certificate) are recomputed from their public fields at load, per row and per person."""
+    search = multiclass_searches[multi_class, method, k]
+    path = objpert.save(search, tmp_path / "m.json", key=KEY)
+    model = objpert.load(path, key=KEY)
+    assert model.certificate_.to_dict() == search.certificate_.to_dict()
+    np.testing.assert_array_equal(model.coef_, search.best_estimator_.coef_)
+    if method != "split":
+        return
+    payload = json.loads(path.read_text())
+    candidate = payload["selection"]["certificate"]["candidates"][0]
+    release = candidate.get("release", candidate)  # per person: the unit's release
+    part = release["certificates"][0] if "certificates" in release else release
+    part["constants"]["mu"] *= 2  # a stronger ridge than the candidate was fitted with
+    with pytest.raises(ModelFileError, match="candidate 0"):
+        objpert.load(_resigned(payload, tmp_path / "bad.json"), key=KEY)

@@ -53,6 +53,7 @@ __all__ = [
     "ledger_from_payload",
     "ledger_payload",
     "recertified",
+    "recomposed",
 ]
 
 
@@ -145,19 +146,18 @@ def ledger_payload(accountant: PrivacyAccountant, key: bytes | str | None = None
 
 def recertified(data: Any, where: str) -> ReleaseCertificate:
     """A stored Watkins & Arora certificate (a dict) recomputed from its public inputs:
-    constants re-derived from the loss registry, Theorem C.13 or 4.1 evaluated again, and
-    the result required to certify and to equal the stored one (``where`` names it in the
+    constants re-derived from the loss registry, Theorem C.13 or 4.1 evaluated again (a
+    softmax release's: its plan's public fields certified again), and the result required
+    to certify and to equal the stored one (``where`` names it in the
     :class:`ModelFileError` otherwise)."""
     try:
         stored = certificate_from_dict(data)
-        if not profile_kind(stored):
+        if stored.form == "multinomial":
+            cert = _multinomial_recertified(stored)
+        elif not profile_kind(stored):
             raise ModelFileError(f"{where}: not a Watkins & Arora certificate")
-        pc = constants_from_certificate(stored)
-        d = stored.details
-        cert = certify_plan(
-            pc, float(stored.sigma), stored.iterations, float(stored.epsilon), stored.form,
-            d.get("u", 0.0), d.get("radius", 0.0), d.get("radius_outer", 0.0), stored.truncation,
-        )  # fmt: skip
+        else:
+            cert = _watkins_arora_recertified(stored)
     except ModelFileError:
         raise
     except Exception as exc:  # garbage in the numbers: refuse, naming where
@@ -168,6 +168,58 @@ def recertified(data: Any, where: str) -> ReleaseCertificate:
     require_same(
         cert, stored.to_dict(), f"{where}: the recomputed certificate differs from the stored one"
     )
+    return cert
+
+
+def _watkins_arora_recertified(stored: ReleaseCertificate) -> ReleaseCertificate:
+    """Theorem C.13 or 4.1 evaluated again at a certificate's public inputs, the constants
+    re-derived from the loss registry."""
+    pc = constants_from_certificate(stored)
+    d = stored.details
+    return certify_plan(
+        pc, float(stored.sigma), stored.iterations, float(stored.epsilon), stored.form,
+        d.get("u", 0.0), d.get("radius", 0.0), d.get("radius_outer", 0.0), stored.truncation,
+    )  # fmt: skip
+
+
+def _multinomial_recertified(stored: ReleaseCertificate) -> ReleaseCertificate:
+    """A softmax release's certificate recomputed from its public fields: the plan they
+    describe (n, d, K, zeta and mu of its constants, sigma, the split of the budget between
+    objective and output, the solver's tolerance gamma, the output noise and grid) certified
+    again (:func:`~objpert.mechanisms._certificates.multinomial.certify_multinomial`, its
+    fields checked first); the loss must be the softmax's."""
+    from objpert.mechanisms._certificates.multinomial import MultinomialPlan
+
+    c, d = stored.constants, stored.details
+    if c.get("loss") != "softmax":
+        raise ModelFileError(f"a multinomial certificate of the loss {c.get('loss')!r}")
+    plan = MultinomialPlan(
+        n=c["n"], d=c["d"], n_classes=c["n_classes"], zeta=c["zeta"], mu=c["mu"],
+        sigma=float(stored.sigma), epsilon=float(stored.epsilon), delta=float(stored.delta),
+        epsilon_objective=d["epsilon_objective"], delta_objective=d["delta_objective"],
+        epsilon_output=d["epsilon_output"], delta_output=d["delta_output"],
+        tolerance=d["gamma"], output_sigma=d["output_sigma"], max_iter=1,
+        grid_bits=d["output_grid_bits"],
+    )  # fmt: skip
+    return plan.recertify()
+
+
+def recomposed(data: Any, where: str) -> Any:
+    """A stored composition of Watkins & Arora releases (one-vs-rest's: basic, advanced or
+    PLD) recomputed: each release by :func:`recertified`, the totals composed again by the
+    stored method (:func:`~objpert.accounting._accountant.release_from_dict`), the result
+    required to equal the stored one."""
+    from objpert.accounting._accountant import release_from_dict
+
+    parts = data.get("certificates") if isinstance(data, dict) else None
+    if not isinstance(parts, list) or not parts:
+        raise ModelFileError(f"{where}: a composition needs a non-empty list of certificates")
+    fresh = [recertified(c, f"{where}, release {j}") for j, c in enumerate(parts)]
+    try:
+        cert = release_from_dict({**data, "certificates": [c.to_dict() for c in fresh]})
+    except (ObjpertError, KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where} is refused: {' '.join(str(exc).split())[:200]}") from None
+    require_same(cert, data, f"{where}: the recomposed certificate differs from the stored one")
     return cert
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from objpert.exceptions import ModelFileError, ObjpertError
 from objpert.persistence._fileformat import _close, _jsonable, _normal, quote_value, require_same
-from objpert.persistence._ledger_file import recertified
+from objpert.persistence._ledger_file import recertified, recomposed
 from objpert.persistence._unit_record import recertified_unit
 
 __all__ = ["SELECTION_KEY", "attach_selection", "selection_record"]
@@ -64,16 +64,25 @@ def _count(data: dict[str, Any], key: str, low: int = 1) -> int:
 
 
 def _candidate(data: Any, where: str) -> Any:
-    """A candidate's certificate recomputed: its release's, or per privacy unit its unit
-    certificate (:func:`~objpert.persistence._unit_record.recertified_unit`)."""
+    """A candidate's certificate recomputed: its release's, one-vs-rest's composition of
+    releases (:func:`~objpert.persistence._ledger_file.recomposed`), or per privacy unit
+    its unit certificate (:func:`~objpert.persistence._unit_record.recertified_unit`)."""
     if isinstance(data, dict) and data.get("kind") == "privacy_unit":
         return recertified_unit(data, where)
+    if isinstance(data, dict) and "certificates" in data:
+        return recomposed(data, where)
     return recertified(data, where)
 
 
 def _rows(cert: Any) -> Any:
-    """The rows a release trained on (n = units x k for a release per privacy unit)."""
-    return getattr(cert, "release", cert).constants.get("n")
+    """The rows a release trained on (n = units x k for a release per privacy unit; a
+    composition's releases all trained on the same rows)."""
+    cert = getattr(cert, "release", cert)
+    parts = getattr(cert, "certificates", None) or (cert,)
+    rows = {c.constants.get("n") for c in parts}
+    if len(rows) != 1:
+        raise ModelFileError(f"selection: the releases of one model trained on {sorted(rows)} rows")
+    return rows.pop()
 
 
 def _split(data: dict[str, Any], index: int, model: Any) -> Any:

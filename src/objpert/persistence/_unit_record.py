@@ -120,7 +120,7 @@ def recertified_unit(data: Any, where: str) -> Any:
     radius, the outer radius r + 2 L G_k / mu of :func:`objpert.certify._unit_rows.unit_plan`)
     and both routes evaluated again (:func:`objpert.estimators._unit.unit_certificate`); the
     result must equal the stored one (``where`` names it in the ModelFileError otherwise)."""
-    from objpert.accounting._unit import unit_from_dict
+    from objpert.accounting._unit import group_certificate, unit_from_dict
     from objpert.certify import _theorem_c13 as theorem_c13
     from objpert.certify._plan import _finish
     from objpert.certify._profile import constants_from_certificate
@@ -128,10 +128,22 @@ def recertified_unit(data: Any, where: str) -> Any:
     from objpert.exceptions import ObjpertError
     from objpert.persistence._ledger_file import recertified
 
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("release"), dict)
+        and ("certificates" in data["release"])
+    ):  # one-vs-rest per unit: its releases, each for k rows, composed (the direct route)
+        return _recomposed_unit(data, where)
     try:
         stored = unit_from_dict(data)
         release = recertified(data["release"], f"{where}'s release")
         k = stored.rows
+        if release.form == "multinomial":  # planned for one row: group privacy, always
+            if stored.route != "group" or release.rows_per_unit != 1:
+                raise ModelFileError(f"{where}: a multinomial release per unit is grouped")
+            cert = group_certificate(release, k, stored.epsilon, unit=stored.unit)
+            require_same(cert, stored.to_dict(), f"{where}: its recomputed certificate differs")
+            return cert
         if release.rows_per_unit != (k if stored.route == "direct" else 1):
             raise ModelFileError(f"{where}: its release is not for the rows its route needs")
         pc = dataclasses.replace(constants_from_certificate(release), rows=k)
@@ -152,6 +164,27 @@ def recertified_unit(data: Any, where: str) -> Any:
         raise
     except (ObjpertError, KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{where} is refused: {' '.join(str(exc).split())[:200]}") from None
+    what = f"{where}: the recomputed unit certificate differs from the stored one"
+    require_same(cert, stored.to_dict(), what)
+    return cert
+
+
+def _recomposed_unit(data: dict[str, Any], where: str) -> Any:
+    """A stored unit certificate of a composition (one-vs-rest per unit: each release
+    calibrated for k rows, the direct route) recomputed from its releases."""
+    from objpert.accounting._accountant import release_from_dict
+    from objpert.estimators._unit import unit_certificate
+    from objpert.exceptions import ObjpertError
+    from objpert.persistence._ledger_file import recomposed
+
+    try:
+        stored = release_from_dict(data)
+    except (ObjpertError, KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where} is refused: {' '.join(str(exc).split())[:200]}") from None
+    release = recomposed(data["release"], f"{where}'s release")
+    if stored.route != "direct" or release.rows_per_unit != stored.rows:
+        raise ModelFileError(f"{where}: a composition per unit takes the direct route for k rows")
+    cert = unit_certificate(release, [], stored.rows, stored.unit)
     what = f"{where}: the recomputed unit certificate differs from the stored one"
     require_same(cert, stored.to_dict(), what)
     return cert
