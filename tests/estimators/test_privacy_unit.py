@@ -427,3 +427,19 @@ def test_zero_rows_beyond_memory_are_refused_before_they_are_allocated(monkeypat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert model(max_rows_per_unit=10).fit(X, y, privacy_unit=ids).plan_.n == 500
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_a_search_per_person_names_the_unit_column(method):
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=160)
+    search = PrivateGridSearch(
+        estimator=model(max_rows_per_unit=2, random_state=None),
+        param_grid={"mu": [0.05, 0.5]}, method=method, random_state=4,
+        **({"runs_mean": 2} if method == "random_stopping" else {}),
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y, privacy_unit=pd.Series(ids, name="pid"))
+    assert "privacy unit 'pid'" in search.best_estimator_.release_certificate_.covers

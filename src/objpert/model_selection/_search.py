@@ -319,7 +319,8 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
-                meta = {} if privacy_unit is None else _unit_meta(model, ids[part])
+                named = None if privacy_unit is None else _named(ids, part, privacy_unit)
+                meta = {} if named is None else _unit_meta(model, named)
                 model.fit(_take(X, part), y[part], **meta)
                 tick(i)
         val = (
@@ -467,6 +468,13 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return self._best().score(X, y, sample_weight=sample_weight)
+
+
+def _named(ids: np.ndarray, rows: np.ndarray, given: Any) -> Any:
+    """The ids of ``rows``, named as the ids ``given`` were (a pandas Series' name: the
+    unit's column, which each candidate's certificate names)."""
+    name = getattr(given, "name", None)
+    return ids[rows] if name is None else type(given)(ids[rows], name=name)
 
 
 def _unit_meta(model: Any, ids: Any) -> dict[str, Any]:
