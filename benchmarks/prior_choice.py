@@ -135,14 +135,20 @@ def run_table(name, epsilons, releases, share):
                 if norms[r] == w:
                     accs[r] = _accuracy(coef[r], intercept[r], Xte, yte)
         row["methods"]["adaptive W"] = {**_summary(accs), "norms": norms}
-        for label in METHODS:
-            m = row["methods"][label]
-            alone, private = differences(m, row["methods"]["private"], prior_acc)
-            m["minus_private"], m["minus_prior_alone"] = private, alone
-        row["seconds"] = time.perf_counter() - start
-        rows.append(row)
-        print(markdown_row(row), flush=True)
+        rows.append(closed(row, METHODS, start))
     return rows
+
+
+def closed(row, methods, start):
+    """A cell's row with each method's differences from the prior alone and from the
+    private fit (paired), its seconds since ``start``; printed."""
+    for label in methods:
+        m = row["methods"][label]
+        alone, private = differences(m, row["methods"]["private"], row["prior_alone"])
+        m["minus_private"], m["minus_prior_alone"] = private, alone
+    row["seconds"] = time.perf_counter() - start
+    print(markdown_row(row, methods), flush=True)
+    return row
 
 
 def markdown_row(r, methods=METHODS) -> str:

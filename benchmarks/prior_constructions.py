@@ -51,8 +51,8 @@ import sys
 import time
 
 import numpy as np
-from prior_choice import binary_benchmark, markdown_row
-from prior_suite import _accuracy, differences, public_parts
+from prior_choice import binary_benchmark, closed
+from prior_suite import _accuracy, public_parts
 from public_prior import _releases, _summary, prepared_with_prior
 
 from objpert._data import prepare
@@ -145,12 +145,7 @@ def run_table(name, epsilons, releases):
             scaled = (prior[0] * (s / size), prior[1] * (s / size))
             coef, intercept, _ = _releases(X_priv, y_priv, norm, eps, scaled, w, releases)
             m[label] = _summary(accuracies(coef, intercept))
-        for label in METHODS:
-            alone, private = differences(m[label], m["private"], prior_acc)
-            m[label]["minus_private"], m[label]["minus_prior_alone"] = private, alone
-        row["seconds"] = time.perf_counter() - start
-        rows.append(row)
-        print(markdown_row(row, METHODS), flush=True)
+        rows.append(closed(row, METHODS, start))
     return rows
 
 

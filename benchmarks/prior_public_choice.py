@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 from accuracy_suite import SPLIT_SEED
-from prior_choice import binary_benchmark, markdown_row
-from prior_suite import _accuracy, _public_prior, differences, public_parts
+from prior_choice import binary_benchmark, closed
+from prior_suite import _accuracy, _public_prior, public_parts
 from public_prior import _releases, _summary
 from sklearn.model_selection import StratifiedKFold
 
@@ -104,20 +104,16 @@ def run_table(name, epsilons, releases):
                               lam * intercept[r] + (1 - lam) * prior_intercept, Xte, yte)
                     for r, lam in enumerate(lams)]  # fmt: skip
             m[label] = {**_summary(accs), "lambdas": lams}
-            alone, private = differences(m[label], m["private"], prior_acc)
-            m[label]["minus_private"], m[label]["minus_prior_alone"] = private, alone
-        row["seconds"] = time.perf_counter() - start
-        rows.append(row)
-        print(markdown_row(row, METHODS), flush=True)
+        rows.append(closed(row, METHODS, start))
     return rows
 
 
 def main(argv=None):
+    meta = {"folds": FOLDS, "mixes": list(MIXES)}
+    run = lambda name, a: run_table(name, a.epsilons, a.releases)  # noqa: E731
     return binary_benchmark(
-        argv, __doc__, "prior_public_choice.py", METHODS,
-        lambda name, a: run_table(name, a.epsilons, a.releases),
-        meta=lambda a: {"folds": FOLDS, "mixes": list(MIXES)},
-    )  # fmt: skip
+        argv, __doc__, "prior_public_choice.py", METHODS, run, meta=lambda a: meta
+    )
 
 
 if __name__ == "__main__":
