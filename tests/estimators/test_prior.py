@@ -665,3 +665,21 @@ def test_multinomial_fits_take_a_prior_and_files_keep_it(tmp_path):
     np.testing.assert_array_equal(loaded.prior_coef_, coef)
     with pytest.raises(ParameterError, match="rows"):
         LOGIT(**kw, prior=(coef[:2], intercept[:2])).fit(X, y3)
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "multinomial"])
+def test_a_prior_refused_charges_no_budget(multi_class):
+    """A prior that does not fit the data is refused before the accountant is charged."""
+    from objpert.accounting import PrivacyAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 3
+    y = np.argmax(X, axis=1)
+    ledger = PrivacyAccountant(epsilon=5.0, delta=1e-5)
+    model = PrivateLogisticRegression(
+        classes=[0, 1, 2], data_norm=3.0, multi_class=multi_class, accountant=ledger,
+        prior=(np.zeros((3, 5)), np.zeros(3)),  # five features; X has three
+    )  # fmt: skip
+    with pytest.raises(ParameterError, match="prior"):
+        model.fit(X, y)
+    assert not ledger.steps and not hasattr(model, "coef_")

@@ -146,3 +146,16 @@ def test_bad_parameters():
             PrivateFeatureBounds(**kw).fit(X)
     with pytest.raises(TypeError, match="ranges"):  # the public ranges must be declared
         PrivateFeatureBounds(epsilon=1.0)
+
+
+def test_an_accountant_takes_a_list_of_rows_as_without_one():
+    from objpert.accounting import PrivacyAccountant
+
+    rows = np.random.default_rng(0).uniform(0, 5, size=(200, 2)).tolist()
+    ledger = PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bounds = PrivateFeatureBounds(
+            epsilon=0.5, ranges=[(0, 10)] * 2, accountant=ledger, random_state=0
+        ).fit(rows)
+    assert len(ledger.steps) == 1 and bounds.bounds_.shape == (2, 2)

@@ -127,6 +127,8 @@ def fit_multinomial(
     not_public = (*not_public, *model._context_not_public(p))
     k = len(classes)
     plan = multinomial_plan(prepared.n, prepared.d, k, prepared.zeta, p)
+    check_verbose(model.verbose)
+    prior = model._prior(p, prepared, k, classes)  # ParameterError before any budget or noise
     if model.accountant is not None:  # BudgetExceededError: nothing is released
         cert = plan.certificate
         model.accountant.spend(
@@ -134,8 +136,6 @@ def fit_multinomial(
             name=type(model).__name__,
             not_public=not_public,
         )
-    check_verbose(model.verbose)
-    prior = model._prior(p, prepared, k, classes)  # ParameterError before any noise
     centre = None if prior is None else np.ascontiguousarray(prior[1].T).ravel()  # (d K,)
     start = time.perf_counter()
     release = multinomial_release(

@@ -189,7 +189,7 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         if self.accountant is not None:  # charged before the data are read (n is public)
             eps_a = _per_release(epsilon, delta, 2 * len(ranges))[0]
             self.accountant.spend(
-                [quantile_certificate(eps_a, X.shape[0], j, q, lo, hi)
+                [quantile_certificate(eps_a, np.shape(X)[0], j, q, lo, hi)
                  for j, (lo, hi) in enumerate(ranges) for q in qs],
                 name=type(self).__name__,
             )  # fmt: skip
