@@ -274,3 +274,29 @@ def test_a_small_hostile_file_is_refused_before_large_work(frame, tmp_path, edit
         warnings.simplefilter("ignore")
         load(tmp_path / "q.json")
     assert time.perf_counter() - start < 5.0
+
+
+def test_a_file_records_the_bounds_a_model_was_fitted_with(tmp_path):
+    """set_params after fit changes neither the predictions nor the file: both keep the
+    bounds the release was fitted with (a refit would take the new ones)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(300, 2))
+    y = (X[:, 0] > 5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = PrivateLogisticRegression(
+            classes=[0, 1], feature_bounds=[(0, 10)] * 2, random_state=0
+        ).fit(X, y)
+        pipe = make_pipeline(
+            BoundedScaler(bounds=[(0, 10)] * 2),
+            PrivateLogisticRegression(classes=[0, 1], random_state=0),
+        ).fit(X, y)
+    for fitted, edit in (
+        (model, {"feature_bounds": [(0, 1)] * 2}),
+        (pipe, {"boundedscaler__bounds": [(0, 1)] * 2}),
+    ):
+        before = fitted.predict_proba(X)
+        fitted.set_params(**edit)
+        np.testing.assert_array_equal(fitted.predict_proba(X), before)
+        back = load(save(fitted, tmp_path / "m.json", key=KEY), key=KEY)
+        np.testing.assert_allclose(back.predict_proba(X), before, rtol=1e-12, atol=1e-15)

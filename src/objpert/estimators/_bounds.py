@@ -294,7 +294,9 @@ def finish_fit(
     feature_bounds: w/h and b - w . m/h for the map (x - m)/h), the fit's statistics for
     whoever runs it (``clipped`` rows, the releases' ``seconds``, a Spark fit's
     ``passes``: :func:`fit_statistics` and the clipping notice; never stored on the
-    model), and the iteration-budget warning."""
+    model), and the iteration-budget warning; ``feature_bounds_``, the bounds the release
+    was fitted with (predictions clip to them, files record them)."""
+    model.feature_bounds_ = None if p.feature_bounds is None else np.array(p.feature_bounds)
     if p.feature_bounds is not None:
         mid, half = unit_map(p.feature_bounds)
         coef = np.asarray(model.coef_, dtype=np.float64)
@@ -323,8 +325,12 @@ def unit_map(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def clip_for_prediction(model: Any, X: Any) -> Any:
-    """X with each feature clipped to the model's ``feature_bounds`` (as at training)."""
-    bounds = getattr(model, "feature_bounds", None)
+    """X with each feature clipped to the bounds the model was fitted with
+    (``feature_bounds_``; a later ``set_params(feature_bounds=...)`` changes nothing)."""
+    if hasattr(model, "feature_bounds_"):
+        bounds = model.feature_bounds_
+    else:  # built from a fitted model's parts (a Spark model's): its parameter
+        bounds = getattr(model, "feature_bounds", None)
     if bounds is None:
         return X
     bounds = check_bounds(bounds, "feature_bounds")

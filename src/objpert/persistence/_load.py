@@ -413,6 +413,7 @@ def _rebuild_checked(payload: dict[str, Any]) -> Any:
         raise ModelFileError(f"invalid params: {_brief(exc)}") from None
     coef, intercept, classes, releases = _check_shapes(payload, cls)
     model.n_features_in_ = payload["n_features_in"]
+    model.feature_bounds_ = p.feature_bounds  # the bounds the release was fitted with
     stored = payload["certificate"]
     multinomial = classes is not None and is_multinomial(payload["plans"])
     if multinomial:  # one softmax release for the K classes

@@ -56,7 +56,8 @@ def _columns(value: Any) -> list[Any]:
 
 
 def encode_step(step: Any) -> Any:
-    """One preprocessing step as JSON: its type and declared parameters."""
+    """One preprocessing step as JSON: its type and parameters (a fitted bounded step's
+    bounds, categories or edges as it was fitted with them)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
@@ -64,7 +65,12 @@ def encode_step(step: Any) -> Any:
         return "passthrough" if step is None else step
     name = type(step).__name__
     if _types().get(name) is type(step):
-        return {"type": name, "params": _plain(step.get_params(deep=False))}
+        params = step.get_params(deep=False)
+        for key in ("bounds", "categories", "edges"):  # as fitted: what the step applies
+            fitted = getattr(step, key + "_", None)
+            if key in params and fitted is not None and _plain(fitted) != _plain(params[key]):
+                params[key] = fitted  # changed by set_params after fit
+        return {"type": name, "params": _plain(params)}
     if isinstance(step, Pipeline):
         return {"type": "Pipeline", "steps": [[n, encode_step(s)] for n, s in step.steps]}
     if isinstance(step, FeatureUnion):

@@ -65,6 +65,14 @@ def _params(model: Any) -> dict[str, Any]:
             "coef": np.atleast_2d(np.asarray(fitted, dtype=np.float64)).tolist(),
             "intercept": np.atleast_1d(model.prior_intercept_).astype(np.float64).tolist(),
         }  # fmt: skip
+    fitted = getattr(model, "feature_bounds_", None)  # the bounds the release was fitted with
+    if "feature_bounds" in params and hasattr(model, "feature_bounds_"):
+        declared = params["feature_bounds"]
+        same = fitted is None if declared is None else fitted is not None and (
+            np.shape(declared) == fitted.shape and np.array_equal(declared, fitted)
+        )  # fmt: skip
+        if not same:  # changed by set_params after fit
+            params["feature_bounds"] = None if fitted is None else fitted.tolist()
     rs = params.get("random_state")
     if rs is not None and not (isinstance(rs, int | np.integer) and not isinstance(rs, bool)):
         params["random_state"] = None  # a Generator/RandomState: its state is not saved
