@@ -263,3 +263,43 @@ def test_a_model_fitted_in_a_selection_pickles(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         back.fit(X, y)  # a refit of the copy still works
+
+
+def _meta(name):
+    """scikit-learn meta-estimators around a private estimator that records its fits."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import BaggingClassifier
+    from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
+
+    est = _estimator(Recorder)
+    return {
+        "TunedThresholdClassifierCV": lambda: TunedThresholdClassifierCV(est, cv=3),
+        "CalibratedClassifierCV": lambda: CalibratedClassifierCV(est, cv=3),
+        "BaggingClassifier": lambda: BaggingClassifier(est, n_estimators=3, random_state=0),
+        "FixedThresholdClassifier": lambda: FixedThresholdClassifier(est, threshold=0.3),
+    }[name]()
+
+
+@pytest.mark.parametrize(
+    "name", ["TunedThresholdClassifierCV", "CalibratedClassifierCV", "BaggingClassifier"]
+)
+def test_meta_estimators_that_refit_on_the_rows_are_flagged_and_recorded(data, name):
+    """A threshold tuned, a calibration fitted or an ensemble built on the private rows
+    fits the estimator repeatedly: warned once and recorded by every fit, as a search."""
+    X, y = data
+    Recorder.seen.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _meta(name).fit(X, y)
+    assert len(_selection_warnings(caught)) == 1
+    assert len(Recorder.seen) >= 3
+    assert all(seen == (f"model selection by {name}",) for seen in Recorder.seen)
+
+
+def test_a_fixed_public_threshold_is_one_fit_and_not_flagged(data):
+    X, y = data
+    Recorder.seen.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _meta("FixedThresholdClassifier").fit(X, y)
+    assert not _selection_warnings(caught) and Recorder.seen == [()]

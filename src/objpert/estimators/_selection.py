@@ -63,6 +63,21 @@ INSTEAD = (
     "the estimator an accountant= that charges every fit"
 )
 
+#: scikit-learn's meta-estimators that fit a private estimator repeatedly on the same rows
+#: or choose from its outputs on them (a threshold, a calibration, features, an ensemble,
+#: one release per class or output); each such fit is flagged and recorded like a search.
+REFITTERS = (
+    "sklearn.model_selection._classification_threshold",
+    "sklearn.calibration",
+    "sklearn.ensemble",
+    "sklearn.feature_selection",
+    "sklearn.multiclass",
+    "sklearn.multioutput",
+    "sklearn.semi_supervised",
+)
+#: Those of their modules that fit the estimator once, with public settings only.
+SINGLE_FITS = ("FixedThresholdClassifier",)
+
 _warned: weakref.WeakSet[Any] = weakref.WeakSet()  # the calls warned (their Parallel)
 _lock = threading.Lock()
 
@@ -225,9 +240,24 @@ def _n_jobs(value: Any) -> int:
         return 1
 
 
+def _refitter(frame: FrameType) -> Any:
+    """The meta-estimator of :data:`REFITTERS` whose fit ``frame`` is in, or None."""
+    owner = frame.f_locals.get("self")
+    if not _module(frame).startswith(REFITTERS) or "fit" not in frame.f_code.co_qualname:
+        return None
+    from sklearn.base import BaseEstimator
+
+    if not isinstance(owner, BaseEstimator) or type(owner).__name__ in SINGLE_FITS:
+        return None
+    return owner
+
+
 def _entry(frame: FrameType) -> tuple[Any, str] | None:
-    """(key, name) of the search or helper that ``frame`` belongs to (its function, a
-    nested function or a generator inside it), or None."""
+    """(key, name) of the search, helper or refitting meta-estimator that ``frame``
+    belongs to (its function, a nested function or a generator inside it), or None."""
+    owner = _refitter(frame)
+    if owner is not None:
+        return ("refit", id(owner)), type(owner).__name__
     if not _module(frame).startswith("sklearn.model_selection"):
         return None
     search = frame.f_locals.get("self")
@@ -274,6 +304,11 @@ def find_selection() -> SelectionUse | None:
             search = frames[0].f_locals["self"]
             n, more, k = _search_fits(search, frames)
             n_jobs = max(n_jobs, _n_jobs(getattr(search, "n_jobs", None)))
+        elif isinstance(key, tuple):  # a refitting meta-estimator: its fits not counted
+            owner = frames[0].f_locals["self"]
+            n, more, k = None, False, "fits"
+            n_jobs = max(n_jobs, _n_jobs(getattr(owner, "n_jobs", None)))
+            token = owner if token is None else token  # one warning per fit of it
         else:
             if name == "cross_validate" and "cross_val_score" in groups:
                 continue  # cross_val_score runs cross_validate: one call, counted here
