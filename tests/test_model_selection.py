@@ -266,3 +266,41 @@ def test_unit_ids_reach_a_pipeline_by_metadata_routing(method):
             estimator=pipe, param_grid={"m__mu": [0.3, 1.0]}, method=method, random_state=0
         ).fit(X, y, privacy_unit=ids)
     assert search.best_estimator_[-1].certificate_.rows_per_unit == 2
+
+
+def test_a_search_is_what_it_searches_to_scikit_learn():
+    """A search over a classifier is a classifier (its tags, predict_log_proba, feature
+    names): scikit-learn's threshold tools take it; over a regression, it has no
+    probabilities at all."""
+    import pandas as pd
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import FixedThresholdClassifier
+
+    from objpert.estimators import PrivateLogisticRegression, PrivateRobustRegression
+    from objpert.model_selection import PrivateGridSearch
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(0, 1, size=(400, 2)), columns=["a", "b"])
+    y = (X["a"] > 0.5).astype(int).to_numpy()
+    bounds = [(0, 1)] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateGridSearch(
+            estimator=PrivateLogisticRegression(classes=[0, 1], feature_bounds=bounds),
+            param_grid={"comparator_norm": [1.0, 3.0]},
+        ).fit(X, y)
+        regression = PrivateGridSearch(
+            estimator=PrivateRobustRegression(feature_bounds=bounds),
+            param_grid={"comparator_norm": [1.0, 3.0]},
+        ).fit(X, X["a"].to_numpy())
+    assert is_classifier(search) and is_regressor(regression)
+    assert list(search.feature_names_in_) == ["a", "b"]
+    np.testing.assert_allclose(
+        np.exp(search.predict_log_proba(X)), search.predict_proba(X), rtol=1e-12
+    )
+    tuned = FixedThresholdClassifier(
+        FrozenEstimator(search), threshold=0.0, response_method="decision_function"
+    ).fit(X, y)
+    assert tuned.predict(X).shape == (400,)
+    assert not hasattr(regression, "predict_proba") and not hasattr(regression, "decision_function")

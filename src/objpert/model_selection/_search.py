@@ -38,7 +38,6 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from objpert._data import is_dask
 from objpert._data.labels import class_codes
@@ -55,6 +54,7 @@ from objpert.exceptions import (
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
+from objpert.model_selection._chosen import ChosenModel
 from objpert.model_selection._split_selection import (
     split_certificate,
     split_sizes,
@@ -110,7 +110,7 @@ def _carrying(model: Any, search_certificate: Any) -> Any:
     return model
 
 
-class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
+class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
     """Private selection among the candidates of ``param_grid`` (one certificate).
 
     ``method="random_stopping"``: the estimator's ``epsilon`` and ``delta`` are the budget
@@ -350,9 +350,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = grid[index]
         self.best_estimator_ = _carrying(models[index], self.certificate_)
         self.n_candidates_ = len(models)
-        self.n_features_in_ = self.best_estimator_.n_features_in_
-        if hasattr(self.best_estimator_, "classes_"):
-            self.classes_ = self.best_estimator_.classes_
+        self._keep_chosen(self.best_estimator_)
         return self
 
     def _fit_random_stopping(
@@ -436,9 +434,7 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = grid[index]
         self.best_estimator_ = _carrying(chosen, self.certificate_)
         self.n_candidates_ = len(runs)
-        self.n_features_in_ = chosen.n_features_in_
-        if hasattr(chosen, "classes_"):
-            self.classes_ = chosen.classes_
+        self._keep_chosen(chosen)
         return self
 
     def _quiet_fits(self, models: list[Any], X: Any, fits: int) -> bool:
@@ -452,22 +448,6 @@ class PrivateGridSearch(ValidatedParameters, MetaEstimatorMixin, BaseEstimator):
             for model in models:
                 model.set_params(**{prefix + "verbose": False})
         return show
-
-    def _best(self) -> Any:
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_
-
-    def predict(self, X: Any) -> Any:
-        return self._best().predict(X)
-
-    def predict_proba(self, X: Any) -> Any:
-        return self._best().predict_proba(X)
-
-    def decision_function(self, X: Any) -> Any:
-        return self._best().decision_function(X)
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        return self._best().score(X, y, sample_weight=sample_weight)
 
 
 def _named(ids: np.ndarray, rows: np.ndarray, given: Any) -> Any:
