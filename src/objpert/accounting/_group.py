@@ -153,6 +153,11 @@ def group_profile_function(rows: int, profile: Any, end: float) -> Any:
     """delta_k(.) of ``rows`` rows from the one-row profile ``profile`` (valid on
     [0, ``end``]): the chain bound on a grid of at most :data:`GROUP_GRID` points over
     [0, min(rows * end, 700)], read at the grid point below each epsilon."""
+    if rows > GROUP_GRID:  # the grid would need rows + 1 points, the chain rows^2 work
+        raise ParameterError(
+            f"group privacy by the chain bound takes at most {GROUP_GRID} rows per unit; "
+            f"got {rows} (a Gaussian or Laplace release is grouped exactly, for any rows)"
+        )
     top = min(rows * end, _MAX_GROUP_EPSILON)
     # rows * m intervals: end (and each multiple of top / rows) is a grid point
     grid = np.linspace(0.0, top, rows * max((GROUP_GRID - 1) // rows, 1) + 1)

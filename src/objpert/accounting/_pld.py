@@ -362,8 +362,13 @@ def check_same_unit(losses: Any) -> int:
 
 def compose(losses: Any, discretization: float = DEFAULT_DISCRETIZATION) -> Any:
     """The PLD of all ``losses`` released on the same data (a dp-accounting object);
-    identical losses are self-composed once."""
-    items = list(losses)
+    identical losses are self-composed once. One PrivacyLoss is a list of one."""
+    try:
+        items = [losses] if isinstance(losses, PrivacyLoss) else list(losses)
+    except TypeError:
+        raise ParameterError(
+            f"compose takes a list of PrivacyLoss values; got {type(losses).__name__}"
+        ) from None
     if not items:
         raise ParameterError("composition needs at least one release; got none")
     check_same_unit(items)
@@ -393,7 +398,17 @@ def _lost_mass(pld: Any) -> float:
     return lost
 
 
-@validated(epsilon=check_nonnegative)
+def _composed(name: str, value: Any) -> Any:
+    """The rule of a composed distribution argument: what :func:`compose` returns."""
+    if not (hasattr(value, "get_delta_for_epsilon") and hasattr(value, "_pmf_remove")):
+        raise ParameterError(
+            f"{name} must be a distribution from objpert.accounting.compose; got "
+            f"{type(value).__name__} (compose([...]) it first)"
+        )
+    return value
+
+
+@validated(pld=_composed, epsilon=check_nonnegative)
 def delta_for_epsilon(pld: Any, epsilon: float) -> float:
     """The composed delta at ``epsilon`` (capped at 1), mass the PLD lost included."""
     return _delta_for_epsilon(pld, epsilon)
@@ -404,7 +419,7 @@ def _delta_for_epsilon(pld: Any, epsilon: float) -> float:
     return min(float(pld.get_delta_for_epsilon(epsilon)) + _lost_mass(pld), 1.0)
 
 
-@validated(delta=check_open_unit)
+@validated(pld=_composed, delta=check_open_unit)
 def epsilon_for_delta(pld: Any, delta: float) -> float:
     """The smallest composed epsilon at ``delta`` (+inf when no epsilon reaches it), mass
     the PLD lost counted at +infinity."""

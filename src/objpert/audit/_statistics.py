@@ -25,7 +25,7 @@ def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarra
     lower = Beta^{-1}(1 - level; k, n - k + 1) (0 at k = 0), upper = Beta^{-1}(level;
     k + 1, n - k) (1 at k = n)."""
     k = np.asarray(k, dtype=float)
-    if np.any((k < 0) | (k > n)):
+    if not np.all((k >= 0) & (k <= n)):  # NaN fails both
         raise ParameterError(f"counts must lie in [0, {n}]")
     lower = np.where(k > 0, special.betaincinv(np.maximum(k, 1), n - k + 1, 1.0 - level), 0.0)
     upper = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1), level), 1.0)
@@ -42,7 +42,10 @@ def bound(fp: Any, fn: Any, negatives: int, positives: int, delta: float, confid
     return np.maximum(np.maximum(a, b), 0.0), fpr_hi, fnr_hi
 
 
-@validated(delta=check_open_unit, confidence=check_open_unit)
+@validated(
+    false_positives=count(0), negatives=count(1), false_negatives=count(0), positives=count(1),
+    delta=check_open_unit, confidence=check_open_unit,
+)  # fmt: skip
 def epsilon_lower_bound(
     false_positives: int,
     negatives: int,
