@@ -48,3 +48,20 @@ def test_an_audit_takes_whole_counts(fp):
     with pytest.raises(ParameterError):
         epsilon_lower_bound(fp, 100, 3, 100, 1e-6)
     assert epsilon_lower_bound(0, 100, 3, 100, 1e-6) > 0
+
+
+@pytest.mark.parametrize("mechanism", ["output_perturbation", "noisy_gd"])
+def test_a_zcdp_release_fits_the_budget_it_was_planned_for(mechanism):
+    """The distribution of a zCDP release is never above its own certificate (Canonne,
+    Kamath & Steinke 2020, Corollary 13) beyond the grid's rounding, so a ledger of exactly
+    its target takes it."""
+    import objpert
+
+    plan = objpert.plan(
+        mechanism, loss="logistic", n=10_000, d=10, zeta=1.0, epsilon=1.0, delta=1e-6
+    )
+    pld = acc.compose([acc.from_plan(plan)])
+    assert acc.delta_for_epsilon(pld, 1.0) <= plan.certificate.delta * (1 + 1e-9)
+    ledger = acc.PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    ledger.spend(plan, name=mechanism)
+    assert len(ledger.steps) == 1

@@ -86,7 +86,7 @@ _MAX_EPSILON = 64.0  # nor beyond this epsilon (the rest of the profile goes to 
 #: The largest epsilon of a point's PLD (dp-accounting's construction computes exp(epsilon),
 #: which overflows beyond 709.78).
 _MAX_POINT_EPSILON = 700.0
-_ZCDP_POINTS = 512  # zCDP profiles: delta at this many grid points (each a 1-d search)
+_ZCDP_POINTS = 8192  # zCDP profiles: delta at up to this many grid points (vectorised)
 _ROUNDING = 1e-13  # per grid point: the rounding a dominating pair's mass at 0 may show
 
 KINDS = (
