@@ -65,3 +65,23 @@ def test_a_zcdp_release_fits_the_budget_it_was_planned_for(mechanism):
     ledger = acc.PrivacyAccountant(epsilon=1.0, delta=1e-6)
     ledger.spend(plan, name=mechanism)
     assert len(ledger.steps) == 1
+
+
+def test_a_composition_read_back_recomputes_each_releases_point():
+    """The profile of a Watkins & Arora release is capped at its certified point: the point
+    is recomputed from the release's public inputs, so editing it in a dictionary does not
+    lower the composed delta."""
+    import copy
+
+    import objpert
+
+    plan = objpert.plan(
+        "watkins_arora", loss="logistic", n=1797, d=65, zeta=2**0.5, epsilon=1.0, delta=1e-6
+    )
+    honest = acc.compose_certificates([plan.certificate] * 2, 2.0)
+    edited = copy.deepcopy(honest.to_dict())
+    for release in edited["certificates"]:
+        release["epsilon"], release["delta"] = 0.5, 1e-30
+    assert acc.PLDComposedCertificate.from_dict(edited).delta == pytest.approx(
+        honest.delta, rel=1e-9
+    )

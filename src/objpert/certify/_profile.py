@@ -141,10 +141,28 @@ def _event(cert: ReleaseCertificate, radius: tuple[float, float] | None) -> pld.
         radius = None if r is None or r_outer is None else (float(r), float(r_outer))
     params.append(("iterations", int(cert.iterations)))
     params.append(("radius", radius))
-    params.append(("point", (float(cert.epsilon), float(cert.delta))))
-    return pld.PrivacyLoss(
-        "watkins_arora", tuple(params), cert.epsilon, cert.delta, 1, cert, pc.rows
+    point = _certified_point(cert, pc, radius)
+    params.append(("point", point))
+    return pld.PrivacyLoss("watkins_arora", tuple(params), *point, 1, cert, pc.rows)
+
+
+def _certified_point(
+    cert: ReleaseCertificate, pc: ProblemConstants, radius: tuple[float, float] | None
+) -> tuple[float, float]:
+    """The release's (epsilon, delta) recomputed from its public inputs (Theorem 4.1 or
+    C.13 at its sigma, N, u and radii), never the stored one: the profile is capped there,
+    so a point edited in a dictionary would understate every composition."""
+    from objpert.certify._plan import certify_plan
+
+    d = cert.details
+    r, r_outer = (
+        radius if radius is not None else (d.get("radius", 0.0), d.get("radius_outer", 0.0))
     )
+    fresh = certify_plan(
+        pc, float(cert.sigma), int(cert.iterations), float(cert.epsilon), cert.form,
+        d.get("u", 0.0), r, r_outer, cert.truncation,
+    )  # fmt: skip
+    return (float(fresh.epsilon), float(fresh.delta) if fresh.certified else 1.0)
 
 
 def _constants(p: dict[str, Any]) -> ProblemConstants:
