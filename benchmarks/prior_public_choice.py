@@ -22,6 +22,10 @@ the public rows alone:
 - ``public pick``: the same as ``public mix, accuracy`` over lambda in {0, 1} only: the
   prior alone or the private fit alone.
 
+Each cell also keeps what the public rows say of the prior (lambda 0) and of the release
+(lambda 1), as means over the releases (``public_rows``: cross-validated accuracy and
+mean logistic loss, and the coefficient norms).
+
 Each is post-processing of the private release with public data only (the public rows and
 a prior fitted on them), so it keeps the private fit's certificate and spends no budget.
 Each cell reports the prior alone's accuracy, each method's mean and, for the three
@@ -69,15 +73,35 @@ def _score(t, y, metric):
     return -float(np.sum(np.logaddexp(0.0, -(2 * y - 1) * t)))
 
 
-def _chosen(coef, intercept, X_pub, y_pub, folds, mixes, metric):
-    """The lambda of ``mixes`` with the best cross-validated score of the mix of the
-    release (coef, intercept) with each fold's prior (the smallest on ties)."""
+def _cross_validated(coef, intercept, X_pub, y_pub, folds, mixes, metric):
+    """Each mix's score summed over the folds: the mix of the release (coef, intercept)
+    with the fold's prior, scored on the fold's held-out public rows."""
     scores = np.zeros(len(mixes))
     for prior_coef, prior_intercept, held in folds:
         X, y = X_pub[held], y_pub[held]
         release, prior = X @ coef + intercept, X @ prior_coef + prior_intercept
         scores += [_score(lam * release + (1 - lam) * prior, y, metric) for lam in mixes]
+    return scores
+
+
+def _chosen(coef, intercept, X_pub, y_pub, folds, mixes, metric):
+    """The lambda of ``mixes`` with the best cross-validated score (the smallest on ties)."""
+    scores = _cross_validated(coef, intercept, X_pub, y_pub, folds, mixes, metric)
     return mixes[int(np.flatnonzero(scores >= scores.max() - 1e-9)[0])]
+
+
+def _public_view(coef, intercept, X_pub, y_pub, folds, prior_coef):
+    """What the public rows say of the prior (lambda 0) and the release (lambda 1), means
+    over the releases: cross-validated accuracy and mean logistic loss, and the norms of
+    the release's and the prior's coefficients (what the choices see)."""
+    n, view = len(y_pub), {}
+    for metric, sign in (("accuracy", 1.0), ("log loss", -1.0)):
+        both = np.mean([_cross_validated(c, b, X_pub, y_pub, folds, (0.0, 1.0), metric)
+                        for c, b in zip(coef, intercept, strict=True)], axis=0)  # fmt: skip
+        view[metric] = {"prior": sign * both[0] / n, "release": sign * both[1] / n}
+    view["coef_norm"] = {"prior": float(np.linalg.norm(prior_coef)),
+                         "release": float(np.mean(np.linalg.norm(coef, axis=1)))}  # fmt: skip
+    return view
 
 
 def run_table(name, epsilons, releases):
@@ -97,6 +121,7 @@ def run_table(name, epsilons, releases):
         m["private"] = _summary(
             [_accuracy(coef[r], intercept[r], Xte, yte) for r in range(releases)]
         )
+        row["public_rows"] = _public_view(coef, intercept, X_pub, y_pub, folds, prior_coef)
         for label, mixes, metric in CHOICES:
             lams = [_chosen(coef[r], intercept[r], X_pub, y_pub, folds, mixes, metric)
                     for r in range(releases)]  # fmt: skip
