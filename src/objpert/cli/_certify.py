@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from types import SimpleNamespace
 from typing import Any
 
 from objpert._validation import check_positive
@@ -115,11 +114,13 @@ def certify_model(args: argparse.Namespace) -> int:
     )
     own = (float(params["epsilon"]), float(params["delta"]))  # the model's own release's
     headed = search is not None or file_certificate(loaded) is not None  # by more than it
-    target_eps, target_delta = (
-        caller if headed else tuple(o if c is None else c for c, o in zip(caller, own, strict=True))
-    )
+    if headed:  # the caller's target is for the headline; the release keeps its own
+        target_eps, target_delta = caller
+    else:
+        target_eps = own[0] if caller[0] is None else caller[0]
+        target_delta = own[1] if caller[1] is None else caller[1]
     reasons = [r for c in certs for r in c.reasons]
-    reasons += _above(total, *(own if headed else (target_eps, target_delta)))
+    reasons += _above(total.epsilon, total.delta, *(own if headed else (target_eps, target_delta)))
     payload = {
         "model": args.model,
         "certified": bool(total.certified) and not reasons,
@@ -146,7 +147,7 @@ def certify_model(args: argparse.Namespace) -> int:
     payload = with_pipeline(payload, loaded)
     if headed:  # the headline is what the file released: the caller's target is for it
         payload["release_target_epsilon"], payload["release_target_delta"] = own
-        headline = _above(SimpleNamespace(**payload), target_eps, target_delta)
+        headline = _above(payload["epsilon"], payload["delta"], target_eps, target_delta)
         reasons += headline
         payload["certified"] = payload["certified"] and not headline
     payload["seeded"] = bool(getattr(model, "seeded_", False))
@@ -160,13 +161,15 @@ def certify_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def _above(cert: Any, epsilon: float | None, delta: float | None) -> list[str]:
-    """Why ``cert`` (its epsilon and delta) misses the target (epsilon, delta); a part of
-    the target that is None is not compared."""
+def _above(
+    eps: float, delta: float, target_eps: float | None, target_delta: float | None
+) -> list[str]:
+    """Why (eps, delta) misses the target; a part of the target that is None is not
+    compared."""
     out = []
-    if epsilon is not None and cert.epsilon > epsilon:
-        out.append(f"epsilon = {cert.epsilon!r} is above the target {epsilon!r}")
-    return out + ([] if delta is None else target_reasons(cert.delta, delta))
+    if target_eps is not None and eps > target_eps:
+        out.append(f"epsilon = {eps!r} is above the target {target_eps!r}")
+    return out + ([] if target_delta is None else target_reasons(delta, target_delta))
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
