@@ -188,6 +188,39 @@ def test_limit_delta_is_below_every_finite_n_and_is_the_limit(s):
         assert lim_cert.truncation_mass == 0.0
 
 
+@pytest.mark.parametrize("s", SETTINGS, ids=IDS)
+@pytest.mark.parametrize("kind", ["paper", "exact"])
+def test_epsilon_for_delta_reaches_the_target_and_no_less(s, kind):
+    """The inverses of eq. (50) and of the limit form: delta(epsilon) <= target exactly
+    (not a few ulps above it), and a hair less epsilon certifies only a larger delta."""
+    pc, sigma, u = s.pc, s.sigma, s.u
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
+    th = theorem41.threshold_iterations(pc, sigma, u)
+    for target in (1e-2, 3e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
+        pairs = [
+            (
+                float(theorem_c13.limit_epsilon_for_delta(pc, sigma, target)),
+                lambda e: float(theorem_c13.limit_delta(pc, sigma, e)),
+            )
+        ]
+        for N in (th, 2 * th, 10 * th):
+            eps = theorem_c13.epsilon_for_delta(pc, sigma, r, r_outer, N, target, kind)
+            pairs.append(
+                (
+                    float(eps),
+                    lambda e, N=N: float(
+                        theorem_c13.delta_n(pc, sigma, r, r_outer, N, e, truncation=kind)
+                    ),
+                )
+            )
+        for eps, delta_of in pairs:
+            if not math.isfinite(eps):
+                continue
+            assert delta_of(eps) <= target
+            assert delta_of(eps) == pytest.approx(target, rel=1e-9)
+            assert delta_of(eps * (1 - 1e-9)) > target
+
+
 def test_c13_radius_condition_and_explicit_radii():
     s = SETTINGS[0]
     pc, sigma = s.pc, s.sigma

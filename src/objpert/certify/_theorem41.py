@@ -104,6 +104,25 @@ def _slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> 
     return pc.G / sigma * q1_inverse(scaled)
 
 
+def _epsilon_reaching(
+    pc: ProblemConstants, sigma: float, base: ArrayLike, trunc: float, target: float
+) -> np.ndarray:
+    """The smallest epsilon with trunc + divergence(epsilon - base) <= target: base plus
+    the slack of :func:`_slack_for_divergence`, raised by the few ulps the rounding of
+    Q1^{-1} and of the sum can leave short (never below the target's epsilon); +inf
+    where no slack reaches the target."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps = np.asarray(base + _slack_for_divergence(pc, sigma, target - trunc), dtype=float)
+    step = np.spacing(np.abs(eps))
+    for _ in range(64):
+        with np.errstate(over="ignore", invalid="ignore"):
+            over = np.isfinite(eps) & ~(trunc + _divergence(pc, sigma, eps - base) <= target)
+        if not over.any():
+            return eps
+        eps, step = np.where(over, eps + step, eps), 2.0 * step
+    return np.where(over, np.inf, eps)
+
+
 @validated(
     sigma=check_positive,
     u=check_nonnegative,
@@ -145,8 +164,7 @@ def epsilon_for_delta(
     """
     N = as_iterations(N, "iterations")
     trunc = truncation_mass(sigma, pc.d_star, radius_from_u(sigma, pc.d_star, u), truncation)
-    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
-    eps = _epsilon0(pc, sigma, N) + slack
+    eps = _epsilon_reaching(pc, sigma, _epsilon0(pc, sigma, N), trunc, target_delta)
     return np.where(_threshold_iterations(pc, sigma, u) <= N, eps, np.inf)
 
 

@@ -44,8 +44,8 @@ from objpert.certify._sequences import (
 )
 from objpert.certify._theorem41 import (
     _divergence,
+    _epsilon_reaching,
     _radii,
-    _slack_for_divergence,
     _threshold_iterations,
 )
 from objpert.certify._truncation import TRUNCATIONS, truncation_mass, u_from_radius
@@ -61,6 +61,7 @@ __all__ = [
     "delta_n",
     "epsilon_for_delta",
     "limit_delta",
+    "limit_epsilon_for_delta",
     "limit_s",
     "paper_radii",
     "resolve_radii",
@@ -335,6 +336,13 @@ def epsilon_for_delta(
     conditions of Theorem C.13 fail or the truncation mass alone exceeds the target.
     """
     trunc = truncation_mass(sigma, pc.d_star, r, truncation)
-    slack = _slack_for_divergence(pc, sigma, target_delta - trunc)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        return c13_terms(pc, sigma, r, r_outer, N).s_n + slack
+        s_n = c13_terms(pc, sigma, r, r_outer, N).s_n
+    return _epsilon_reaching(pc, sigma, s_n, trunc, target_delta)
+
+
+@validated(sigma=check_positive, target_delta=check_unit)
+def limit_epsilon_for_delta(pc: ProblemConstants, sigma: float, target_delta: float) -> float:
+    """Inverse of the limit form's delta (Remark C.16): the smallest epsilon with
+    limit_delta(epsilon) <= target_delta."""
+    return float(_epsilon_reaching(pc, sigma, limit_s(pc, sigma), 0.0, target_delta))

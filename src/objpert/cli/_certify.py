@@ -268,9 +268,7 @@ def _epsilon_for(pc, args, target: float) -> float:
                 pc, args.sigma, r, r_outer, args.iterations, target, args.truncation
             )
         )
-    return theorem_c13.limit_s(pc, args.sigma) + theorem41.slack_for_divergence(
-        pc, args.sigma, target
-    )
+    return theorem_c13.limit_epsilon_for_delta(pc, args.sigma, target)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
