@@ -237,3 +237,26 @@ def test_fits_outside_a_block_are_not_recorded():
         pass
     _fit(_model("binary", False), X, y)
     assert fits == []
+
+
+@pytest.mark.parametrize("est", [PrivateLogisticRegression, PrivateRobustRegression])
+def test_errors_about_the_data_quote_none_of_its_values(est):
+    """scikit-learn quotes up to a thousand of the rows' values in some complaints (a 1-D
+    X); the DataError objpert raises keeps the complaint and drops the values."""
+    from objpert.exceptions import DataError
+
+    x = 1000.0 + np.random.default_rng(3).random(60)  # values that stand out in a message
+    y = (x > 1000.5).astype(int)
+    fitted = est(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0)
+    if est is PrivateLogisticRegression:
+        fitted.set_params(classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(np.full((60, 1), 0.5), y)
+    for call in (
+        lambda: est(epsilon=1.0, delta=1e-6, data_norm=1.0).fit(x, y),
+        lambda: fitted.predict(x),
+    ):
+        with pytest.raises(DataError, match="1D array") as err:
+            call()
+        assert "1000." not in str(err.value) and "values not shown" in str(err.value)

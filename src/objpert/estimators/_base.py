@@ -61,6 +61,7 @@ from objpert.estimators._bounds import (
     pipeline_row_bound,
     public_zeta,
 )
+from objpert.estimators._data_errors import as_data_error
 from objpert.estimators._planning import CALIBRATIONS, calibration_for, comparator_norm_for
 from objpert.estimators._prior import (
     PublicPrior,
@@ -77,7 +78,7 @@ from objpert.estimators._unit import (
     unit_certificate,
     unit_key,
 )
-from objpert.exceptions import DataError, DataTypeError, ParameterError, PrivacyLeakWarning
+from objpert.exceptions import DataError, ParameterError, PrivacyLeakWarning
 from objpert.mechanisms._perturbed_gd import Release, release_targets
 from objpert.mechanisms._progress import check_verbose
 from objpert.preprocessing._bounded import check_bounds
@@ -89,9 +90,7 @@ __all__ = [
     "ROWS_LEFT_OUT",
     "FitSettings",
     "PrivateGLM",
-    "as_data_error",
     "blockwise_on_dask",
-    "data_errors",
     "public_zeta",
     "warn_label_set",
 ]
@@ -546,25 +545,6 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def as_data_error(exc: Exception, what: str = "") -> Exception:
-    """scikit-learn's ValueError or TypeError about the data as a one-line DataError
-    (:class:`DataTypeError` for a TypeError); an objpert error unchanged."""
-    if isinstance(exc, DataError):
-        return exc
-    msg = " ".join(str(exc).split())
-    msg = f"{what}: {msg}" if what else msg
-    return DataTypeError(msg) if isinstance(exc, TypeError) else DataError(msg)
-
-
-def data_errors(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)``, scikit-learn's ValueError/TypeError about the data (lengths,
-    label types) raised as a one-line DataError saying ``what`` failed."""
-    try:
-        return fn(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise as_data_error(exc, what) from None
 
 
 def _ndim(value: Any) -> int:

@@ -17,9 +17,9 @@ from objpert.estimators._base import (
     LABEL_SET,
     PrivateGLM,
     blockwise_on_dask,
-    data_errors,
     warn_label_set,
 )
+from objpert.estimators._data_errors import data_errors
 from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._multinomial import (
     MULTI_CLASS,

@@ -13,8 +13,8 @@ from objpert._data import as_targets, prepare
 from objpert.estimators._base import (
     PrivateGLM,
     blockwise_on_dask,
-    data_errors,
 )
+from objpert.estimators._data_errors import data_errors
 from objpert.estimators._docstrings import COMMON_DOC
 from objpert.estimators._planning import DEFAULT_MAX_ITER
 from objpert.estimators._selection import fitting
