@@ -211,7 +211,11 @@ def test_private_bounds_are_saved_as_their_release(frame, tmp_path):
 
 @pytest.mark.parametrize(
     ("where", "value", "reason"),
-    [("params", {"accountant": "os.system"}, "accountant"), ("seeded", "no", "seeded")],
+    [
+        ("params", {"accountant": "os.system"}, "accountant"),
+        ("seeded", "no", "seeded"),
+        ("params", {"random_state": 5}, "recorded as not seeded"),  # a seed, yet unseeded
+    ],
 )
 def test_a_private_bounds_record_is_checked_as_its_constructor(
     frame, tmp_path, where, value, reason
@@ -300,3 +304,27 @@ def test_a_file_records_the_bounds_a_model_was_fitted_with(tmp_path):
         np.testing.assert_array_equal(fitted.predict_proba(X), before)
         back = load(save(fitted, tmp_path / "m.json", key=KEY), key=KEY)
         np.testing.assert_allclose(back.predict_proba(X), before, rtol=1e-12, atol=1e-15)
+
+
+def test_a_seeded_private_step_makes_the_file_seeded(frame, tmp_path, capsys):
+    """Private bounds drawn from a testing seed before an unseeded model: verify, certify
+    and the report say the file is seeded (no guarantee), as for a seeded model."""
+    from objpert.cli import main
+
+    df, y = frame
+    private = ColumnTransformer([
+        ("numbers", PrivateFeatureBounds(epsilon=0.5, ranges=[(0, 200), (0, 500)],
+                                         random_state=0), ["tenure", "charges"]),
+        ("categories", BoundedOneHotEncoder(categories=CATEGORIES), ["contract", "payment"]),
+    ])  # fmt: skip
+    model = PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = save(make_pipeline(private, model).fit(df, y), tmp_path / "p.json")
+    assert not model.seeded_
+    for command in (["verify"], ["certify", "--model"]):
+        assert main([*command, str(path), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["seeded"] is True
+    assert main(["report", str(path), "--out", str(tmp_path / "r.md")]) == 0
+    text = (tmp_path / "r.md").read_text()
+    assert "TESTING SEED" in text and "The guarantee: NONE" in text

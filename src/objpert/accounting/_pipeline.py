@@ -10,30 +10,47 @@ from objpert.accounting._accountant import AccountedCertificate, Step, _merged, 
 from objpert.accounting._composition import ComposedCertificate, compose, same_unit
 from objpert.exceptions import ParameterError
 
-__all__ = ["COMPOSITIONS", "file_certificate", "pipeline_certificate", "released_certificates"]
+__all__ = [
+    "COMPOSITIONS",
+    "any_seeded",
+    "file_certificate",
+    "pipeline_certificate",
+    "released_certificates",
+    "released_steps",
+]
 
 #: How :func:`pipeline_certificate` composes the releases.
 COMPOSITIONS = ("basic", "pld")
 
 
-def released_certificates(step: Any) -> list[Any]:
-    """The certificates of the fitted releases inside ``step`` (a pipeline, a column
-    transformer, a feature union, nested as deep as they go, or one fitted step), in
-    pipeline order."""
+def released_steps(step: Any) -> list[Any]:
+    """The fitted releases inside ``step`` (a pipeline, a column transformer, a feature
+    union, nested as deep as they go, or one fitted step): the steps with a
+    ``certificate_``, in pipeline order."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
     if isinstance(step, Pipeline):
-        return [c for _, s in step.steps for c in released_certificates(s)]
+        return [r for _, s in step.steps for r in released_steps(s)]
     if isinstance(step, ColumnTransformer):
         parts = getattr(step, "transformers_", None)
         if parts is None:
             raise ParameterError("the ColumnTransformer is not fitted: fit the pipeline first")
-        return [c for _, t, _ in parts for c in released_certificates(t)]
+        return [r for _, t, _ in parts for r in released_steps(t)]
     if isinstance(step, FeatureUnion):
-        return [c for _, t in step.transformer_list for c in released_certificates(t)]
-    cert = getattr(step, "certificate_", None)
-    return [] if cert is None else [cert]
+        return [r for _, t in step.transformer_list for r in released_steps(t)]
+    return [] if getattr(step, "certificate_", None) is None else [step]
+
+
+def released_certificates(step: Any) -> list[Any]:
+    """The certificates of the fitted releases inside ``step`` (:func:`released_steps`)."""
+    return [r.certificate_ for r in released_steps(step)]
+
+
+def any_seeded(step: Any) -> bool:
+    """Whether a testing seed drew the noise of any release inside ``step`` (a private
+    step before the model as well as the model: then the file is not private)."""
+    return any(bool(getattr(r, "seeded_", False)) for r in released_steps(step))
 
 
 @validated(composition=rule(check_choice, COMPOSITIONS), delta=optional(check_open_unit))

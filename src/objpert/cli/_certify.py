@@ -11,7 +11,7 @@ from typing import Any
 
 from objpert._validation import check_positive
 from objpert.accounting._certificate import FORMS
-from objpert.accounting._pipeline import file_certificate
+from objpert.accounting._pipeline import any_seeded, file_certificate
 from objpert.certify import _theorem41 as theorem41
 from objpert.certify import _theorem_c13 as theorem_c13
 from objpert.certify._constants import problem
@@ -150,7 +150,7 @@ def certify_model(args: argparse.Namespace) -> int:
         headline = _above(payload["epsilon"], payload["delta"], target_eps, target_delta)
         reasons += headline
         payload["certified"] = payload["certified"] and not headline
-    payload["seeded"] = bool(getattr(model, "seeded_", False))
+    payload["seeded"] = bool(getattr(model, "seeded_", False)) or any_seeded(loaded)
     emit(args, payload, [kv_table(f"Certificate of {args.model} (re-derived)", payload)])
     _print_reasons(args, reasons)
     if payload["seeded"] and not args.json:

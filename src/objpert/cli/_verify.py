@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from objpert.accounting._pipeline import file_certificate
+from objpert.accounting._pipeline import any_seeded, file_certificate
 from objpert.cli._common import KEY_ENV, add_max_bytes_arg, final_estimator, read_key, read_model
 from objpert.cli._output import console, fmt, kv_table, new_table
 
@@ -73,7 +73,7 @@ def verify_payload(path: str, loaded: Any) -> dict[str, Any]:
             f"{plans[0].accountant} accountant of its objective noise and the grid Gaussian "
             "of its output noise"
         )
-    seeded = bool(model.seeded_)
+    seeded = bool(model.seeded_) or any_seeded(loaded.model)  # a private step's seed too
     releases = [
         {
             "release": i,

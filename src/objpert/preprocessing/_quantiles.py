@@ -224,6 +224,10 @@ class PrivateFeatureBounds(OneToOneFeatureMixin, _BoundsTransform):
         self._validate_params()  # a file's parameters, checked as the constructor's
         if not isinstance(seeded, bool):
             raise ParameterError(f"seeded must be true or false; got {seeded!r}")
+        if self.random_state is not None and not seeded:
+            raise ParameterError(
+                "random_state is a seed, but the release is recorded as not seeded"
+            )
         ranges = self._checked()[3]
         released = check_bounds(bounds, "bounds")
         if (

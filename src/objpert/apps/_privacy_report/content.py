@@ -17,7 +17,7 @@ import numpy as np
 
 from objpert.accounting import _pld as pld
 from objpert.accounting._composition import basic_profile
-from objpert.accounting._pipeline import file_certificate, released_certificates
+from objpert.accounting._pipeline import any_seeded, file_certificate, released_certificates
 from objpert.accounting._unit import UnitCertificate, group_profile, unit_words
 from objpert.certify import _profile as wa_profile
 from objpert.certify import _tradeoff as tradeoff
@@ -427,7 +427,7 @@ def build_report(
         certified=bool(cert.certified),
         reasons=_reasons(cert),
         not_public=not_public,
-        seeded=bool(model.seeded_),
+        seeded=bool(model.seeded_) or any_seeded(pipeline),
         profile_composition=method,
         epsilons=tuple(float(e) for e in epsilons),
         deltas=tuple(float(d) for d in deltas),
