@@ -171,6 +171,27 @@ def test_engine_refused_before_the_draw():
             perturbed_gradient_descent(X, y, plan(), rng=1, engine="gpu")
 
 
+@pytest.mark.parametrize(("engine", "dtype"), [("xp", "float64"), ("auto", "float32")])
+@pytest.mark.parametrize("classes", [[0, 1], [0, 1, 2]])
+def test_sparse_x_for_the_array_api_engine_is_refused_before_any_budget(engine, dtype, classes):
+    """The array-API engine takes dense X: sparse X is refused at fit's door, before the
+    accountant is charged or the noise drawn (the sparse engine takes it in float64)."""
+    from scipy import sparse
+
+    from objpert import PrivacyAccountant, PrivateLogisticRegression
+
+    X, y, _ = data("logistic", n=120, d=4)
+    y = np.arange(120) % len(classes)
+    accountant = PrivacyAccountant(2.0, 1e-5)
+    model = PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=2.0, classes=classes, engine=engine, dtype=dtype,
+        accountant=accountant,
+    )  # fmt: skip
+    with pytest.raises(ParameterError, match="dense X"):
+        model.fit(sparse.csr_matrix(X), y)
+    assert accountant.remaining().epsilon == 2.0 and not hasattr(model, "coef_")
+
+
 def test_gpu_check_without_gpu_exits_zero():
     if gpu_namespace() is not None:
         pytest.skip("a GPU is present: benchmarks/gpu_check.py runs for real there")

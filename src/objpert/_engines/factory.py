@@ -43,16 +43,23 @@ def _shaping_may_pay(X: Any, dtype: str) -> bool:
     return bool(np.any(mask & (2 * nnz <= X.shape[0])))
 
 
-def check_engine(engine: str, dtype: str, device: bool = True) -> tuple[str, str]:
+def check_engine(engine: str, dtype: str, device: bool = True, X: Any = None) -> tuple[str, str]:
     """(engine, dtype) checked before any data is read or noise drawn: a kind of
     :data:`ENGINES`, a dtype of :data:`~objpert._engines.xp.DTYPES`, float64 for the shaped
-    engines, and (when ``device``) a CUDA GPU present for ``"gpu"``."""
+    engines, (when ``device``) a CUDA GPU present for ``"gpu"``, and dense ``X`` (when
+    given) for the array-API engine (``"xp"``, ``"gpu"``, or any in float32)."""
     from objpert._engines.xp import DTYPES, gpu_namespace
 
     engine = check_choice("engine", engine, ENGINES)
     dtype = check_choice("dtype", dtype, DTYPES)
     if engine == "shaped" and dtype != "float64":  # "auto" in float32: the default engine
         raise ParameterError("the shaped engines compute in float64 only")
+    if sparse.issparse(X) and (engine in ("xp", "gpu") or dtype != "float64"):
+        raise ParameterError(
+            f"engine={engine!r} with dtype={dtype!r} runs the array-API engine, which takes "
+            "dense X; got a sparse matrix: pass X.toarray(), or engine='default' with "
+            "dtype='float64' for sparse X"
+        )
     if device and engine == "gpu" and gpu_namespace() is None:
         raise ParameterError("engine='gpu' needs a CUDA GPU with CuPy or PyTorch; none found")
     return engine, dtype
@@ -75,7 +82,7 @@ def build_engine(
     engine holds them."""
     from objpert._engines.xp import XPEngine
 
-    engine, dtype = check_engine(engine, dtype)
+    engine, dtype = check_engine(engine, dtype, X=X)
     if engine == "auto":
         engine = "shaped" if _shaping_may_pay(X, dtype) else "default"
     if engine == "shaped":
@@ -83,6 +90,4 @@ def build_engine(
         return built, labels
     if engine == "default" and dtype == "float64":
         return make_engine(X, n_jobs=n_jobs), y
-    if sparse.issparse(X):
-        raise ParameterError(f"the {engine!r} engine takes dense X; got a sparse matrix")
     return XPEngine(X, y, xp="gpu" if engine == "gpu" else None, dtype=dtype), None

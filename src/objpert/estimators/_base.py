@@ -203,7 +203,8 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
       DataError with ``clip=False``); features outside ``feature_bounds`` are always
       clipped to them;
     - ``engine`` chooses where the steps run and ``dtype`` their precision; ``"shaped"``
-      runs in float64 only, ``"xp"``/``"gpu"`` in either dtype (refused otherwise);
+      runs in float64 only, ``"xp"``/``"gpu"`` in either dtype (refused otherwise), and
+      sparse X in float64 on the default engine only;
     - ``max_seconds`` cuts ``max_iter`` to the steps it buys, never raises it.
     """
 
@@ -404,7 +405,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         not_public = (*not_public, *self._context_not_public(p))
         if p.units is not None:  # one unit: k rows, zero rows completing the smaller ones
             prepared, targets = pad_rows(prepared, targets, p.units * p.rows_per_unit)
-        check_engine(p.engine, p.dtype)  # a GPU asked for and missing: before any budget
+        check_engine(p.engine, p.dtype, X=prepared.X)  # a missing GPU, sparse X: no budget
         prior = self._prior(p, prepared, len(targets), classes)  # before any budget
         p = time_budget(p, prepared, len(targets), self._loss)
         cal = self._calibration(p, prepared.n, prepared.d, prepared.zeta, len(targets))
