@@ -91,6 +91,21 @@ def test_one_hot_unknown_categories():
         BoundedOneHotEncoder(categories=[["a"]], handle_unknown="maybe").fit(X)
 
 
+def test_one_hot_matches_a_listed_nan_whatever_the_object():
+    """NaN equals nothing, itself included: a listed NaN still matches every float NaN of
+    the column (numpy's, Python's, a frame's), and is listed once."""
+    X = np.array([[1.0], [2.0], [np.nan], [float("nan")]])
+    want = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]]
+    encoder = BoundedOneHotEncoder(categories=[[1.0, 2.0, float("nan")]])
+    np.testing.assert_array_equal(encoder.fit_transform(X), want)
+    np.testing.assert_array_equal(encoder.fit_transform(pd.DataFrame({"a": X[:, 0]})), want)
+    objects = np.array([["a"], [np.float32("nan")], [None]], dtype=object)
+    out = BoundedOneHotEncoder(categories=[["a", np.nan]], handle_unknown="ignore")
+    np.testing.assert_array_equal(out.fit_transform(objects), [[1, 0], [0, 1], [0, 0]])
+    with pytest.raises(ParameterError, match="twice"):
+        BoundedOneHotEncoder(categories=[[np.nan, float("nan")]]).fit(X)
+
+
 def test_row_norm_bound_of_compositions_is_checked_on_the_output():
     rng = np.random.default_rng(1)
     df = pd.DataFrame(

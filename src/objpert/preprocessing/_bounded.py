@@ -236,7 +236,7 @@ class BoundedOneHotEncoder(ValidatedParameters, TransformerMixin, BaseEstimator)
                 )
             listed = list(values)
             try:
-                unique = len(set(listed)) == len(listed)
+                unique = len({_category_key(c) for c in listed}) == len(listed)
             except TypeError:
                 raise ParameterError(f"categories[{j}] must hold hashable values") from None
             if not unique:
@@ -261,9 +261,11 @@ class BoundedOneHotEncoder(ValidatedParameters, TransformerMixin, BaseEstimator)
         _check_width(self, X, len(self.categories_), reset=False)
         blocks = []
         for j, cats in enumerate(self.categories_):
-            index = {c: k for k, c in enumerate(cats.tolist())}
+            index = {_category_key(c): k for k, c in enumerate(cats.tolist())}
             column = _column(X, j)
-            codes = np.array([index.get(v, -1) if _hashable(v) else -1 for v in column])
+            codes = np.array(
+                [index.get(_category_key(v), -1) if _hashable(v) else -1 for v in column]
+            )
             unknown = int(np.count_nonzero(codes < 0))
             if unknown and self.handle_unknown == "error":
                 name = self.feature_names_in_[j] if hasattr(self, "feature_names_in_") else j
@@ -324,6 +326,16 @@ def _sized(value: Any) -> bool:
         return len(value) > 0
     except TypeError:
         return False
+
+
+#: The key of every NaN: NaN equals no value, itself included, so a dict finds the
+#: listed NaN only for that very object.
+_NAN = object()
+
+
+def _category_key(v: Any) -> Any:
+    """``v`` as a lookup key: every float NaN (Python's or numpy's) the same key."""
+    return _NAN if isinstance(v, float | np.floating) and np.isnan(v) else v
 
 
 def _hashable(v: Any) -> bool:
