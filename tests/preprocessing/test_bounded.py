@@ -141,6 +141,47 @@ def test_row_norm_bound_of_compositions_is_checked_on_the_output():
     assert row_norm_bound(union) == pytest.approx(2.0)
 
 
+@pytest.mark.parametrize("kind", ["columns", "union"])
+def test_row_norm_bound_counts_the_transformer_weights(kind, tmp_path):
+    """Each part's output is multiplied by its weight, so its bound is: the bound is
+    attained on the output, a pipeline's model plans with it (no row clipped), and a file
+    keeps the weights (the same predictions after loading)."""
+    from sklearn.pipeline import make_pipeline
+
+    from objpert import PrivateLogisticRegression
+    from objpert.estimators import fit_statistics
+    from objpert.persistence import load, save
+
+    weights = {"a": 10.0, "b": -2.0}
+    if kind == "columns":
+        step = ColumnTransformer(
+            [("a", BoundedScaler(bounds=[(0, 1)] * 2), [0, 1]),
+             ("b", BoundedScaler(bounds=[(0, 1)]), [2])],
+            transformer_weights=weights,
+        )  # fmt: skip
+        bound = math.sqrt(100 * 2 + 4 * 1)
+    else:
+        step = FeatureUnion(
+            [("a", BoundedScaler(bounds=[(0, 1)] * 3)), ("b", BoundedScaler(bounds=[(0, 1)] * 3))],
+            transformer_weights=weights,
+        )
+        bound = math.sqrt(100 * 3 + 4 * 3)
+    X = np.random.default_rng(2).random((200, 3))
+    X[0] = 1.0
+    assert row_norm_bound(step) == pytest.approx(bound)
+    assert np.linalg.norm(step.fit_transform(X), axis=1).max() == pytest.approx(
+        row_norm_bound(step)
+    )
+    with warnings.catch_warnings(), fit_statistics() as fits:
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(step, PrivateLogisticRegression(epsilon=1.0, classes=[0, 1]))
+        pipe.fit(X, (X[:, 0] > 0.5).astype(int))
+        back = load(save(pipe, tmp_path / "p.json"))
+    assert fits[-1].n_clipped == 0
+    assert pipe[-1].pipeline_data_norm_ == pytest.approx(row_norm_bound(step))
+    np.testing.assert_array_equal(back.predict_proba(X), pipe.predict_proba(X))
+
+
 def test_unbounded_parts_are_refused():
     for t in (StandardScaler(), "passthrough"):
         with pytest.raises(ParameterError, match="no public row-norm bound"):

@@ -20,6 +20,7 @@ save with the reason.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, ClassVar
 
@@ -75,7 +76,7 @@ def encode_step(step: Any) -> Any:
         return {"type": "Pipeline", "steps": [[n, encode_step(s)] for n, s in step.steps]}
     if isinstance(step, FeatureUnion):
         parts = [[n, encode_step(t)] for n, t in step.transformer_list]
-        return {"type": "FeatureUnion", "transformer_list": parts}
+        return {"type": "FeatureUnion", "transformer_list": parts, **_weights(step)}
     if isinstance(step, ColumnTransformer):
         fitted = getattr(step, "named_transformers_", {})  # the fitted parts (releases)
         return {
@@ -84,6 +85,7 @@ def encode_step(step: Any) -> Any:
                 [n, encode_step(fitted.get(n, t)), _columns(c)] for n, t, c in step.transformers
             ],
             "remainder": encode_step(step.remainder),
+            **_weights(step),
         }
     if name == "PrivateFeatureBounds" and hasattr(step, "bounds_"):  # a release: its record
         params = step.get_params(deep=False)
@@ -102,6 +104,27 @@ def encode_step(step: Any) -> Any:
         "transformers, so what it does may depend on statistics of the private rows; use "
         "BoundedScaler, BoundedOneHotEncoder or BoundedBinner with public parameters"
     )
+
+
+def _weights(step: Any) -> dict[str, Any]:
+    """A ColumnTransformer's or FeatureUnion's ``transformer_weights``, when it has any."""
+    weights = step.transformer_weights
+    return {} if weights is None else {"transformer_weights": _plain(dict(weights))}
+
+
+def _decoded_weights(spec: dict[str, Any]) -> dict[str, float] | None:
+    """The ``transformer_weights`` of a file's step: finite numbers by part name."""
+    weights = spec.get("transformer_weights")
+    if weights is None:
+        return None
+    if not isinstance(weights, dict) or not all(
+        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w)
+        for w in weights.values()
+    ):
+        raise ModelFileError(
+            f"transformer_weights must map part names to finite numbers; got {quote_value(weights)}"
+        )
+    return {str(n): float(w) for n, w in weights.items()}
 
 
 def _plain(value: Any) -> Any:
@@ -157,10 +180,15 @@ def _decode(spec: Any) -> Any:
     if kind == "Pipeline":
         return Pipeline([(str(n), _decode(s)) for n, s in spec["steps"]])
     if kind == "FeatureUnion":
-        return FeatureUnion([(str(n), _decode(t)) for n, t in spec["transformer_list"]])
+        return FeatureUnion(
+            [(str(n), _decode(t)) for n, t in spec["transformer_list"]],
+            transformer_weights=_decoded_weights(spec),
+        )
     if kind == "ColumnTransformer":
         parts = [(str(n), _decode(t), c) for n, t, c in spec["transformers"]]
-        return ColumnTransformer(parts, remainder=_decode(spec["remainder"]))
+        return ColumnTransformer(
+            parts, remainder=_decode(spec["remainder"]), transformer_weights=_decoded_weights(spec)
+        )
     raise ModelFileError(f"unknown preprocessing step {quote_value(kind)}")
 
 

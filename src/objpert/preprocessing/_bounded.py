@@ -346,8 +346,8 @@ def _hashable(v: Any) -> bool:
     return True
 
 
-def _named(steps: Any) -> list[Any]:
-    return [t for _, t, *_ in steps]
+def _named(steps: Any) -> list[tuple[str, Any]]:
+    return [(n, t) for n, t, *_ in steps]
 
 
 def row_norm_bound(transformer: Any) -> float:
@@ -355,10 +355,11 @@ def row_norm_bound(transformer: Any) -> float:
     parameters alone (fitted or not).
 
     A transformer of :mod:`objpert.preprocessing` declares its own; a ``ColumnTransformer``
-    or ``FeatureUnion`` concatenates its parts, so its bound is sqrt(sum b_k^2) ("drop"
-    parts count 0; ``remainder`` must be "drop" or bounded); a ``Pipeline`` has the bound
-    of its last step. Anything else ("passthrough", a ``StandardScaler``) has no public
-    bound: ParameterError.
+    or ``FeatureUnion`` concatenates its parts, each times its ``transformer_weights``
+    entry w_k (1 if none), so its bound is sqrt(sum (w_k b_k)^2) ("drop" parts count 0;
+    ``remainder`` must be "drop" or bounded); a ``Pipeline`` has the bound of its last
+    step. Anything else ("passthrough", a ``StandardScaler``) has no public bound:
+    ParameterError.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
@@ -376,8 +377,11 @@ def row_norm_bound(transformer: Any) -> float:
             else transformer.transformer_list
         )
         if isinstance(transformer, ColumnTransformer):
-            parts.append(transformer.remainder)
-        return math.sqrt(math.fsum(row_norm_bound(t) ** 2 for t in parts))
+            parts.append(("remainder", transformer.remainder))
+        weights = transformer.transformer_weights or {}  # each part's output times its weight
+        return math.sqrt(
+            math.fsum((abs(weights.get(n, 1.0)) * row_norm_bound(t)) ** 2 for n, t in parts)
+        )
     raise ParameterError(
         f"{transformer!r:.80} declares no public row-norm bound: use BoundedScaler, "
         "BoundedOneHotEncoder or PrivateFeatureBounds (remainder='drop' in a ColumnTransformer)"
