@@ -232,3 +232,36 @@ def test_a_grid_search_as_the_last_step_sees_a_fitted_step_before_it(frame):
     with pytest.warns(PrivacyLeakWarning, match="StandardScaler"):
         pipe = make_pipeline(StandardScaler(), search).fit(X, y)
     assert f"{FITTED}: StandardScaler" in pipe[-1].best_estimator_.certificate_.not_public
+
+
+@pytest.mark.parametrize(
+    ("options", "flagged"),
+    [
+        ({"transformer": StandardScaler()}, True),  # the targets' mean and scale
+        ({"transformer": make_pipeline(StandardScaler())}, True),
+        ({"func": np.log1p, "inverse_func": np.expm1}, False),  # public constants
+        ({}, False),  # the identity
+    ],
+)
+def test_a_target_transformer_fitted_on_the_targets_is_flagged(options, flagged):
+    """A TransformedTargetRegressor whose transformer is fitted on the private targets:
+    every transformed target depends on every row (PrivacyLeakWarning, not_public); a
+    transform by public functions is not flagged."""
+    from sklearn.compose import TransformedTargetRegressor
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-0.5, 0.5, (200, 2))
+    y = 100.0 + 30.0 * X[:, 0] + rng.normal(size=200)
+    model = TransformedTargetRegressor(
+        PrivateRobustRegression(epsilon=1.0, data_norm=1.0, random_state=0), **options
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    leaks = [str(w.message) for w in seen if issubclass(w.category, PrivacyLeakWarning)]
+    items = [i for i in model.regressor_.certificate_.not_public if "target" in i]
+    assert bool(leaks) == flagged and bool(items) == flagged
+    if flagged:
+        assert "StandardScaler" in leaks[0] and items == [
+            "target transformer fitted on the private targets: StandardScaler"
+        ]

@@ -64,6 +64,8 @@ __all__ = [
 DATA_NORM = "data norm"
 #: The ``not_public`` item of preprocessing fitted on the private rows (then its names).
 FITTED_STEPS = "preprocessing fitted on the private rows"
+#: ... and of a target transformer fitted on the private targets.
+FITTED_TARGET = "target transformer fitted on the private targets"
 
 
 def public_zeta(p: FitSettings, n_features: int) -> float | None:
@@ -206,18 +208,53 @@ def pipeline_fitted_steps(estimator: Any) -> tuple[str, ...]:
         dict.fromkeys(n for level in _steps_before(estimator) for s in level
                       for n in _fitted_on_rows(s))
     )  # fmt: skip
-    if not names:
-        return ()
-    warnings.warn(
-        f"the pipeline step(s) {', '.join(names)} before {type(estimator).__name__} were "
-        "fitted on the training rows: what they output for one row depends on every row, "
-        "so the certificate does not cover the preprocessed rows; use objpert.preprocessing "
-        "(BoundedScaler, BoundedOneHotEncoder, BoundedBinner with public parameters, or "
-        "PrivateFeatureBounds)",
-        PrivacyLeakWarning,
-        stacklevel=5,
+    targets = _target_transformers(estimator)
+    if names:
+        warnings.warn(
+            f"the pipeline step(s) {', '.join(names)} before {type(estimator).__name__} were "
+            "fitted on the training rows: what they output for one row depends on every row, "
+            "so the certificate does not cover the preprocessed rows; use "
+            "objpert.preprocessing (BoundedScaler, BoundedOneHotEncoder, BoundedBinner with "
+            "public parameters, or PrivateFeatureBounds)",
+            PrivacyLeakWarning,
+            stacklevel=5,
+        )
+    if targets:
+        warnings.warn(
+            f"the target transformer {', '.join(targets)} of a TransformedTargetRegressor "
+            f"around {type(estimator).__name__} was fitted on the training targets: every "
+            "transformed target depends on every row, so the certificate does not cover "
+            "them, and the fitted transformer is itself a statistic of the targets; transform "
+            "with public constants (func= and inverse_func=, or transform y before fitting)",
+            PrivacyLeakWarning,
+            stacklevel=5,
+        )
+    return (
+        *((f"{FITTED_STEPS}: {', '.join(names)}",) if names else ()),
+        *((f"{FITTED_TARGET}: {', '.join(targets)}",) if targets else ()),
     )
-    return (f"{FITTED_STEPS}: {', '.join(names)}",)
+
+
+def _target_transformers(estimator: Any) -> list[str]:
+    """The parts of the target transformer fitted on the rows (:func:`_fitted_on_rows`)
+    of each scikit-learn ``TransformedTargetRegressor`` on the call stack fitting
+    ``estimator`` (found as :func:`_steps_before` finds pipelines)."""
+    from sklearn.base import BaseEstimator
+    from sklearn.compose import TransformedTargetRegressor
+
+    names, fitting, frame = [], {id(estimator)}, sys._getframe(2)
+    while frame is not None:
+        me = frame.f_locals.get("self")
+        if (
+            isinstance(me, TransformedTargetRegressor)
+            and id(getattr(me, "regressor_", None)) in fitting
+            and hasattr(me, "transformer_")
+        ):
+            names += _fitted_on_rows(me.transformer_)
+        if isinstance(me, BaseEstimator):
+            fitting.add(id(me))
+        frame = frame.f_back
+    return list(dict.fromkeys(names))
 
 
 def bound_features(X: Any, p: FitSettings) -> tuple[Any, FitSettings, tuple[str, ...], int]:
