@@ -280,6 +280,26 @@ def test_classes_out_of_order_are_refused(binary_file):
     _expect(_edit(binary_file, swap), "not sorted")
 
 
+@pytest.mark.parametrize(
+    ("classes", "reason"),
+    [
+        ({"values": [False, True], "dtype": "bool"}, "not the declared classes"),
+        ({"values": [0, 1.5], "dtype": "<i8"}, "not values of dtype"),  # cast to [0, 1]
+        ({"values": [0, 1], "dtype": None}, "unknown dtype"),  # np.dtype(None): float64
+    ],
+)
+def test_edited_classes_are_refused_not_cast(tmp_path, classes, reason):
+    """A file's classes are read as written: a cast that changes a value, a missing
+    dtype, or booleans standing for declared 0 and 1 are refused."""
+    declared = _classifier(random_state=0, classes=[0, 1]).fit(X, Y_BINARY)
+
+    def edit(p):
+        p["classes"] = classes
+        _resign(p)
+
+    _expect(_edit(save(declared, tmp_path / "m.json"), edit), reason)
+
+
 def test_a_file_descriptor_is_not_a_path(binary_file):
     """load(0) would read stdin; load(fd) would read and close the caller's descriptor."""
     with binary_file.open("rb") as fh:

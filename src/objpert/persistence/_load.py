@@ -67,6 +67,8 @@ def _decode_classes(data: Any) -> np.ndarray:
     if not isinstance(data, dict) or set(data) != {"values", "dtype"}:
         raise ModelFileError("classes must be an object with keys 'values' and 'dtype'")
     try:
+        if not isinstance(data["dtype"], str):  # np.dtype(None) would be float64
+            raise TypeError
         dtype = np.dtype(data["dtype"])
     except TypeError:
         raise ModelFileError(f"classes has an unknown dtype {quote_value(data['dtype'])}") from None
@@ -78,7 +80,18 @@ def _decode_classes(data: Any) -> np.ndarray:
         raise ModelFileError(f"classes do not fit dtype {dtype}: {_brief(exc)}") from None
     if classes.ndim != 1:
         raise ModelFileError(f"classes must be a list; got shape {classes.shape}")
+    if not _same_labels(classes.tolist(), data["values"]):  # a cast that changed a value
+        raise ModelFileError(
+            f"classes {quote_value(data['values'])} are not values of dtype {dtype}"
+        )
     return classes
+
+
+def _same_labels(a: list[Any], b: list[Any]) -> bool:
+    """Whether two label lists hold the same values, a boolean never the same as 0 or 1."""
+    return len(a) == len(b) and all(
+        x == y and isinstance(x, bool) == isinstance(y, bool) for x, y in zip(a, b, strict=True)
+    )
 
 
 def _array(name: str, value: Any) -> np.ndarray:
@@ -339,7 +352,9 @@ def _check_labels(model: Any, classes: np.ndarray | None, not_public: tuple[str,
     try:
         listed = np.asarray(declared).ravel().tolist()
         found = classes.tolist()
-        same = len(listed) == len(found) and all(v in found for v in listed)
+        same = len(listed) == len(found) and all(
+            any(_same_labels([v], [f]) for f in found) for v in listed
+        )
     except (TypeError, ValueError):
         same = False
     if not same:
