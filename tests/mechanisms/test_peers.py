@@ -151,6 +151,11 @@ def test_lop_clip_uses_clip_level_and_accepts_unbounded_losses():
     default = objpert.plan("lop_clip", loss="squared", n=100, d=3, zeta=2.0, epsilon=2.0,
                            delta=1e-6)  # fmt: skip
     assert default.certificate.constants["gradient_bound"] == LOP_CLIP_SHARE * 2.0
+    # ... and of the robust loss: share * L1 zeta with L1 its scale (not the default scale)
+    for scale in (0.01, 100.0):
+        robust = objpert.plan("lop_clip", loss="robust", n=100, d=3, zeta=2.0, epsilon=2.0,
+                              delta=1e-6, loss_params={"scale": scale})  # fmt: skip
+        assert robust.clip == pytest.approx(LOP_CLIP_SHARE * scale * 2.0, rel=1e-15)
 
 
 @pytest.mark.parametrize("sens", [1e-3, 1.0, 37.0])

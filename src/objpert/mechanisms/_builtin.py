@@ -123,9 +123,10 @@ register(
 LOP_CLIP_SHARE = 0.5
 
 
-def _default_clip(loss: str, zeta: float) -> float:
-    """LOP-Clip's default clip c = LOP_CLIP_SHARE * L1 zeta, from public constants only."""
-    l1 = get_loss(loss).L1  # None (the squared loss) or inf: l' unbounded, c = share zeta
+def _default_clip(loss: str, zeta: float, loss_params: Any = None) -> float:
+    """LOP-Clip's default clip c = LOP_CLIP_SHARE * L1 zeta, from public constants only
+    (L1 of the loss with its parameters: the robust loss's is its scale)."""
+    l1 = get_loss(loss, **(loss_params or {})).L1  # None or inf: l' unbounded, c = share zeta
     bounded = l1 is not None and bool(np.isfinite(float(l1)))
     return LOP_CLIP_SHARE * zeta * (float(l1) if bounded else 1.0)
 
@@ -133,7 +134,7 @@ def _default_clip(loss: str, zeta: float) -> float:
 def _peer(method: str, title: str, reference: str, release: Any, **options: Any) -> None:
     def plan(*, loss: str, n: int, d: int, zeta: float, epsilon: float, delta: float, **kw):
         if method == "lop_clip" and kw.get("clip") is None:
-            kw["clip"] = _default_clip(loss, zeta)
+            kw["clip"] = _default_clip(loss, zeta, kw.get("loss_params"))
         return calibrate_peer(method, n, d, zeta, loss, epsilon, delta, **{**options, **kw})
 
     register(
