@@ -155,3 +155,14 @@ def test_vectorised_delta_n_over_a_million_iterations():
     assert first == min_iterations(pc, sigma, 1.0, 1e-7, u=u).iterations
     d41 = theorem41.delta(pc, sigma, u, Ns, 1.0)
     assert np.all(np.isfinite(d41)) and np.all((d41 >= 0) & (d41 <= 1))
+
+
+@pytest.mark.parametrize("form", ["bogus", None, "limit"])
+def test_an_unknown_form_is_refused_at_the_door(form):
+    """The form is checked before anything else: at a u whose truncation mass exceeds
+    delta the answer is still "unknown form", not "unreachable target"."""
+    from objpert.exceptions import ParameterError
+
+    pc = problem("logistic", n=1000, d=5, zeta=1.0, mu=0.05)
+    with pytest.raises(ParameterError, match="form must be one of"):
+        min_iterations(pc, 2.0, 1.0, 1e-6, u=3.0, form=form)

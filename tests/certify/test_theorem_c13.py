@@ -221,6 +221,22 @@ def test_epsilon_for_delta_reaches_the_target_and_no_less(s, kind):
             assert delta_of(eps * (1 - 1e-9)) > target
 
 
+@pytest.mark.parametrize("s", SETTINGS, ids=IDS)
+def test_delta_at_infinite_epsilon_is_its_limit(s):
+    """delta(epsilon) decreases to the truncation mass (0 for the limit form) as epsilon
+    grows: at epsilon = inf it is that limit, not the trivial bound 1."""
+    pc, sigma, u = s.pc, s.sigma, s.u
+    r, r_outer = theorem_c13.paper_radii(pc, sigma, u)
+    th = theorem41.threshold_iterations(pc, sigma, u)
+    for delta_of in (
+        lambda e: theorem41.delta(pc, sigma, u, th, e),
+        lambda e: theorem_c13.delta_n(pc, sigma, r, r_outer, th, e),
+        lambda e: theorem_c13.limit_delta(pc, sigma, e),
+    ):
+        at_inf, large = float(delta_of(math.inf)), float(delta_of(1e300))
+        assert at_inf == large < 1.0
+
+
 def test_c13_radius_condition_and_explicit_radii():
     s = SETTINGS[0]
     pc, sigma = s.pc, s.sigma

@@ -118,6 +118,32 @@ def test_dataframe_with_text_column_refused_naming_it(column):
     assert "'age'" not in str(info.value) and "'ok'" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "make", [np.asarray, pd.DataFrame, sparse.csr_matrix], ids=["array", "frame", "sparse"]
+)
+def test_complex_features_refused_not_cut_to_their_real_part(make):
+    """numpy would drop the imaginary parts (rows of norm 10 passing as norm 0.1) with a
+    ComplexWarning only: complex features are a DataError, at the contract and at an
+    estimator's fit and predict, quoting no value."""
+    import warnings
+
+    from objpert import PrivateLogisticRegression
+
+    real = np.full((20, 2), 0.05)
+    X = make(real + 7j)
+    with pytest.raises(DataError, match="real numbers"):
+        as_feature_matrix(X)
+    y = np.arange(20) % 2
+    model = PrivateLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
+    with pytest.raises(DataError, match="real numbers"):
+        model.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(real, y)
+    with pytest.raises(DataError, match="real numbers"):
+        model.predict(X)
+
+
 def test_dataframe_bool_and_numeric_accepted():
     df = pd.DataFrame(
         {

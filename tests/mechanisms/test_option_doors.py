@@ -164,3 +164,27 @@ def test_a_plan_field_out_of_its_range_is_refused_when_the_plan_is_recertified(
 def test_the_fields_of_a_planned_plan_pass_their_rules():
     for plan in _PLANS.values():
         assert plan.recertify().to_dict() == plan.certificate.to_dict()
+
+
+def test_a_solver_tolerance_that_overflows_the_output_sensitivity_is_refused():
+    """AMP's output sensitivity 2 gamma / mu beyond the float range: a ParameterError, not
+    a calibration that doubles an infinite scale for ever."""
+    with pytest.raises(ParameterError, match="overflows"):
+        objpert.plan("amp", loss="logistic", n=1000, d=5, zeta=1.0, epsilon=1.0, delta=1e-6,
+                     gamma=1e306)  # fmt: skip
+
+
+def test_the_smallest_passing_scale_stops_at_the_float_range():
+    from objpert.accounting._bisection import smallest_passing
+    from objpert.exceptions import UnreachableTargetError
+
+    with pytest.raises(UnreachableTargetError, match="never"):
+        smallest_passing(lambda s: False, 1e300, limit=None, unreachable="never")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "robust"])
+def test_an_unknown_watkins_arora_option_is_named_as_an_option_not_a_loss_parameter(loss):
+    """rows=3 (the option is rows_per_unit): the error lists the options, not only the
+    loss's parameters."""
+    with pytest.raises(ParameterError, match=r"no option 'rows'.*rows_per_unit"):
+        objpert.plan("watkins_arora", loss=loss, **PUBLIC, rows=3)

@@ -36,7 +36,7 @@ def smallest_passing(
     hi = start
     while not ok(hi):
         hi *= 2.0
-        if limit is not None and hi > start * limit:
+        if not math.isfinite(hi) or (limit is not None and hi > start * limit):
             raise UnreachableTargetError(unreachable)
     lo = hi / 2.0
     while ok(lo):

@@ -29,7 +29,7 @@ from objpert.certify._theorem41 import _certify as certify41
 from objpert.certify._theorem41 import _epsilon0, _slack_for_divergence, _threshold_iterations
 from objpert.certify._theorem_c13 import _certify, c13_terms, limit_s, resolve_radii
 from objpert.certify._truncation import TRUNCATIONS, truncation_mass
-from objpert.exceptions import ParameterError, UnreachableTargetError
+from objpert.exceptions import UnreachableTargetError
 
 __all__ = ["MAX_ITERATIONS", "N_MAX_LIMIT", "min_iterations", "minimal_sigma_limit"]
 
@@ -161,6 +161,7 @@ def _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max) -> UnreachableTa
     u=optional(check_nonnegative),
     r=optional(check_positive),
     r_outer=optional(check_positive),
+    form=rule(check_choice, ("c13", "theorem41")),
     truncation=rule(check_choice, TRUNCATIONS),
     n_max=count(1, N_MAX_LIMIT),
 )
@@ -200,7 +201,7 @@ def min_iterations(
                 )
                 if c.certified and c.delta <= delta:
                     return c
-    elif form == "theorem41":
+    else:  # form == "theorem41"
         # epsilon_0 decreases in N once eq. (7) holds (its third entry, Lemma C.15), so the
         # passing counts form an interval [N*, inf): bisect for N*.
         lo = _threshold_iterations(pc, sigma, u) - 1
@@ -216,6 +217,4 @@ def min_iterations(
                 c = certify41(pc, sigma, u, N, epsilon, truncation=truncation)
                 if c.certified and c.delta <= delta:
                     return c
-    else:
-        raise ParameterError(f"form must be 'c13' or 'theorem41'; got {form!r}")
     raise _unreachable(pc, sigma, epsilon, delta, trunc, form, n_max)

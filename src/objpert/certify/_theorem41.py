@@ -84,12 +84,13 @@ def _divergence(pc: ProblemConstants, sigma: float, slack: ArrayLike) -> np.ndar
     """(2G/sigma) Q1((sigma/G) slack) for slack = epsilon - (epsilon-independent part) >= 0.
 
     The divergence term of eqs. (10) and (50) (Lemma C.12); +inf where slack < 0 (and
-    where sigma is so small that 2G/sigma overflows).
+    where sigma is so small that 2G/sigma overflows), 0 at slack = +inf (its limit).
     """
     safe = np.where(slack >= 0, slack, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         val = 2.0 * pc.G / sigma * q1(sigma / pc.G * safe)
-    return np.where(slack >= 0, np.where(np.isnan(val), np.inf, val), np.inf)
+    val = np.where(np.isposinf(slack), 0.0, np.where(np.isnan(val), np.inf, val))
+    return np.where(slack >= 0, val, np.inf)
 
 
 def _slack_for_divergence(pc: ProblemConstants, sigma: float, budget: float) -> float:

@@ -313,10 +313,7 @@ class PrivateGLM(ValidatedParameters, SelectionGuard, BaseEstimator):
         finish_fit(self, p, clipped, seconds, passes)
 
     def _validate_training(self, X: Any, y: Any, *, y_numeric: bool) -> tuple[Any, np.ndarray]:
-        if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
-            getattr(X, "dtype", None), "kind", None
-        ) in ("m", "M"):
-            as_feature_matrix(X)  # objpert's messages: non-numeric, dates, non-finite values
+        _refuse_special_features(X)  # objpert's messages: non-numeric, dates, complex
         if not y_numeric and y is not None and _ndim(y) == 1:
             check_labels(y)  # dates and times, mixed kinds (None among strings): DataError
         if y_numeric and getattr(getattr(y, "dtype", None), "kind", None) in ("m", "M"):
@@ -557,11 +554,11 @@ def _ndim(value: Any) -> int:
 
 
 def _refuse_special_features(X: Any) -> None:
-    """Frames and date/time arrays through the data contract's checks (DataError naming
-    the offending columns or dtype), as at training."""
+    """Frames and date/time or complex arrays through the data contract's checks
+    (DataError naming the offending columns or dtype), at training and prediction."""
     if (hasattr(X, "dtypes") and hasattr(X, "columns")) or getattr(
         getattr(X, "dtype", None), "kind", None
-    ) in ("m", "M"):
+    ) in ("m", "M", "c"):
         as_feature_matrix(X)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from objpert._losses import get_loss
+from objpert._losses import _param_names, get_loss
 from objpert._validation import count, validated
 from objpert.certify._calibration import WatkinsAroraPlan
 from objpert.certify._calibration import planned_corollary_413 as corollary_413
@@ -40,6 +40,10 @@ __all__ = ["CALIBRATIONS", "DEFAULT_COMPARATOR_NORM", "DEFAULT_MAX_ITER"]
 
 #: The most gradient steps a tight plan may take (a public compute budget).
 DEFAULT_MAX_ITER = 5000
+
+
+#: The calibrations' own options that :func:`_wa_plan` passes on (besides the loss's).
+_CALIBRATION_OPTIONS = ("delta_sample", "rtol", "knee_tolerance")
 
 
 @validated(rows_per_unit=count(1))  # a whole number: never rounded down
@@ -73,6 +77,15 @@ def _wa_plan(
     unit of up to k rows (:func:`objpert.certify._unit_rows.unit_plan`; tight only).
     """
     common = dict(n=n, d=d, zeta=zeta, epsilon=epsilon, delta=delta)
+    loss_options = _param_names(type(get_loss(loss)))
+    for key in kw:
+        if key not in (*loss_options, *_CALIBRATION_OPTIONS):
+            raise ParameterError(
+                f"watkins_arora has no option {key!r}: its options are calibration, mu, "
+                "comparator_norm, max_iter, objective, rows_per_unit, "
+                f"{', '.join(_CALIBRATION_OPTIONS)} and the loss's parameters "
+                f"({', '.join(loss_options) or f'loss {loss!r} takes none'})"
+            )
     if rows_per_unit != 1:
         if calibration != "tight":
             raise ParameterError(

@@ -25,6 +25,7 @@ from objpert.accounting._certificate import ReleaseCertificate
 from objpert.accounting._composition import basic, basic_profile
 from objpert.accounting._conversions import cdp_delta
 from objpert.certify._neighbours import two_radii
+from objpert.exceptions import ParameterError
 from objpert.mechanisms._certificates.discrete import (
     GRID_BITS,
     grid_gaussian_sigma,
@@ -130,6 +131,11 @@ def plan_amp(
     gamma_val = solver_tolerance(gamma, g)
     bits = grid_bits
     sens = two_radii(gamma_val / mu_val)
+    if not math.isfinite(sens):
+        raise ParameterError(
+            f"the output sensitivity 2 gamma / mu overflows: gamma = {gamma_val!r} is too "
+            f"large for mu = {mu_val!r}"
+        )
     sigma2 = grid_gaussian_sigma(calibration, sens, inputs.d, eps2, delta2, bits)
     plan = inputs.draft(
         AMPPlan,
