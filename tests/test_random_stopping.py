@@ -445,7 +445,7 @@ def test_bad_random_stopping_searches_are_refused_before_any_fit():
         epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
         accountant=PrivacyAccountant(epsilon=10.0, delta=1e-5),
     )  # fmt: skip
-    with pytest.raises(ParameterError, match="run count"):
+    with pytest.raises(ParameterError, match="hidden count"):
         PrivateGridSearch(estimator=ledger, param_grid=GRID, method="random_stopping").fit(X, y)
 
 

@@ -54,6 +54,12 @@ from objpert.exceptions import (
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
+from objpert.model_selection._candidates import (
+    check_candidates,
+    label_vector,
+    same_structure,
+)
+from objpert.model_selection._candidates import final as _final
 from objpert.model_selection._chosen import ChosenModel
 from objpert.model_selection._split_selection import (
     split_certificate,
@@ -88,11 +94,6 @@ MAX_RUNS_MEAN = 10_000
 MAX_CANDIDATES = 1000
 #: Parameters that random stopping sets on each run itself (refused in the grid).
 _RUN_SET = ("epsilon", "delta", "random_state")
-
-
-def _final(model: Any) -> Any:
-    """The private estimator of a candidate: the candidate, or its pipeline's last step."""
-    return model[-1] if isinstance(model, Pipeline) else model
 
 
 def _final_prefix(model: Any) -> str:
@@ -236,20 +237,11 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             raise ParameterError(
                 "estimator must be a private estimator of objpert or a Pipeline ending in one"
             )
-        private = _private_steps(self.estimator)
-        if private:
-            raise ParameterError(
-                f"the pipeline's step(s) {', '.join(private)} release privately on their "
-                "own, and the search's certificate covers the candidates' models only "
-                "(random stopping would release them again in every run, a split search "
-                "once per part): release them once before the search (PrivateFeatureBounds"
-                "(...).fit(X).bounds_ as a BoundedScaler's bounds, both charged to one "
-                "accountant) and search a pipeline of public steps"
-            )
         try:
             models = [clone(self.estimator).set_params(**params) for params in grid]
         except ValueError as exc:  # scikit-learn's: a name the estimator does not have
             raise ParameterError(f"param_grid: {exc}") from None
+        check_candidates(models)  # no private step, no accountant, in any grid point
         for model in models:  # every candidate's public settings, before any data
             _final(model)._public_constants()
         return grid, models
@@ -315,7 +307,11 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             order = generator.permutation(n)  # independent of the rows' values
             bounds = np.cumsum((0, *sizes))
             parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
-        y = np.asarray(y)
+        y = label_vector(y)
+        if privacy_unit is None:  # every candidate certifies at its part's size: no fit
+            width, row_bound = _input_shape(models[0], getattr(X, "shape", (n, 0))[-1])
+            for model, params, size in zip(models, grid, sizes, strict=False):
+                _check_runs_certify([_final(model)], [params], size, width, row_bound)
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
@@ -368,12 +364,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
                     "estimator's epsilon and delta are the budget of the whole search): "
                     "remove them from param_grid"
                 )
-        if getattr(_final(models[0]), "accountant", None) is not None:
-            raise ParameterError(
-                "random stopping cannot charge each run to the estimator's accountant (its "
-                "ledger would record the run count, which must stay hidden): fit without "
-                "one and charge the search's certificate_ to the ledger"
-            )
+        same_structure(models, grid)  # the chosen run's not_public is every run's
         settings = _final(models[0])._public_constants()
         epsilon, delta = settings.epsilon, settings.delta
         prefix = _final_prefix(models[0])
@@ -398,7 +389,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
         n = _rows(X)
         if y is None or _rows(y) != n:
             raise DataError("y must have one label per row of X")
-        y_arr = np.asarray(y)
+        y_arr = label_vector(y)
         X_score, y_score, meta, n_public = X, y_arr, {}, n
         if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
             scored, n_public = unit_scoring(ids, n, k, unit_key(self.random_state))
@@ -477,22 +468,6 @@ def _warn_once_each(caught: list[Any]) -> None:
         warnings.warn(record.message, stacklevel=4)
 
 
-def _private_steps(estimator: Any) -> list[str]:
-    """The names of the private releases of objpert's (any step with an ``epsilon``)
-    among the steps before a pipeline's last (:func:`.bounds.preprocessing_parts`)."""
-    from sklearn.pipeline import Pipeline
-
-    from objpert.estimators._bounds import preprocessing_parts
-
-    if not isinstance(estimator, Pipeline):
-        return []
-    parts = [p for _, s in estimator.steps[:-1] for p in preprocessing_parts(s)]
-    return list(dict.fromkeys(
-        type(p).__name__ for p in parts
-        if type(p).__module__.startswith("objpert.") and hasattr(p, "epsilon")
-    ))  # fmt: skip
-
-
 def _release_bytes(model: Any) -> bytes:
     """The released coefficients and intercepts as bytes (the last key of the order)."""
     estimator = _final(model)
@@ -544,9 +519,9 @@ def _check_runs_certify(
             run._calibration(p, n, d, zeta, 1)
         except UnreachableTargetError as exc:
             raise UnreachableTargetError(
-                f"the grid point {params} cannot be certified at the run budget "
+                f"the grid point {params} cannot be certified at its budget "
                 f"{budget_text(p.epsilon, p.delta)} with n = {n}: {exc}. Remove it from "
-                "param_grid (no run was made)"
+                "param_grid (nothing was fitted)"
             ) from None
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from objpert.accounting._composition import basic, budget_text
-from objpert.exceptions import PrivacyError
+from objpert.exceptions import DataError, PrivacyError
 from objpert.mechanisms._discrete_noise import discrete_laplace
 from objpert.model_selection import _random_stopping as rs
 
@@ -68,6 +68,8 @@ def integer_utility(pred: Any, y: Any, classify: bool, bound: float) -> int:
     or minus the clipped squared errors floored onto SCORE_LEVELS levels of [0, bound**2]
     (SCORE_LEVELS)."""
     pred, y = np.asarray(pred), np.asarray(y)
+    if pred.shape != y.shape:  # broadcast, one row would change up to n terms
+        raise DataError(f"predictions of shape {pred.shape} cannot score labels of {y.shape}")
     if classify:
         return int(np.sum(pred == y))
     clip = bound * bound
