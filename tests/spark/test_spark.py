@@ -486,6 +486,18 @@ def test_random_stopping_refuses_a_privacy_unit_in_a_param_map():
         search.fit(None)
 
 
+def test_random_stopping_refuses_param_maps_that_read_different_things():
+    """The certificate names the chosen run's not_public items: ParamMaps that read a
+    label set (classes unset) in some runs and not others are refused before any row."""
+    from objpert.spark import PrivateRandomStoppingSpark
+
+    est = PrivateLogisticRegressionSpark(dataNorm=1.0, classes=[0.0, 1.0])
+    maps = [{est.mu: 0.1}, {est.mu: 0.1, est.classes: None}]
+    search = PrivateRandomStoppingSpark(estimator=est, estimatorParamMaps=maps)
+    with pytest.raises(ParameterError, match="reads other things from the private rows"):
+        search.fit(None)
+
+
 def test_cross_validation_over_a_pipeline_records_the_search_in_every_fold_model(frame):
     """A Pipeline's fits run in the search's worker threads: the search is found on the
     thread that runs it, so every fold model records it too."""

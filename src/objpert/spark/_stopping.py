@@ -24,6 +24,7 @@ import numpy as np
 from objpert._randomness import make_rng
 from objpert._validation import check_int, check_positive
 from objpert.exceptions import ParameterError, TestingSeedWarning
+from objpert.model_selection._candidates import same_structure
 from objpert.model_selection._random_stopping import LAWS
 from objpert.model_selection._search import (
     MAX_RUNS_MEAN,
@@ -97,6 +98,9 @@ class PrivateRandomStoppingSpark:
                     "estimator's epsilon and delta are the budget of the whole search): "
                     "remove them from estimatorParamMaps"
                 )
+        runs = [self.estimator.copy(m) for m in maps]  # the label set and row bound alike
+        same_structure([r._estimator(**r.sklearn_params()) for r in runs],
+                       [{p.name: v for p, v in m.items()} for m in maps])  # fmt: skip
         per_unit = any(p.name in ("privacyUnitCol", "maxRowsPerUnit") for m in maps for p in m)
         if self.estimator.unit_column() is not None or per_unit:
             raise ParameterError(
