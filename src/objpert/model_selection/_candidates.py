@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 
 from objpert.exceptions import DataError, ParameterError
 
-__all__ = ["check_candidates", "label_vector", "private_steps", "same_structure"]
+__all__ = ["label_vector", "private_steps", "refuse_unaccounted", "same_structure"]
 
 
 def final(model: Any) -> Any:
@@ -34,7 +34,7 @@ def private_steps(estimator: Any) -> list[str]:
     ))  # fmt: skip
 
 
-def check_candidates(models: list[Any]) -> None:
+def refuse_unaccounted(models: list[Any]) -> None:
     """Refuse (ParameterError, before any fit) candidates with a private step before the
     model (the search's certificate covers the models only) or an accountant (the search
     charges nothing: its ``certificate_`` is what to charge), in any grid point."""

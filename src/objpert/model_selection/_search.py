@@ -54,12 +54,12 @@ from objpert.exceptions import (
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
+from objpert.model_selection._candidates import final as _final
 from objpert.model_selection._candidates import (
-    check_candidates,
     label_vector,
+    refuse_unaccounted,
     same_structure,
 )
-from objpert.model_selection._candidates import final as _final
 from objpert.model_selection._chosen import ChosenModel
 from objpert.model_selection._split_selection import (
     split_certificate,
@@ -241,7 +241,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             models = [clone(self.estimator).set_params(**params) for params in grid]
         except ValueError as exc:  # scikit-learn's: a name the estimator does not have
             raise ParameterError(f"param_grid: {exc}") from None
-        check_candidates(models)  # no private step, no accountant, in any grid point
+        refuse_unaccounted(models)  # no private step, no accountant, in any grid point
         for model in models:  # every candidate's public settings, before any data
             _final(model)._public_constants()
         return grid, models
