@@ -4,8 +4,8 @@ computing its profile and attacker's bound, rendering the HTML page.
 ``python benchmarks/bench_report.py [--rounds 7] [--json FILE]``
 
 Two model files of docs/report.md's example (n = 300, 3 features, epsilon = 1,
-delta = 1e-6): a binary logistic regression (one release) and a 3-class one (three
-releases, whose profiles are composed as PLDs when dp-accounting is installed). Each
+delta = 1e-6): a binary logistic regression (one release) and a 3-class one (one
+multinomial release, the default for K >= 3 classes). Each
 round times, for each file in turn (interleaved, one process), ``read`` + ``build_report``
 + ``render``, with the PLD cache of objpert.accounting cleared first so that every
 round composes afresh. BLAS is pinned to one thread (threadpoolctl) while timed. The
