@@ -82,6 +82,9 @@ def test_epsilon_lower_bound_is_the_jagielski_formula():
     # symmetric in the two error kinds, and no evidence gives 0
     assert attacks.epsilon_lower_bound(fn, pos, fp, neg, delta) == pytest.approx(want, rel=1e-12)
     assert attacks.epsilon_lower_bound(500, 1000, 500, 1000, delta) == 0.0
+    # a count above its total names which one
+    with pytest.raises(ParameterError, match="false_negatives"):
+        attacks.epsilon_lower_bound(fp, neg, 1001, pos, delta)
 
 
 # ================================================================= the attack

@@ -19,14 +19,16 @@ __all__ = ["bound", "clopper_pearson", "epsilon_lower_bound", "fit_statistic", "
 
 
 @validated(n=count(1), level=check_open_unit)
-def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson(
+    k: Any, n: int, level: float, what: str = "counts"
+) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper & Pearson (1934) bounds for k successes in n trials: (lower,
     upper) with P(p >= lower) >= level and P(p <= upper) >= level, exact for the binomial.
     lower = Beta^{-1}(1 - level; k, n - k + 1) (0 at k = 0), upper = Beta^{-1}(level;
-    k + 1, n - k) (1 at k = n)."""
+    k + 1, n - k) (1 at k = n). ``what``: the counts' name in the error."""
     k = np.asarray(k, dtype=float)
     if not np.all((k >= 0) & (k <= n)):  # NaN fails both
-        raise ParameterError(f"counts must lie in [0, {n}]")
+        raise ParameterError(f"{what} must lie in [0, {n}]")
     lower = np.where(k > 0, special.betaincinv(np.maximum(k, 1), n - k + 1, 1.0 - level), 0.0)
     upper = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1), level), 1.0)
     return lower, upper
@@ -34,8 +36,8 @@ def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarra
 
 def bound(fp: Any, fn: Any, negatives: int, positives: int, delta: float, confidence: float):
     level = 1.0 - 0.5 * (1.0 - confidence)  # Bonferroni over FPR and FNR
-    fpr_hi = clopper_pearson(fp, negatives, level)[1]
-    fnr_hi = clopper_pearson(fn, positives, level)[1]
+    fpr_hi = clopper_pearson(fp, negatives, level, "false_positives (of the negatives)")[1]
+    fnr_hi = clopper_pearson(fn, positives, level, "false_negatives (of the positives)")[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(np.maximum(1.0 - delta - fnr_hi, 0.0) / fpr_hi)
         b = np.log(np.maximum(1.0 - delta - fpr_hi, 0.0) / fnr_hi)
