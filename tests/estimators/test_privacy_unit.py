@@ -443,3 +443,70 @@ def test_a_search_per_person_names_the_unit_column(method):
         warnings.simplefilter("ignore")
         search.fit(X, y, privacy_unit=pd.Series(ids, name="pid"))
     assert "privacy unit 'pid'" in search.best_estimator_.release_certificate_.covers
+
+
+@pytest.mark.parametrize("method", ["split", "random_stopping"])
+def test_a_search_per_person_composes_and_reads_as_one_person(method):
+    """Its certificate is for one person of k rows: its privacy loss carries k rows, so it
+    composes with a fit per person (not with a fit per row), a ledger keeps the unit,
+    group privacy refuses to group it again, and its summary names the person."""
+    from objpert.accounting import compose_certificates, group_privacy
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=160)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateGridSearch(
+            estimator=model(max_rows_per_unit=2), param_grid={"mu": [0.05, 0.5]}, method=method,
+            **({"runs_mean": 2} if method == "random_stopping" else {}),
+        ).fit(X, y, privacy_unit=ids)  # fmt: skip
+        person = model(max_rows_per_unit=2).fit(X, y, privacy_unit=ids)
+        row = model().fit(X, y)
+    cert = search.certificate_
+    assert [loss.rows for loss in cert.privacy_losses()] == [2]
+    assert compose_certificates([cert, person.certificate_], 2.0).rows_per_unit == 2
+    with pytest.raises(ParameterError, match="privacy units"):
+        compose_certificates([cert, row.certificate_], 2.0)
+    ledger = PrivacyAccountant(epsilon=10.0, delta=1e-4)
+    ledger.spend(cert.privacy_losses(), name="search")
+    assert ledger.certificate().rows_per_unit == 2
+    with pytest.raises(ParameterError, match="already certified for units of 2 rows"):
+        group_privacy(cert, 2)
+    assert "one person, up to 2 rows" in str(cert).splitlines()[0]
+
+
+def test_a_split_search_per_person_checks_every_candidate_before_any_fit(monkeypatch):
+    from objpert.exceptions import UnreachableTargetError
+    from objpert.model_selection import PrivateGridSearch
+
+    X, y, ids, _ = panel(m=60, most=3)
+    fits = []
+    monkeypatch.setattr(PrivateLogisticRegression, "fit", lambda self, *a, **k: fits.append(1))
+    search = PrivateGridSearch(estimator=model(max_rows_per_unit=2, max_iter=5000),
+                               param_grid={"mu": [1.0, 1e-3]})  # fmt: skip
+    with pytest.raises(UnreachableTargetError, match=r"grid point \{'mu': 0.001\}"):
+        search.fit(X, y, privacy_unit=ids)
+    assert fits == []
+
+
+def test_more_rows_per_person_than_the_group_chain_takes_the_direct_route():
+    """Above the group route's 3000-row chain, a single release is certified by the
+    k-row theorem alone (the group route is a comparison, not a requirement)."""
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(40), 3)
+    X = rng.uniform(-0.5, 0.5, (ids.size, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = model(max_rows_per_unit=3001).fit(X, (X[:, 0] > 0).astype(int), privacy_unit=ids)
+    cert = fitted.certificate_
+    assert cert.certified and cert.rows == 3001 and cert.route == "direct"
+
+
+def test_every_representation_of_one_number_is_one_person():
+    """True, numpy's True, 1, 1.0 and Decimal("1.0") are one unit: k rows are kept of it
+    (not k of each representation)."""
+    from decimal import Decimal
+
+    ids = np.array([True, np.True_, 1, 1.0, Decimal("1.0"), np.int8(1), 2, 2], dtype=object)
+    codes = unit_codes(ids, len(ids))[0]
+    assert len(set(codes[:6].tolist())) == 1 and codes[0] != codes[6]

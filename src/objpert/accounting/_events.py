@@ -134,10 +134,11 @@ def subsampled_gaussian(
 
 
 def certified_point(cert: Any) -> PrivacyLoss:
-    """The (epsilon, delta) point of a certified certificate, as a privacy loss."""
+    """The (epsilon, delta) point of a certified certificate, as a privacy loss for the
+    certificate's privacy unit (``rows_per_unit``: a search per person's is k rows)."""
     return PrivacyLoss(
         "point", (("epsilon", float(cert.epsilon)), ("delta", float(cert.delta))),
-        float(cert.epsilon), float(cert.delta), 1, cert,
+        float(cert.epsilon), float(cert.delta), 1, cert, int(getattr(cert, "rows_per_unit", 1)),
     )  # fmt: skip
 
 

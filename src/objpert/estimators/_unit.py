@@ -97,11 +97,14 @@ def _missing(value: Any) -> bool:
 
 
 def _id_text(value: Any) -> str:
-    """A unit id as text, one text per number: 1, 1.0, True and numpy's 1 are one unit
-    (as the text "1" already is), so no representation splits one person's rows into
-    several units of up to k rows each."""
-    if isinstance(value, numbers.Real) and float(value).is_integer():
+    """A unit id as text, one text per number: 1, 1.0, True, numpy's 1 and True and
+    Decimal("1.0") are one unit (as the text "1" already is), so no representation splits
+    one person's rows into several units of up to k rows each."""
+    if isinstance(value, numbers.Integral | np.integer | np.bool_):  # True, np.True_: 1
         return str(int(value))
+    if isinstance(value, numbers.Real | np.floating) or type(value).__name__ == "Decimal":
+        number = float(value)  # a Decimal, a Fraction, numpy's floats: the float they are
+        return str(int(number)) if number.is_integer() else repr(number)
     return str(value)
 
 
@@ -228,11 +231,12 @@ def unit_certificate(cert: Any, plans: list[Any], rows: int, name: str) -> UnitC
     """The fit's certificate for one unit of ``rows`` rows (direct route), with both
     routes' deltas for a single release (:func:`objpert.certify._unit_rows.unit_routes`),
     the group route kept where it is smaller."""
+    from objpert.accounting._group import GROUP_GRID
     from objpert.certify._plan import WatkinsAroraPlan
     from objpert.certify._unit_rows import group_route_certificate, unit_routes
 
-    routes: tuple[tuple[str, float], ...] = ()
-    if rows > 1 and len(plans) == 1 and isinstance(plans[0], WatkinsAroraPlan):
+    routes: tuple[tuple[str, float], ...] = ()  # the group route's chain: GROUP_GRID rows
+    if 1 < rows <= GROUP_GRID and len(plans) == 1 and isinstance(plans[0], WatkinsAroraPlan):
         found = unit_routes(plans[0])
         routes = tuple(sorted(found.items()))
         if found["group"] < found["direct"]:

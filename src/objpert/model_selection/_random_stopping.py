@@ -388,8 +388,13 @@ class RandomStoppingCertificate(Certificate):
         status = "certified" if self.certified else "NOT certified"
         lines = [
             f"{budget_text(self.epsilon, self.delta)}, {status} (private selection among "
-            f"{self.n_candidates} candidates by random stopping, every run on all "
-            f"{self.n_rows} rows)",
+            f"{self.n_candidates} candidates by random stopping, every run on all the "
+            + (
+                f"{self.n_rows} rows)"
+                if self.rows_per_unit == 1
+                else f"persons' rows; the guarantee is for one person, up to {self.rows_per_unit} "
+                "rows)"
+            ),
             f"  {self.method}",
             f"  runs: {self.law} law, gamma = 1/{stop_denominator(self.runs_mean, self.law)}, "
             f"mean {runs_mean_of(self.runs_mean, self.law):.3g} (the count is not released); "

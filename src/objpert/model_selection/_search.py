@@ -308,10 +308,9 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             bounds = np.cumsum((0, *sizes))
             parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         y = label_vector(y)
-        if privacy_unit is None:  # every candidate certifies at its part's size: no fit
-            width, row_bound = _input_shape(models[0], getattr(X, "shape", (n, 0))[-1])
-            for model, params, size in zip(models, grid, sizes, strict=False):
-                _check_runs_certify([_final(model)], [params], size, width, row_bound)
+        width, row_bound = _input_shape(models[0], getattr(X, "shape", (n, 0))[-1])
+        for model, params, size in zip(models, grid, sizes, strict=False):  # before any fit:
+            _check_runs_certify([_final(model)], [params], size * k, width, row_bound)  # n
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):

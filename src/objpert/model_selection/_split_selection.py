@@ -79,12 +79,18 @@ class SelectionCertificate(Certificate):
         status = "certified" if self.certified else "NOT certified"
         lines = [
             f"{budget_text(self.epsilon, self.delta)}, {status} (private selection among "
-            f"{len(self.candidates)} candidates, each on its own part of the rows)",
+            f"{len(self.candidates)} candidates, each on its own part of the "
+            f"{_unit_words(self.rows_per_unit)})",
             f"  {self.method}; selection epsilon {self.selection_epsilon:.4g}",
         ]
         if self.not_public:
             lines.append(f"  not covered (read from the data): {', '.join(self.not_public)}")
         return "\n".join(lines)
+
+
+def _unit_words(k: int) -> str:
+    """What the parts are parts of: rows, or persons of up to k rows."""
+    return "rows" if k == 1 else f"persons (the guarantee is for one person, up to {k} rows)"
 
 
 def split_certificate(
