@@ -77,7 +77,11 @@ def test_certificates_in_range_and_times_ordered(tiny):
     for name in registry.names():
         r = by[name]
         assert 0.0 < r.certified_epsilon <= EPS * (1 + 1e-9), name
+        if name == "qop":  # its certificate rests on unchecked assumptions: not certified
+            assert r.certified_delta == 1.0
+            continue
         assert 0.0 <= r.certified_delta <= DELTA * (1 + 1e-9), name
+    assert "| not certified |" in compare.markdown([by["qop"]])
     assert math.isinf(by["nonprivate"].certified_epsilon)
     for r in by.values():
         assert 0.0 <= r.seconds_min <= r.seconds_median <= r.seconds_max
@@ -130,6 +134,41 @@ def test_no_work_exits_2_with_one_line(argv, capsys):
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("objpert: error:")
+
+
+def test_the_json_is_json_and_a_repeated_value_runs_once(capsys):
+    """No NaN or Infinity (null stands for them: the non-private row's epsilon), and
+    --epsilons 3,3 runs epsilon 3 once."""
+    argv = ["compare", "--datasets", "breast_cancer,breast_cancer", "--epsilons", "3,3",
+            "--seeds", "2", "--methods", "nonprivate,theta_ref", "--json"]  # fmt: skip
+    assert main(argv) == 0
+
+    def refuse(token):
+        raise AssertionError(f"{token} is not JSON")
+
+    payload = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert payload["meta"]["epsilons"] == [3.0] and payload["meta"]["datasets"] == ["breast_cancer"]
+    rows = [compare.CompareRow.from_dict(r) for r in payload["rows"]]
+    assert sorted(r.method for r in rows) == ["nonprivate", "theta_ref"]
+    assert math.isnan(next(r for r in rows if r.method == "nonprivate").certified_epsilon)
+
+
+def test_diffprivlib_runs_the_seeds_every_method_runs(monkeypatch):
+    """Paired by seed: diffprivlib's release s uses seed 1000 s + 17, as every method's."""
+    from objpert.apps import _external
+
+    seen = {}
+
+    def fake(Xtr, ytr, Xte, yte, *, epsilons, seeds, data_norm, env_dir=None):
+        seen["seeds"] = list(seeds)
+        rows = [{"epsilon": e, "seed": s, "accuracy": 0.5, "seconds": 0.0,
+                 "coef": [0.0] * Xtr.shape[1], "intercept": 0.0}
+                for e in epsilons for s in seeds]  # fmt: skip
+        return {"rows": rows, "versions": {}, "privacy": "pure"}
+
+    monkeypatch.setattr(_external, "run_diffprivlib", fake)
+    compare.run(["breast_cancer"], [1.0], DELTA, 3, methods=["diffprivlib"], workers=1)
+    assert seen["seeds"] == [compare.seed_of(s) for s in range(3)] == [17, 1017, 2017]
 
 
 def test_quick_states_its_setting(monkeypatch, capsys):

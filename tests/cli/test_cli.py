@@ -240,6 +240,18 @@ def test_tables_prints_certificates_and_calibration(capsys):
         assert row["tight"]["certificate"]["delta"] <= 1e-6
 
 
+def test_reproduce_qop_checks_its_files_before_any_work(tmp_path, capsys):
+    """A FIFO where a file would go would block the write: refused at once, as every
+    other command's outputs are."""
+    import os
+
+    os.mkfifo(tmp_path / "qop_figure1.csv")
+    argv = ["reproduce", "qop", "--runs", "2", "--points", "3", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qop_figure1.csv"]
+
+
 @pytest.mark.slow
 def test_reproduce_qop_cli_writes_figures(tmp_path, capsys):
     argv = ["reproduce", "qop", "--runs", "2", "--points", "3", "--out", str(tmp_path)]

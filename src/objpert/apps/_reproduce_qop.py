@@ -13,12 +13,14 @@ the figures' functions and settings are imported from here.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from objpert._files import write_atomically
 from objpert.apps._reproduce_qop_bound import (
     FIGURE1,
     BoundRow,
@@ -53,11 +55,19 @@ __all__ = [
 ]
 
 
+#: The files :func:`run` writes into its folder.
+QOP_FILES = (
+    "qop_figure1.png", "qop_figure1.csv", "qop_figure2.png", "qop_figure2.csv",
+    "qop_summary.json",
+)  # fmt: skip
+
+
 def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomically(path, text.getvalue())  # whole or not at all
 
 
 def run(
@@ -99,6 +109,6 @@ def run(
         },
     }
     path = out / "qop_summary.json"
-    path.write_text(json.dumps(summary, indent=2))
+    write_atomically(path, json.dumps(summary, indent=2))
     summary["summary"] = str(path)
     return summary

@@ -191,7 +191,7 @@ def names(text: str, flag: str) -> list[str]:
     out = [s.strip() for s in text.split(",") if s.strip()]
     if not out:
         raise CliError(f"{flag} lists no name; got {text!r}")
-    return out
+    return list(dict.fromkeys(out))  # a name listed twice runs once
 
 
 # ---------------------------------------------------------------- upper bounds of counts
@@ -293,7 +293,7 @@ def count(flag: str, limit: int, cost: str) -> Callable[[str], int]:
 def sweep_epsilons(text: str) -> list[float]:
     """``--epsilons`` of demo and compare: positive finite numbers, at most
     :data:`MAX_EPSILONS` of them (checked before any work)."""
-    eps = floats(text, "--epsilons")
+    eps = list(dict.fromkeys(floats(text, "--epsilons")))  # a value listed twice runs once
     if len(eps) > MAX_EPSILONS:
         raise CliError(
             f"--epsilons lists {len(eps):,} values, above the limit {MAX_EPSILONS} "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from objpert._files import write_atomically
+from objpert._jsonable import to_json_value
 from objpert.cli._common import (
     MAX_WORKERS,
     WORKERS_COST,
@@ -77,14 +78,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         json_file, md_file, png_file = (out / name for name in COMPARE_FILES)
-        write_atomically(json_file, json.dumps(payload, indent=2, default=float))
+        write_atomically(json_file, _json(payload))
         write_atomically(md_file, text)
         payload["plot"] = compare.plot(rows, str(png_file))
     if args.json:
-        print(json.dumps(payload, indent=2, default=float))
+        print(_json(payload))
     else:
         print(text, end="")
     return 0
+
+
+def _json(payload: dict) -> str:
+    """JSON without NaN or Infinity (neither is JSON): null stands for them."""
+    return json.dumps(to_json_value(payload), indent=2, allow_nan=False)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from objpert.certify import _theorem41 as theorem41
@@ -22,6 +23,7 @@ from objpert.cli._common import (
     plan_payload,
 )
 from objpert.cli._output import console, emit, fmt, new_table, status, table_type
+from objpert.cli._outputs_check import check_output
 
 __all__ = ["add_parser", "cmd_reproduce", "cmd_tables"]
 
@@ -113,6 +115,14 @@ def _reproduce_qop(args: argparse.Namespace) -> int:
         raise CliError(f"--runs must be an integer >= 2; got {args.runs}")
     if args.points < 2:
         raise CliError(f"--points must be an integer >= 2; got {args.points}")
+    if not args.out:
+        raise CliError("--out must name a folder for the figures and tables")
+    try:  # the folder, then every file in it, checked before the minutes of work
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--out {args.out} cannot be a folder ({exc.strerror or exc})") from None
+    for name in reproduce_qop.QOP_FILES:
+        check_output(str(Path(args.out) / name), "--out", plot=name.endswith(".png"))
     deltas = reproduce_qop.figure1_deltas(args.points)
     with status("reproducing Cortild & Cartis, Figures 1 and 2 ..."):
         result = reproduce_qop.run(args.out, runs=args.runs, deltas=deltas)

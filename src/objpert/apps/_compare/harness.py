@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -101,9 +102,16 @@ class CompareRow:
 
     @classmethod
     def from_dict(cls, data: dict) -> CompareRow:
-        """The row of :meth:`to_dict` (as written in compare.json)."""
+        """The row of :meth:`to_dict` (as written in compare.json, where null stands for a
+        NaN or an infinity: the non-private row's epsilon is +inf)."""
         tuples = ("accuracy_diff", "objective_diff", "accuracies", "objectives")
-        return cls(**{k: tuple(v) if k in tuples else v for k, v in data.items()})
+
+        def number(v: Any) -> Any:
+            return math.nan if v is None else v
+
+        return cls(**{
+            k: tuple(map(number, v)) if k in tuples else number(v) for k, v in data.items()
+        })  # fmt: skip
 
 
 def _evaluate(P: PreparedData, Pte: PreparedData, w: np.ndarray) -> tuple[float, float]:
@@ -133,7 +141,8 @@ def _diffprivlib_cells(ds, Xtr, ytr, Xte, yte, epsilons, seeds, env_dir):
     from objpert.apps._external import run_diffprivlib
 
     out = run_diffprivlib(
-        Xtr, ytr, Xte, yte, epsilons=epsilons, seeds=seeds, data_norm=ds.data_norm,
+        Xtr, ytr, Xte, yte, epsilons=epsilons, seeds=[seed_of(s) for s in range(seeds)],
+        data_norm=ds.data_norm,
         env_dir=env_dir,
     )  # fmt: skip
     cells = {}

@@ -165,8 +165,10 @@ _SEED_BATCHES: dict[Callable[..., Any], Callable[..., list[Any]]] = {
 
 
 def _as_fit(release: Any, seconds: float, cpu: float) -> Fit:
+    """A release as a fit; an uncertified one (QOP) with delta 1, the trivial bound."""
     cert = release.certificate
-    return Fit(np.asarray(release.weights, dtype=float), cert.epsilon, cert.delta, seconds, cpu)
+    delta = cert.delta if cert.certified else 1.0
+    return Fit(np.asarray(release.weights, dtype=float), cert.epsilon, delta, seconds, cpu)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ def _cpu(seconds: float) -> str:
 def _certificate(r: CompareRow) -> str:
     if not math.isfinite(r.certified_epsilon):
         return "non-private"
+    if r.certified_delta >= 1.0:
+        return "not certified"
     return f"({r.certified_epsilon:.3g}, {r.certified_delta:.2g})"
 
 

@@ -67,11 +67,12 @@ def run_diffprivlib(
     yte: np.ndarray,
     *,
     epsilons,
-    seeds: int,
+    seeds: int | list[int],
     data_norm: float,
     env_dir: Path | None = None,
 ) -> dict:
-    """diffprivlib's LogisticRegression at each epsilon, ``seeds`` fits each; results + versions."""
+    """diffprivlib's LogisticRegression at each epsilon, one fit per seed (``seeds``: a
+    count, seeds 0, 1, ...; or the list of seeds); results + versions."""
     python = ensure_env(env_dir)
     with tempfile.TemporaryDirectory() as tmp:
         data, args, out = Path(tmp, "d.npz"), Path(tmp, "a.json"), Path(tmp, "o.json")
@@ -80,7 +81,7 @@ def run_diffprivlib(
             json.dumps(
                 {
                     "epsilons": list(map(float, epsilons)),
-                    "seeds": seeds,
+                    "seeds": seeds if isinstance(seeds, int) else [int(s) for s in seeds],
                     "data_norm": float(data_norm),
                 }
             )

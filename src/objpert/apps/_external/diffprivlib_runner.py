@@ -1,7 +1,8 @@
 """Run IBM diffprivlib's LogisticRegression in its own environment (no objpert import).
 
 Usage: python diffprivlib_runner.py IN.npz ARGS.json OUT.json
-IN.npz holds Xtr, ytr, Xte, yte; ARGS.json: epsilons, seeds, data_norm.
+IN.npz holds Xtr, ytr, Xte, yte; ARGS.json: epsilons, seeds (a count: seeds 0, 1, ...; or
+the list of seeds), data_norm.
 """
 
 import json
@@ -23,7 +24,8 @@ def main() -> None:
         args = json.load(fh)
     rows = []
     for eps in args["epsilons"]:
-        for seed in range(args["seeds"]):
+        seeds = args["seeds"]
+        for seed in range(seeds) if isinstance(seeds, int) else seeds:
             model = LogisticRegression(
                 epsilon=eps, data_norm=args["data_norm"], random_state=seed, max_iter=1000
             )
