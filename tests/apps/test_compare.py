@@ -24,7 +24,7 @@ def test_harness_rows_certificates_and_references():
         assert 0.5 < wa.accuracy_mean <= 1.0
         qop = by[("qop", eps)]  # the squared loss on the +-1 labels, paired with theta_ref
         assert qop.runs == 2 and qop.versus == "theta_ref"
-        assert qop.certified_epsilon <= eps and qop.certified_delta <= 1e-6
+        assert qop.certified_epsilon <= eps and qop.certified_delta == 1.0  # not certified
     assert by[("nonprivate", 1.0)].accuracy_mean > 0.9
     # more budget, better fit of the training objective
     assert by[("watkins_arora", 3.0)].objective_mean < by[("watkins_arora", 1.0)].objective_mean

@@ -142,4 +142,6 @@ def test_too_many_epsilons_are_refused_before_any_work(command, monkeypatch, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert f"--epsilons lists {c.MAX_EPSILONS + 1} values, above the limit" in err
-    assert len(c.sweep_epsilons(",".join(["1"] * c.MAX_EPSILONS))) == c.MAX_EPSILONS
+    at_limit = ",".join(str(1 + k / 1000) for k in range(c.MAX_EPSILONS))
+    assert len(c.sweep_epsilons(at_limit)) == c.MAX_EPSILONS
+    assert c.sweep_epsilons("1,1,2") == [1.0, 2.0]  # a value listed twice runs once

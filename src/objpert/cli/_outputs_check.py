@@ -13,7 +13,7 @@ from pathlib import Path
 
 from objpert.exceptions import CliError
 
-__all__ = ["Output", "check_output", "refuse_unwritable"]
+__all__ = ["Output", "check_output", "refuse_unwritable", "refuse_unwritable_folder"]
 
 
 @dataclass(frozen=True)
@@ -39,21 +39,29 @@ def refuse_unwritable(args: argparse.Namespace, argv: Sequence[str] = ()) -> Non
         if not path:
             continue
         flag = "--" + out.dest.replace("_", "-")
-        targets = [path]
         if out.files:
-            try:
-                Path(path).mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise CliError(
-                    f"{flag} {path} cannot be a folder ({exc.strerror or exc})"
-                ) from None
-            targets = [str(Path(path) / name) for name in out.files]
+            refuse_unwritable_folder(path, flag, out.files)
+            continue
         sources = [getattr(args, i, None) for i in out.inputs]
         if Path(path).is_file():  # the same file named twice: once as the output
             same = [t for t in named if _is_file(t) and os.path.samefile(t, path)]
             sources += same[1:]
-        for target in targets:
-            check_output(target, flag, inputs=sources, plot=out.plot)
+        _refuse([path], flag, sources, out.plot)
+
+
+def refuse_unwritable_folder(path: str, flag: str, files: Iterable[str]) -> None:
+    """A folder output ``flag`` of the ``files`` written into it: the folder created (with
+    its parents), then each file checked (:func:`check_output`; a PNG as a plot)."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{flag} {path} cannot be a folder ({exc.strerror or exc})") from None
+    _refuse([str(Path(path) / name) for name in files], flag, (), False)
+
+
+def _refuse(targets: list[str], flag: str, sources: Iterable[str | None], plot: bool) -> None:
+    for target in targets:
+        check_output(target, flag, inputs=sources, plot=plot or target.endswith(".png"))
 
 
 def _is_file(text: str) -> bool:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from objpert.certify import _theorem41 as theorem41
@@ -23,7 +22,7 @@ from objpert.cli._common import (
     plan_payload,
 )
 from objpert.cli._output import console, emit, fmt, new_table, status, table_type
-from objpert.cli._outputs_check import check_output
+from objpert.cli._outputs_check import refuse_unwritable_folder
 
 __all__ = ["add_parser", "cmd_reproduce", "cmd_tables"]
 
@@ -117,12 +116,7 @@ def _reproduce_qop(args: argparse.Namespace) -> int:
         raise CliError(f"--points must be an integer >= 2; got {args.points}")
     if not args.out:
         raise CliError("--out must name a folder for the figures and tables")
-    try:  # the folder, then every file in it, checked before the minutes of work
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"--out {args.out} cannot be a folder ({exc.strerror or exc})") from None
-    for name in reproduce_qop.QOP_FILES:
-        check_output(str(Path(args.out) / name), "--out", plot=name.endswith(".png"))
+    refuse_unwritable_folder(args.out, "--out", reproduce_qop.QOP_FILES)  # before the work
     deltas = reproduce_qop.figure1_deltas(args.points)
     with status("reproducing Cortild & Cartis, Figures 1 and 2 ..."):
         result = reproduce_qop.run(args.out, runs=args.runs, deltas=deltas)
