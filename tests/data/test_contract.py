@@ -469,3 +469,8 @@ def test_dates_and_times_are_not_features(dtype):
         as_feature_matrix(X)
     with pytest.raises(DataError, match="dates or times"):
         PrivateLogisticRegression(classes=[0, 1], max_iter=10).fit(X, [0, 1, 0, 1])
+
+
+def test_a_series_is_refused_as_one_dimensional_not_crashed_on():
+    with pytest.raises(DataError, match="2-D"):
+        as_feature_matrix(pd.Series([1.0, 2.0]))

@@ -301,8 +301,9 @@ def as_feature_matrix(X: Any) -> np.ndarray | sparse.csr_matrix:
     need = conversion_bytes(X)
     if need:
         require_memory(need + 32 * (_shape2(X) or (0, 0))[0], f"{_describe(X)} in float64")
-    kinds = [getattr(t, "kind", None) for t in getattr(X, "dtypes", [getattr(X, "dtype", None)])]
-    if "c" in kinds:  # numpy would drop the imaginary part with a ComplexWarning only
+    frame = hasattr(X, "columns") and hasattr(X, "dtypes")  # a frame: a dtype per column
+    dtypes = list(X.dtypes) if frame else [getattr(X, "dtype", None)]
+    if "c" in [getattr(t, "kind", None) for t in dtypes]:  # numpy: imaginary parts dropped
         raise DataError("Complex data not supported: features must be real numbers")
     if _is_sparse(X):
         M = sparse.csr_matrix(X, dtype=np.float64)

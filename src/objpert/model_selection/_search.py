@@ -308,9 +308,9 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             bounds = np.cumsum((0, *sizes))
             parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         y = label_vector(y)
-        width, row_bound = _input_shape(models[0], getattr(X, "shape", (n, 0))[-1])
-        for model, params, size in zip(models, grid, sizes, strict=False):  # before any fit:
-            _check_runs_certify([_final(model)], [params], size * k, width, row_bound)  # n
+        columns = getattr(X, "shape", (n, 0))[-1]
+        for model, params, size in zip(models, grid, sizes, strict=False):  # before any fit
+            _check_runs_certify([model], [params], [size * k], columns)  # n: its part's rows
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
@@ -394,8 +394,8 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             scored, n_public = unit_scoring(ids, n, k, unit_key(self.random_state))
             X_score, y_score = _take(X, scored), y_arr[scored]
             meta = _unit_meta(runs[0], ids)
-        width, row_bound = _input_shape(runs[0], getattr(X, "shape", (n, 0))[-1])
-        _check_runs_certify([_final(r) for r in runs], grid, n_public, width, row_bound)
+        columns = getattr(X, "shape", (n, 0))[-1]
+        _check_runs_certify(runs, grid, [n_public] * len(runs), columns)
         generator, seeded = make_rng(self.random_state)
 
         def fit(index: int, seed: int | None) -> tuple[Any, Any, bytes]:
@@ -495,16 +495,19 @@ def _input_shape(run: Any, n_columns: int) -> tuple[int, float | None]:
 
 
 def _check_runs_certify(
-    runs: list[Any], grid: list[dict], n: int, n_features: int, bound: float | None = None
+    candidates: list[Any], grid: list[dict], sizes: list[int], n_columns: int
 ) -> None:
-    """Before any run: every grid point of a single-release run (binary or regression)
-    whose row bound is declared (by the estimator, or ``bound`` by its pipeline's steps)
-    must certify the run budget at the public n and shape (its cached calibration, which
-    the run then reuses), so that no run drawn later fails; an UnreachableTargetError names
-    the grid point otherwise. Public constants only."""
+    """Before any fit: every grid point of a single-release candidate (binary or
+    regression) whose row bound is declared (by the estimator, or by its pipeline's
+    steps: :func:`_input_shape`, each candidate's own) must certify its budget at its
+    public n (``sizes``) and shape (its cached calibration, which the fit then reuses), so
+    that no fit made later fails; an UnreachableTargetError names the grid point
+    otherwise. Public constants only."""
     from objpert.estimators._bounds import public_zeta
 
-    for run, params in zip(runs, grid, strict=True):
+    for candidate, params, n in zip(candidates, grid, sizes, strict=True):
+        run = _final(candidate)
+        n_features, bound = _input_shape(candidate, n_columns)
         p = run._fit_settings()
         if p.data_norm is None and p.feature_bounds is None and bound is not None:
             p = replace(p, data_norm=bound, data_norm_from_pipeline=True)
