@@ -29,6 +29,7 @@ per row, not per person).
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import numbers
 import secrets
@@ -102,7 +103,7 @@ def _id_text(value: Any) -> str:
     one person's rows into several units of up to k rows each."""
     if isinstance(value, numbers.Integral | np.integer | np.bool_):  # True, np.True_: 1
         return str(int(value))
-    if isinstance(value, numbers.Real | np.floating) or type(value).__name__ == "Decimal":
+    if isinstance(value, numbers.Real | np.floating | decimal.Decimal):
         number = float(value)  # a Decimal, a Fraction, numpy's floats: the float they are
         return str(int(number)) if number.is_integer() else repr(number)
     return str(value)

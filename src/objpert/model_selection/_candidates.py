@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 
 from objpert.exceptions import DataError, ParameterError
 
-__all__ = ["label_vector", "private_steps", "refuse_unaccounted", "same_structure"]
+__all__ = ["final", "private_steps", "refuse_unaccounted", "rows_and_labels", "same_structure"]
 
 
 def final(model: Any) -> Any:
@@ -99,11 +99,19 @@ def same_structure(models: list[Any], grid: list[dict]) -> None:
             )
 
 
-def label_vector(y: Any) -> np.ndarray:
-    """The labels as one value per row: a column vector flattened (DataConversionWarning,
-    as scikit-learn's estimators do), anything else not 1-D refused (DataError). A score
-    of a column against a vector would broadcast to n x n comparisons, far above the
-    sensitivity its noise is calibrated for."""
+def rows_and_labels(X: Any, y: Any) -> tuple[int, np.ndarray]:
+    """(n, the labels as one value per row) of a search's in-memory data (DataError for
+    Dask input or a y of another length): a column vector flattened (DataConversionWarning,
+    as scikit-learn's estimators do), anything else not 1-D refused. A score of a column
+    against a vector would broadcast to n x n comparisons, far above the sensitivity its
+    noise is calibrated for."""
+    from objpert._data import is_dask
+
+    if is_dask(X) or is_dask(y):
+        raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
+    n = _rows(X)
+    if y is None or _rows(y) != n:
+        raise DataError("y must have one label per row of X")
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn(
@@ -115,4 +123,14 @@ def label_vector(y: Any) -> np.ndarray:
         arr = arr.ravel()
     if arr.ndim != 1:
         raise DataError(f"y must hold one label per row (1-D); got shape {arr.shape}")
-    return arr
+    return n, arr
+
+
+def _rows(a: Any) -> int:
+    shape = getattr(a, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(a)
+    except TypeError:
+        raise DataError(f"expected an array of rows; got {type(a).__name__}") from None

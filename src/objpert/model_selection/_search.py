@@ -39,7 +39,6 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import StrOptions
 
-from objpert._data import is_dask
 from objpert._data.labels import class_codes
 from objpert._randomness import make_rng
 from objpert.accounting._composition import budget_text
@@ -54,10 +53,10 @@ from objpert.exceptions import (
 from objpert.mechanisms._exponential import exponential_mechanism
 from objpert.mechanisms._progress import show_progress, spinner, step_progress, sweep_work
 from objpert.model_selection import _random_stopping as rs
-from objpert.model_selection._candidates import final as _final
 from objpert.model_selection._candidates import (
-    label_vector,
+    final,
     refuse_unaccounted,
+    rows_and_labels,
     same_structure,
 )
 from objpert.model_selection._chosen import ChosenModel
@@ -105,7 +104,7 @@ def _carrying(model: Any, search_certificate: Any) -> Any:
     """The chosen model (or pipeline), carrying what releasing it cost: its estimator's
     ``certificate_`` is the search's (it covers the choice and the model), its own
     release's is ``release_certificate_``."""
-    estimator = _final(model)
+    estimator = final(model)
     estimator.release_certificate_ = estimator.certificate_
     estimator.certificate_ = search_certificate
     return model
@@ -233,7 +232,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
         grid = list(points)
         if not grid:
             raise ParameterError("param_grid has no candidates")
-        if not isinstance(_final(self.estimator), PrivateGLM):
+        if not isinstance(final(self.estimator), PrivateGLM):
             raise ParameterError(
                 "estimator must be a private estimator of objpert or a Pipeline ending in one"
             )
@@ -243,7 +242,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             raise ParameterError(f"param_grid: {exc}") from None
         refuse_unaccounted(models)  # no private step, no accountant, in any grid point
         for model in models:  # every candidate's public settings, before any data
-            _final(model)._public_constants()
+            final(model)._public_constants()
         return grid, models
 
     def _method(self) -> str:
@@ -273,22 +272,18 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
         search per person of up to k rows (method="split", :mod:`._units`)."""
         method = self._method()
         grid, models = self._candidates()
-        k = 1 if privacy_unit is None else check_search_unit([_final(m) for m in models])
+        k = 1 if privacy_unit is None else check_search_unit([final(m) for m in models])
         if method == "random_stopping":
             return self._fit_random_stopping(grid, models, X, y, privacy_unit, k)
-        settings = [_final(m)._public_constants() for m in models]
+        settings = [final(m)._public_constants() for m in models]
         eps_sel = (
             max(s.epsilon for s in settings)
             if self.selection_epsilon is None
             else float(self.selection_epsilon)
         )
-        classify = _final(models[0])._loss == "logistic"
+        classify = final(models[0])._loss == "logistic"
         bound = float(self.score_bound)
-        if is_dask(X) or is_dask(y):
-            raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
-        n = _rows(X)
-        if y is None or _rows(y) != n:
-            raise DataError("y must have one label per row of X")
+        n, y = rows_and_labels(X, y)
         if classify and settings[0].classes is not None:  # every row's, before any split
             class_codes(y, settings[0].classes)
         generator, _ = make_rng(self.random_state)
@@ -307,10 +302,9 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             order = generator.permutation(n)  # independent of the rows' values
             bounds = np.cumsum((0, *sizes))
             parts = [order[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
-        y = label_vector(y)
         columns = getattr(X, "shape", (n, 0))[-1]
-        for model, params, size in zip(models, grid, sizes, strict=False):  # before any fit
-            _check_runs_certify([model], [params], [size * k], columns)  # n: its part's rows
+        parts_n = [size * k for size in sizes[:-1]]  # each candidate's n: its part's rows
+        _check_runs_certify(models, grid, parts_n, columns)  # before any fit
         show = self._quiet_fits(models, X, len(models))
         with step_progress("private search (split)", len(models), show) as tick:
             for i, (model, part) in enumerate(zip(models, parts[:-1], strict=True)):
@@ -339,7 +333,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
             index = exponential_mechanism(utilities, eps_sel, sensitivity, generator)
         del utilities  # statistics of the private rows: not kept
         self.certificate_ = split_certificate(
-            [_final(m).certificate_ for m in models], eps_sel, sizes
+            [final(m).certificate_ for m in models], eps_sel, sizes
         )
         self.best_index_ = index
         self.best_params_ = grid[index]
@@ -364,7 +358,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
                     "remove them from param_grid"
                 )
         same_structure(models, grid)  # the chosen run's not_public is every run's
-        settings = _final(models[0])._public_constants()
+        settings = final(models[0])._public_constants()
         epsilon, delta = settings.epsilon, settings.delta
         prefix = _final_prefix(models[0])
         runs_mean = (
@@ -381,14 +375,9 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
         }
         runs = [clone(m).set_params(**{prefix + k: v for k, v in per_run.items()}) for m in models]
         for run in runs:
-            _final(run)._public_constants()  # every run's settings, before any data
-        classify = _final(runs[0])._loss == "logistic"
-        if is_dask(X) or is_dask(y):
-            raise DataError("PrivateGridSearch needs in-memory data (compute the Dask input)")
-        n = _rows(X)
-        if y is None or _rows(y) != n:
-            raise DataError("y must have one label per row of X")
-        y_arr = label_vector(y)
+            final(run)._public_constants()  # every run's settings, before any data
+        classify = final(runs[0])._loss == "logistic"
+        n, y_arr = rows_and_labels(X, y)
         X_score, y_score, meta, n_public = X, y_arr, {}, n
         if ids is not None:  # per unit: n = units x k, at most k scored rows per unit
             scored, n_public = unit_scoring(ids, n, k, unit_key(self.random_state))
@@ -401,7 +390,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
         def fit(index: int, seed: int | None) -> tuple[Any, Any, bytes]:
             model = clone(runs[index]).set_params(**{prefix + "random_state": seed})
             model.fit(X, y, **meta)
-            return model, _final(model).certificate_, _release_bytes(model)
+            return model, final(model).certificate_, _release_bytes(model)
 
         def utility(model: Any) -> int:
             return integer_utility(model.predict(X_score), y_score, classify, bound)
@@ -419,7 +408,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
                 )
         finally:
             _warn_once_each(caught)
-        self.certificate_ = budget.certificate(len(runs), n_public, _final(chosen).certificate_)
+        self.certificate_ = budget.certificate(len(runs), n_public, final(chosen).certificate_)
         self.best_index_ = index
         self.best_params_ = grid[index]
         self.best_estimator_ = _carrying(chosen, self.certificate_)
@@ -430,7 +419,7 @@ class PrivateGridSearch(ChosenModel, ValidatedParameters, MetaEstimatorMixin, Ba
     def _quiet_fits(self, models: list[Any], X: Any, fits: int) -> bool:
         """Whether the search shows its progress (``verbose``; "auto": on a terminal, for
         about ``fits`` fits of long work); when it does, the fits show none of their own."""
-        steps = _final(models[0]).max_iter
+        steps = final(models[0]).max_iter
         work = sweep_work(X, steps * fits) if hasattr(X, "shape") else None
         show = show_progress(self.verbose, steps * fits, work)
         if show:
@@ -469,7 +458,7 @@ def _warn_once_each(caught: list[Any]) -> None:
 
 def _release_bytes(model: Any) -> bytes:
     """The released coefficients and intercepts as bytes (the last key of the order)."""
-    estimator = _final(model)
+    estimator = final(model)
     coef = np.ascontiguousarray(estimator.coef_, dtype=np.float64)
     intercept = np.ascontiguousarray(estimator.intercept_, dtype=np.float64)
     return coef.tobytes() + intercept.tobytes()
@@ -506,7 +495,7 @@ def _check_runs_certify(
     from objpert.estimators._bounds import public_zeta
 
     for candidate, params, n in zip(candidates, grid, sizes, strict=True):
-        run = _final(candidate)
+        run = final(candidate)
         n_features, bound = _input_shape(candidate, n_columns)
         p = run._fit_settings()
         if p.data_norm is None and p.feature_bounds is None and bound is not None:
@@ -525,16 +514,6 @@ def _check_runs_certify(
                 f"{budget_text(p.epsilon, p.delta)} with n = {n}: {exc}. Remove it from "
                 "param_grid (nothing was fitted)"
             ) from None
-
-
-def _rows(a: Any) -> int:
-    shape = getattr(a, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return int(shape[0])
-    try:
-        return len(a)
-    except TypeError:
-        raise DataError(f"expected an array of rows; got {type(a).__name__}") from None
 
 
 def _take(X: Any, rows: np.ndarray) -> Any:
